@@ -1,0 +1,1 @@
+"""Transport: REST and GraphQL over Starlette. Parsing, auth, and mapping to transport types."""

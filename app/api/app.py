@@ -1,0 +1,85 @@
+"""The ASGI application: REST, GraphQL, health, and JSON errors everywhere."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.api.graphql import GraphQLApp
+from app.api.rest import routes
+from app.config import Settings
+from app.errors import ServiceError
+from app.memory.service import Service
+from app.store.database import Database, Target, resolve_target
+
+log = logging.getLogger("openbot_memory")
+
+HTTP_TAGS = {404: "NotFound", 405: "MethodNotAllowed", 400: "ValidationError"}
+
+
+async def service_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ServiceError)
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    tag = HTTP_TAGS.get(exc.status_code, "HTTPError")
+    message = "no such route" if exc.status_code == 404 else str(exc.detail)
+    return JSONResponse(
+        {"_tag": tag, "message": message}, status_code=exc.status_code, headers=exc.headers
+    )
+
+
+async def unexpected_error(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return JSONResponse({"_tag": "InternalError", "message": "internal error"}, status_code=500)
+
+
+class ServiceProxy:
+    """Lets the GraphQL app be built before the lifespan has made the service."""
+
+    def __init__(self) -> None:
+        self.target: Service | None = None
+
+    def __getattr__(self, name: str) -> object:
+        if self.target is None:
+            raise RuntimeError("the service has not started")
+        return getattr(self.target, name)
+
+
+def create_app(settings: Settings | None = None, target: Target | None = None) -> Starlette:
+    """The service as an ASGI app. Connects to Neo4j (or starts the local one) at startup."""
+    settings = settings or Settings()
+    proxy = ServiceProxy()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        db = await Database.connect(target or resolve_target(settings))
+        service = Service.build(settings, db)
+        try:
+            await service.start()
+            proxy.target = service
+            app.state.service = service
+            yield
+        finally:
+            await service.stop()
+            await db.close()
+
+    graphql = GraphQLApp(proxy)  # type: ignore[arg-type]
+    return Starlette(
+        routes=[*routes, Route("/graphql", graphql)],
+        lifespan=lifespan,
+        exception_handlers={
+            ServiceError: service_error,
+            HTTPException: http_error,
+            Exception: unexpected_error,
+        },
+    )

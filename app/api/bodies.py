@@ -1,0 +1,160 @@
+"""Request bodies (pydantic at the edge) and how their errors become 400 ValidationError."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, TypeVar
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import Request
+
+from app.errors import ValidationError
+from app.memory import commands
+
+Body = TypeVar("Body", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class CreateAgent(Strict):
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    shared: bool = False
+    model: str | None = None
+
+
+class CreateSession(Strict):
+    agent: str
+    kind: str | None = None
+    parent: str | None = None
+    person: str | None = None
+    model: str | None = None
+
+
+class RememberBody(Strict):
+    tag: Literal["Remember"] = Field(alias="_tag")
+    key: str
+    content: str
+    kind: str
+
+    def to_command(self) -> commands.Command:
+        return commands.Remember(key=self.key, content=self.content, kind=self.kind)
+
+
+class ForgetBody(Strict):
+    tag: Literal["Forget"] = Field(alias="_tag")
+    key: str
+
+    def to_command(self) -> commands.Command:
+        return commands.Forget(key=commands.check_key(self.key, "command.key"))
+
+
+class ConfigureBody(Strict):
+    tag: Literal["Configure"] = Field(alias="_tag")
+    use: bool | None = None
+    generate: bool | None = None
+
+    def to_command(self) -> commands.Command:
+        sent = self.model_fields_set
+        return commands.Configure(
+            use=self.use,
+            generate=self.generate,
+            set_use="use" in sent,
+            set_generate="generate" in sent,
+        )
+
+
+class RefreshBody(Strict):
+    tag: Literal["Refresh"] = Field(alias="_tag")
+
+    def to_command(self) -> commands.Command:
+        return commands.Refresh()
+
+
+CommandBody = Annotated[
+    RememberBody | ForgetBody | ConfigureBody | RefreshBody, Field(discriminator="tag")
+]
+
+
+class MemoryCommand(Strict):
+    """S12: `{expected, revision, command}`; both are required even for Refresh (S16)."""
+
+    expected: str
+    revision: int
+    command: CommandBody
+
+
+class MemorySwitches(Strict):
+    use: bool | None = None
+    generate: bool | None = None
+
+
+class OrgSettingsPatch(Strict):
+    memory: MemorySwitches | None = None
+    agentMemory: bool | None = None
+    helperModel: str | None = None
+    model: str | None = None
+
+    def changes(self) -> dict[str, Any]:
+        """The graph properties to set: only fields sent; a null switch goes back to on."""
+        out: dict[str, Any] = {}
+        sent = self.model_fields_set
+        if self.memory is not None:
+            if "use" in self.memory.model_fields_set:
+                out["memoryUse"] = self.memory.use is not False
+            if "generate" in self.memory.model_fields_set:
+                out["memoryGenerate"] = self.memory.generate is not False
+        if "agentMemory" in sent:
+            out["agentMemory"] = self.agentMemory is not False
+        for name in ("helperModel", "model"):
+            if name in sent:
+                out[name] = getattr(self, name)
+        return out
+
+
+def _field_of(error: Any) -> str:
+    loc = [str(part) for part in error.get("loc", ()) if not str(part).endswith("Body")]
+    # Drop the discriminator's tag from paths like command.Remember.key
+    loc = [part for part in loc if part not in {"Remember", "Forget", "Configure", "Refresh"}]
+    return ".".join(loc) or "body"
+
+
+def validation_error(exc: pydantic.ValidationError) -> ValidationError:
+    first = exc.errors()[0]
+    field = _field_of(first)
+    return ValidationError(f"{field}: {first['msg']}", field)
+
+
+async def parse(request: Request, model: type[Body]) -> Body:
+    """The request's JSON body as `model`; 400 ValidationError naming the field otherwise."""
+    raw = await request.body()
+    try:
+        data = json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError("the body is not valid JSON", "body") from exc
+    if not isinstance(data, dict):
+        raise ValidationError("the body must be a JSON object", "body")
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise validation_error(exc) from exc
+
+
+class TurnItemBody(Strict):
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9._:-]{1,64}$")] | None = None
+    type: Literal["message", "tool_call", "tool_result", "app_action", "approval"]
+    role: Literal["user", "assistant", "tool", "system"]
+    content: Annotated[str, Field(max_length=100_000)]
+    app: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
+class RecordTurn(Strict):
+    items: Annotated[list[TurnItemBody], Field(min_length=1, max_length=500)]
+    model: str | None = None
+    status: Literal["completed", "awaiting_approval"] = "completed"
+
+
+class CompleteTurn(Strict):
+    items: Annotated[list[TurnItemBody], Field(max_length=500)] = []

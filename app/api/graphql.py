@@ -1,0 +1,476 @@
+"""GraphQL at `/graphql`: every view of SPEC section 5, nested, one statement per level.
+
+Loaders batch each level of a nested read into one statement (sessions, agents, items,
+entry histories), so a request costs a bounded number of round trips whatever it nests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, NewType
+
+import strawberry
+from graphql import GraphQLError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
+from strawberry.asgi import GraphQL
+from strawberry.dataloader import DataLoader
+from strawberry.extensions import MaskErrors, MaxAliasesLimiter, QueryDepthLimiter
+from strawberry.types import Info
+
+from app.errors import ServiceError, ValidationError
+from app.memory import commands, values
+from app.memory.service import Service
+
+EpochMillis = strawberry.scalar(
+    NewType("EpochMillis", int),
+    serialize=int,
+    parse_value=int,
+    description="Milliseconds since the Unix epoch.",
+)
+
+MAX_PAGE = 200
+
+
+def _page(offset: int, limit: int) -> tuple[int, int]:
+    if offset < 0:
+        raise ValidationError("offset is not negative", "offset")
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationError(f"limit is between 1 and {MAX_PAGE}", "limit")
+    return offset, limit
+
+
+@dataclass
+class Context:
+    """Per request: the service, the caller, and the loaders that batch each nesting level."""
+
+    service: Service
+    who: values.Principal
+    request: Request | WebSocket
+    response: Response | WebSocket
+
+    def __post_init__(self) -> None:
+        sessions, who = self.service.sessions, self.who
+
+        async def load_sessions(ids: list[str]) -> list[values.SessionView | None]:
+            found = await sessions.views(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_agents(ids: list[str]) -> list[values.Agent | None]:
+            found = await sessions.agents(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_histories(ids: list[str]) -> list[list[values.Change]]:
+            found = await sessions.histories(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        self.sessions = DataLoader(load_fn=load_sessions)
+        self.agents = DataLoader(load_fn=load_agents)
+        self.histories = DataLoader(load_fn=load_histories)
+        self._items: dict[tuple[int, int], DataLoader[str, list[values.Item]]] = {}
+
+    def items(self, offset: int, limit: int) -> DataLoader[str, list[values.Item]]:
+        """One loader per page shape, so sibling sessions share one statement."""
+        if (offset, limit) not in self._items:
+            sessions, who = self.service.sessions, self.who
+
+            async def load(ids: list[str]) -> list[list[values.Item]]:
+                found = await sessions.items(who, ids, offset, limit)
+                return [found.get(i, []) for i in ids]
+
+            self._items[(offset, limit)] = DataLoader(load_fn=load)
+        return self._items[(offset, limit)]
+
+
+GraphInfo = Info[Context, None]
+
+
+@strawberry.type
+class Item:
+    """One entry of a session's timeline."""
+
+    id: str
+    type: str
+    role: str | None
+    content: str | None
+    app: str | None
+    author: str | None
+    at: EpochMillis
+    seq: int
+
+    @classmethod
+    def from_domain(cls, item: values.Item) -> Item:
+        return cls(
+            id=item.id,
+            type=item.type,
+            role=item.role,
+            content=item.content,
+            app=item.app,
+            author=item.author,
+            at=EpochMillis(item.at),
+            seq=item.seq,
+        )
+
+
+@strawberry.type
+class Change:
+    """A recorded memory change: before and after, what made it, the items it cites."""
+
+    id: str
+    op: str
+    maker: str = strawberry.field(description="person, consolidation, promotion or fork")
+    made_by: str | None = strawberry.field(description="the person or run that made it")
+    key: str
+    content: str | None
+    kind: str | None
+    status: str | None
+    before_content: str | None
+    before_kind: str | None
+    before_status: str | None
+    at: EpochMillis
+    revision: int | None
+    head: str | None
+    model: str | None
+    cites: list[Item]
+    session_id: strawberry.Private[str | None]
+
+    @classmethod
+    def from_domain(cls, change: values.Change) -> Change:
+        return cls(
+            id=change.id,
+            op=change.op,
+            maker=change.maker,
+            made_by=change.made_by,
+            key=change.key,
+            content=change.content,
+            kind=change.kind,
+            status=change.status,
+            before_content=change.before_content,
+            before_kind=change.before_kind,
+            before_status=change.before_status,
+            at=EpochMillis(change.at),
+            revision=change.revision,
+            head=change.head,
+            model=change.model,
+            cites=[Item.from_domain(item) for item in change.cites],
+            session_id=change.session,
+        )
+
+    @strawberry.field
+    async def session(self, info: GraphInfo) -> Session | None:
+        if self.session_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+
+@strawberry.type
+class Entry:
+    """S1: one fact under one key."""
+
+    key: str
+    content: str
+    kind: str
+    status: str
+    updated_at: EpochMillis
+    sources: list[Item]
+    change_id: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, entry: values.Entry) -> Entry:
+        return cls(
+            key=entry.key,
+            content=entry.content,
+            kind=entry.kind,
+            status=entry.status,
+            updated_at=EpochMillis(entry.updated_at),
+            sources=[Item.from_domain(item) for item in entry.source_items],
+            change_id=entry.change,
+        )
+
+    @strawberry.field(description="The entry's story, newest change first.")
+    async def changes(self, info: GraphInfo) -> list[Change]:
+        return [Change.from_domain(c) for c in await info.context.histories.load(self.change_id)]
+
+
+@strawberry.type
+class Switches:
+    use: bool
+    generate: bool
+
+
+@strawberry.type
+class Overrides:
+    use: bool | None
+    generate: bool | None
+
+
+@strawberry.type
+class Memory:
+    """S2: a session's memory view."""
+
+    entries: list[Entry]
+    processed: list[str]
+    settings: Switches
+    overrides: Overrides
+
+    @classmethod
+    def from_domain(cls, memory: values.Memory) -> Memory:
+        return cls(
+            entries=[Entry.from_domain(entry) for entry in memory.entries.values()],
+            processed=list(memory.processed),
+            settings=Switches(use=memory.settings.use, generate=memory.settings.generate),
+            overrides=Overrides(use=memory.overrides.use, generate=memory.overrides.generate),
+        )
+
+    @strawberry.field
+    def entry(self, key: str) -> Entry | None:
+        return next((entry for entry in self.entries if entry.key == key), None)
+
+
+@strawberry.type
+class Session:
+    """One conversation of an agent with a person, with its memory."""
+
+    id: str
+    kind: str
+    head: str
+    revision: int
+    person: str | None
+    model: str | None
+    created_at: EpochMillis
+    memory: Memory
+    agent_id: strawberry.Private[str]
+    parent_id: strawberry.Private[str | None]
+    forked_from_id: strawberry.Private[str | None]
+    forked_at: str | None
+
+    @classmethod
+    def from_domain(cls, view: values.SessionView) -> Session:
+        s = view.session
+        return cls(
+            id=s.id,
+            kind=s.kind,
+            head=s.head,
+            revision=s.revision,
+            person=s.person,
+            model=s.model,
+            created_at=EpochMillis(s.created_at),
+            memory=Memory.from_domain(view.memory),
+            agent_id=s.agent,
+            parent_id=s.parent,
+            forked_from_id=s.forked_from,
+            forked_at=s.forked_at,
+        )
+
+    @classmethod
+    def maybe(cls, view: values.SessionView | None) -> Session | None:
+        return None if view is None else cls.from_domain(view)
+
+    @strawberry.field
+    async def agent(self, info: GraphInfo) -> Agent | None:
+        return Agent.maybe(await info.context.agents.load(self.agent_id))
+
+    @strawberry.field
+    async def parent(self, info: GraphInfo) -> Session | None:
+        if self.parent_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.parent_id))
+
+    @strawberry.field
+    async def forked_from(self, info: GraphInfo) -> Session | None:
+        if self.forked_from_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.forked_from_id))
+
+    @strawberry.field(description="The timeline up to the head, oldest first.")
+    async def items(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Item]:
+        loader = info.context.items(*_page(offset, limit))
+        return [Item.from_domain(item) for item in await loader.load(self.id)]
+
+
+@strawberry.type
+class Agent:
+    """A configured assistant of an org."""
+
+    id: str
+    name: str
+    shared: bool
+    model: str | None
+
+    @classmethod
+    def from_domain(cls, agent: values.Agent) -> Agent:
+        return cls(id=agent.id, name=agent.name, shared=agent.shared, model=agent.model)
+
+    @classmethod
+    def maybe(cls, agent: values.Agent | None) -> Agent | None:
+        return None if agent is None else cls.from_domain(agent)
+
+    @strawberry.field
+    async def sessions(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Session]:
+        ctx = info.context
+        views = await ctx.service.sessions.list_sessions(ctx.who, self.id, *_page(offset, limit))
+        return [Session.from_domain(view) for view in views]
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    async def session(self, info: GraphInfo, id: strawberry.ID) -> Session | None:
+        return Session.maybe(await info.context.sessions.load(str(id)))
+
+    @strawberry.field
+    async def sessions(
+        self, info: GraphInfo, offset: int = 0, limit: int = 50, agent: str | None = None
+    ) -> list[Session]:
+        ctx = info.context
+        views = await ctx.service.sessions.list_sessions(ctx.who, agent, *_page(offset, limit))
+        return [Session.from_domain(view) for view in views]
+
+    @strawberry.field
+    async def agent(self, info: GraphInfo, id: strawberry.ID) -> Agent | None:
+        return Agent.maybe(await info.context.agents.load(str(id)))
+
+    @strawberry.field
+    async def agents(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Agent]:
+        ctx = info.context
+        return [
+            Agent.from_domain(agent)
+            for agent in await ctx.service.sessions.list_agents(ctx.who, *_page(offset, limit))
+        ]
+
+
+async def _command(
+    info: GraphInfo, session_id: str, expected: str, revision: int, command: commands.Command
+) -> Session:
+    ctx = info.context
+    if isinstance(command, commands.Refresh):
+        view = await ctx.service.consolidation.refresh(ctx.who, session_id)
+    else:
+        view = await ctx.service.sessions.command(
+            ctx.who, session_id, expected, revision, command
+        )
+    return Session.from_domain(view)
+
+
+@strawberry.type
+class Mutation:
+    @strawberry.mutation(description="S13: add or replace an entry and make it active.")
+    async def remember(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int,
+        key: str, content: str, kind: str,
+    ) -> Session:
+        command = commands.Remember(key=key, content=content, kind=kind)
+        return await _command(info, str(session_id), expected, revision, command)
+
+    @strawberry.mutation(description="S14: mark an entry retracted.")
+    async def forget(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int, key: str
+    ) -> Session:
+        command = commands.Forget(key=commands.check_key(key))
+        return await _command(info, str(session_id), expected, revision, command)
+
+    @strawberry.mutation(
+        description="S15: true/false set a switch, null removes the override, omitted keeps it."
+    )
+    async def configure(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int,
+        use: bool | None = strawberry.UNSET, generate: bool | None = strawberry.UNSET,
+    ) -> Session:
+        command = commands.Configure(
+            use=None if use is strawberry.UNSET else use,
+            generate=None if generate is strawberry.UNSET else generate,
+            set_use=use is not strawberry.UNSET,
+            set_generate=generate is not strawberry.UNSET,
+        )
+        return await _command(info, str(session_id), expected, revision, command)
+
+    @strawberry.mutation(description="S16: consolidate now with the session's model.")
+    async def refresh(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int
+    ) -> Session:
+        return await _command(info, str(session_id), expected, revision, commands.Refresh())
+
+
+class ServiceErrors(MaskErrors):
+    """Expected errors keep their message and carry `extensions.code`; all others are masked."""
+
+    def __init__(self) -> None:
+        super().__init__(should_mask_error=self._unexpected, error_message="Unexpected error.")
+
+    @staticmethod
+    def _unexpected(error: GraphQLError) -> bool:
+        original = error.original_error
+        return original is not None and not isinstance(original, ServiceError)
+
+    def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
+        return list(self._with_codes(super()._process_errors(errors)))
+
+    @staticmethod
+    def _with_codes(errors: Iterable[GraphQLError]) -> Iterator[GraphQLError]:
+        for error in errors:
+            original = error.original_error
+            if isinstance(original, ServiceError):
+                extensions: dict[str, Any] = {"code": original.code, "_tag": original.tag}
+                field = getattr(original, "field", None)
+                if field is not None:
+                    extensions["field"] = field
+                error = GraphQLError(
+                    original.message,
+                    nodes=error.nodes,
+                    source=error.source,
+                    positions=error.positions,
+                    path=error.path,
+                    original_error=None,
+                    extensions=extensions,
+                )
+            yield error
+
+
+schema = strawberry.Schema(
+    query=Query,
+    mutation=Mutation,
+    extensions=[
+        ServiceErrors,
+        QueryDepthLimiter(max_depth=12),
+        MaxAliasesLimiter(max_alias_count=30),
+    ],
+)
+
+
+class GraphQLApp(GraphQL[Context, None]):
+    """Strawberry's ASGI app, behind the same Bearer auth as REST (GraphiQL's page is open)."""
+
+    def __init__(self, service: Service) -> None:
+        super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
+        self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            request = Request(scope, receive)
+            ide_page = request.method == "GET" and "query" not in request.query_params
+            if not ide_page:
+                try:
+                    scope["state"] = {
+                        **scope.get("state", {}),
+                        "principal": await self.service.tokens.principal(
+                            request.headers.get("authorization")
+                        ),
+                    }
+                except ServiceError as exc:
+                    await JSONResponse(exc.body(), status_code=exc.status)(scope, receive, send)
+                    return
+        await super().__call__(scope, receive, send)
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> Context:
+        principal: values.Principal = request.scope["state"]["principal"]
+        return Context(service=self.service, who=principal, request=request, response=response)
+
+
+def export_schema() -> str:
+    """The SDL that `schema.graphql` holds."""
+    return schema.as_str() + "\n"

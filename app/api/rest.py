@@ -1,0 +1,204 @@
+"""The REST surface of SPEC section 5, as the source document's curl examples use it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.api import bodies
+from app.errors import ValidationError
+from app.memory.commands import Refresh
+from app.memory.service import Service
+from app.memory.turns import TurnItem, instructions_for
+from app.memory.values import Principal
+
+MAX_PAGE = 200
+
+
+def service_of(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+async def principal_of(request: Request) -> Principal:
+    return await service_of(request).tokens.principal(request.headers.get("authorization"))
+
+
+def page_of(request: Request) -> tuple[int, int]:
+    """`?offset=&limit=` paging with a sane default and a ceiling."""
+    try:
+        offset = int(request.query_params.get("offset", "0"))
+        limit = int(request.query_params.get("limit", "50"))
+    except ValueError as exc:
+        raise ValidationError("offset and limit are integers", "limit") from exc
+    if offset < 0:
+        raise ValidationError("offset is not negative", "offset")
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValidationError(f"limit is between 1 and {MAX_PAGE}", "limit")
+    return offset, limit
+
+
+def json(body: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(body, status_code=status)
+
+
+async def healthz(request: Request) -> Response:
+    return json({"status": "ok"})
+
+
+async def readyz(request: Request) -> Response:
+    if await service_of(request).db.ping():
+        return json({"status": "ready"})
+    return json({"_tag": "Unavailable", "message": "Neo4j does not answer"}, 503)
+
+
+async def create_agent(request: Request) -> Response:
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.CreateAgent)
+    agent = await service_of(request).sessions.create_agent(
+        who, body.name, body.shared, body.model
+    )
+    return json(agent.to_json(), 201)
+
+
+async def list_agents(request: Request) -> Response:
+    who = await principal_of(request)
+    offset, limit = page_of(request)
+    agents = await service_of(request).sessions.list_agents(who, offset, limit)
+    return json({"agents": [agent.to_json() for agent in agents]})
+
+
+async def get_agent(request: Request) -> Response:
+    who = await principal_of(request)
+    agent = await service_of(request).sessions.agent(who, request.path_params["id"])
+    return json(agent.to_json())
+
+
+async def create_session(request: Request) -> Response:
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.CreateSession)
+    view = await service_of(request).sessions.create_session(
+        who, body.agent, body.kind, body.parent, body.person, body.model
+    )
+    return json(view.to_json(), 201)
+
+
+async def list_sessions(request: Request) -> Response:
+    who = await principal_of(request)
+    offset, limit = page_of(request)
+    agent = request.query_params.get("agent")
+    views = await service_of(request).sessions.list_sessions(who, agent, offset, limit)
+    return json({"sessions": [view.to_json() for view in views]})
+
+
+async def get_session(request: Request) -> Response:
+    who = await principal_of(request)
+    view = await service_of(request).sessions.view(who, request.path_params["id"])
+    return json(view.to_json())
+
+
+async def get_memory(request: Request) -> Response:
+    who = await principal_of(request)
+    view = await service_of(request).sessions.view(who, request.path_params["id"])
+    return json(view.memory.to_json())
+
+
+async def post_memory(request: Request) -> Response:
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.MemoryCommand)
+    command = body.command.to_command()
+    service = service_of(request)
+    session_id = request.path_params["id"]
+    if isinstance(command, Refresh):
+        view = await service.consolidation.refresh(who, session_id)
+    else:
+        view = await service.sessions.command(
+            who, session_id, body.expected, body.revision, command
+        )
+    return json(view.to_json())
+
+
+def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
+    return [TurnItem(item.type, item.role, item.content, item.id, item.app) for item in body]
+
+
+async def record_turn(request: Request) -> Response:
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.RecordTurn)
+    answer, created = await service_of(request).turns.record(
+        who, request.path_params["id"], _items(body.items), body.model, body.status
+    )
+    return json(answer, 201 if created else 200)
+
+
+async def complete_turn(request: Request) -> Response:
+    """A turn that waited for an approval completes, with the items of its second step."""
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.CompleteTurn)
+    answer, created = await service_of(request).turns.record(
+        who, request.path_params["id"], _items(body.items), None, "completed",
+        turn_id=request.path_params["turn"],
+    )
+    return json(answer)
+
+
+async def get_turn(request: Request) -> Response:
+    who = await principal_of(request)
+    answer = await service_of(request).turns.turn(
+        who, request.path_params["id"], request.path_params["turn"]
+    )
+    return json(answer)
+
+
+async def get_instructions(request: Request) -> Response:
+    who = await principal_of(request)
+    service = service_of(request)
+    view = await service.sessions.view(who, request.path_params["id"])
+    shown = instructions_for(view, service.settings.max_length)
+    return json({"memory": shown.text, "included": {"session": list(shown.keys), "agent": []}})
+
+
+async def get_runs(request: Request) -> Response:
+    who = await principal_of(request)
+    session_id = request.path_params["id"]
+    service = service_of(request)
+    await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
+    runs = await service.consolidation.runs(who, [session_id])
+    return json({"runs": runs.get(session_id, [])})
+
+
+async def get_org_settings(request: Request) -> Response:
+    who = await principal_of(request)
+    settings = await service_of(request).sessions.org_settings(who)
+    return json(settings.to_json())
+
+
+async def patch_org_settings(request: Request) -> Response:
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.OrgSettingsPatch)
+    settings = await service_of(request).sessions.update_org_settings(who, body.changes())
+    return json(settings.to_json())
+
+
+routes = [
+    Route("/healthz", healthz, methods=["GET"]),
+    Route("/readyz", readyz, methods=["GET"]),
+    Route("/v1/agents", create_agent, methods=["POST"]),
+    Route("/v1/agents", list_agents, methods=["GET"]),
+    Route("/v1/agents/{id}", get_agent, methods=["GET"]),
+    Route("/v1/sessions", create_session, methods=["POST"]),
+    Route("/v1/sessions", list_sessions, methods=["GET"]),
+    Route("/v1/sessions/{id}", get_session, methods=["GET"]),
+    Route("/v1/sessions/{id}/memory", get_memory, methods=["GET"]),
+    Route("/v1/sessions/{id}/memory", post_memory, methods=["POST"]),
+    Route("/v1/sessions/{id}/turns", record_turn, methods=["POST"]),
+    Route("/v1/sessions/{id}/turns/{turn}", get_turn, methods=["GET"]),
+    Route("/v1/sessions/{id}/turns/{turn}/complete", complete_turn, methods=["POST"]),
+    Route("/v1/sessions/{id}/instructions", get_instructions, methods=["GET"]),
+    Route("/v1/sessions/{id}/runs", get_runs, methods=["GET"]),
+    Route("/v1/org/settings", get_org_settings, methods=["GET"]),
+    Route("/v1/org/settings", patch_org_settings, methods=["PATCH"]),
+]

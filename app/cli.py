@@ -1,0 +1,116 @@
+"""`openbot-memory`: serve, manage the local Neo4j, create tokens, export the schema."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import sys
+from collections.abc import Sequence
+
+from app.config import Settings
+from app.errors import ServiceError, SetupError
+from app.store import local_server
+from app.store.database import Database, Target, resolve_target
+
+
+def _serve(settings: Settings, host: str, port: int) -> None:
+    import uvicorn
+
+    from app.api.app import create_app
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise SetupError(
+                f"cannot listen on {host}:{port} ({exc.strerror}): pass --port with a free port"
+            ) from exc
+    target = resolve_target(settings)
+    if not settings.neo4j_uri:
+        server = local_server.status(settings)
+        if server is not None:
+            print(f"Neo4j (local): {server.bolt_uri}, Browser at {server.browser_url}")
+    asyncio.run(_check_connection(target))
+    print(f"GraphiQL: http://{host}:{port}/graphql")
+    uvicorn.run(create_app(settings, target), host=host, port=port, log_level="info")
+
+
+async def _check_connection(target: Target) -> None:
+    db = await Database.connect(target)
+    await db.close()
+
+
+async def _create_token(settings: Settings, org: str, person: str) -> str:
+    from app.memory.tokens import Tokens
+
+    db = await Database.connect(resolve_target(settings))
+    try:
+        await db.apply_schema()
+        return await Tokens(db, settings.default_model).create(org, person)
+    finally:
+        await db.close()
+
+
+def _neo4j(settings: Settings, action: str) -> None:
+    if action == "start":
+        server = local_server.start(settings)
+        print(f"Neo4j is running (pid {server.pid}) at {server.bolt_uri}")
+        _print_login(server)
+    elif action == "stop":
+        stopped = local_server.stop(settings)
+        print("Neo4j stopped." if stopped else "Neo4j was not running.")
+    else:
+        running = local_server.status(settings)
+        if running is None:
+            print("Neo4j is not running. Start it with `openbot-memory neo4j start`.")
+            raise SystemExit(3)
+        print(f"Neo4j is running (pid {running.pid}) at {running.bolt_uri}")
+        _print_login(running)
+
+
+def _print_login(server: local_server.LocalServer) -> None:
+    print(f"Neo4j Browser: {server.browser_url}")
+    print(f"  connect URL: {server.bolt_uri}")
+    print(f"  user:        {server.user}")
+    print(f"  password:    {server.password}")
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="openbot-memory", description=__doc__)
+    commands = root.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve REST and GraphQL")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    neo4j = commands.add_parser("neo4j", help="the local Neo4j server")
+    neo4j.add_argument("action", choices=["start", "stop", "status"])
+    token = commands.add_parser("token", help="bearer tokens")
+    token_actions = token.add_subparsers(dest="action", required=True)
+    create = token_actions.add_parser("create", help="create a token (and the org and person)")
+    create.add_argument("--org", required=True)
+    create.add_argument("--person", required=True)
+    commands.add_parser("schema", help="print the GraphQL schema (SDL)")
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    try:
+        settings = Settings()
+        if args.command == "serve":
+            _serve(settings, args.host, args.port)
+        elif args.command == "neo4j":
+            _neo4j(settings, args.action)
+        elif args.command == "token":
+            print(asyncio.run(_create_token(settings, args.org, args.person)))
+        elif args.command == "schema":
+            from app.api.graphql import export_schema
+
+            sys.stdout.write(export_schema())
+    except (SetupError, ServiceError) as exc:
+        message = exc.message if isinstance(exc, ServiceError) else str(exc)
+        print(f"openbot-memory: error: {message}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None

@@ -1,0 +1,43 @@
+"""Settings: one pydantic-settings class, read from the environment when asked for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything the service reads from its environment (prefix `OPENBOT_MEMORY_`)."""
+
+    model_config = SettingsConfigDict(env_prefix="OPENBOT_MEMORY_", extra="ignore")
+
+    neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI"))
+    neo4j_user: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_USER"))
+    neo4j_password: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("NEO4J_PASSWORD")
+    )
+    neo4j_database: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE"))
+
+    # The folder that holds the local Neo4j's data, logs and state file.
+    state_dir: Path = Path(".openbot-memory")
+    # Where the Neo4j jars resolved from Maven Central are cached, shared by every checkout.
+    jar_cache: Path = Path.home() / ".cache" / "openbot-memory"
+
+    max_length: int = Field(default=8000, ge=0)
+    default_model: str | None = "builtin"
+    model_timeout_seconds: float = Field(default=30.0, gt=0)
+    model_retries: int = Field(default=2, ge=0)
+
+    openai_base_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL")
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
+    )
+
+    # Consolidation workers in this process (each runs one session at a time).
+    workers: int = Field(default=2, ge=1, le=32)
+    # How often an idle consolidation worker looks for queued jobs it was not told of.
+    worker_poll_seconds: float = Field(default=2.0, gt=0)

@@ -1,0 +1,58 @@
+"""The service's errors, one tree. Each maps to one HTTP status and one `_tag`.
+
+    ServiceError
+    ├── SessionConflict   409  SESSION_CONFLICT   expected head/revision/version is stale, ...
+    ├── NotFound          404  NOT_FOUND          no such object in the caller's org
+    ├── Unauthorized      401  UNAUTHORIZED       no token, or a token we do not know
+    ├── Forbidden         403  FORBIDDEN          known caller, not allowed
+    └── ValidationError   400  VALIDATION_ERROR   a bad request body; `field` names the culprit
+    SetupError                                    the service cannot start (missing Java, ports)
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """An error a client can act on: it carries its `_tag`, HTTP status and GraphQL code."""
+
+    tag = "ServiceError"
+    status = 500
+    code = "INTERNAL"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def body(self) -> dict[str, object]:
+        return {"_tag": self.tag, "message": self.message}
+
+
+class SessionConflict(ServiceError):
+    tag, status, code = "SessionConflict", 409, "SESSION_CONFLICT"
+
+
+class NotFound(ServiceError):
+    tag, status, code = "NotFound", 404, "NOT_FOUND"
+
+
+class Unauthorized(ServiceError):
+    tag, status, code = "Unauthorized", 401, "UNAUTHORIZED"
+
+
+class Forbidden(ServiceError):
+    tag, status, code = "Forbidden", 403, "FORBIDDEN"
+
+
+class ValidationError(ServiceError):
+    tag, status, code = "ValidationError", 400, "VALIDATION_ERROR"
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def body(self) -> dict[str, object]:
+        return {**super().body(), "field": self.field}
+
+
+class SetupError(Exception):
+    """The service cannot start; the message says what to do, in one line where possible."""

@@ -1,0 +1,1 @@
+"""The rules of the specification, as plain Python over the store's records."""

@@ -1,0 +1,142 @@
+"""S9, S10: every change a model proposes is checked before anything is written.
+
+A change that breaks a rule is dropped with its reason; the others apply.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+
+from app.memory.commands import MAX_CONTENT_LENGTH, MAX_KEY_LENGTH
+from app.memory.credentials import credential_reason
+from app.memory.prompts import ProposedChange
+from app.memory.values import KINDS, Entry
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A change that passed every check, ready to apply."""
+
+    op: str
+    key: str
+    content: str
+    kind: str
+    status: str
+    sources: tuple[str, ...]
+    replaces: str | None  # the change id of the entry's current state, if any
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A change that broke a rule, and which one."""
+
+    op: str
+    key: str
+    reason: str
+    proposal: str  # the change as the model sent it, as JSON
+
+
+def _proposal_text(raw: Any) -> str:
+    try:
+        return json.dumps(raw, ensure_ascii=False, sort_keys=True)[:2000]
+    except (TypeError, ValueError):
+        return repr(raw)[:2000]
+
+
+def _problem(
+    change: ProposedChange,
+    current: Entry | None,
+    readable: Collection[str],
+    processed: Collection[str],
+    allowed_kinds: Collection[str],
+) -> str | None:
+    """Why `change` must not apply, or None when it may."""
+    if change.op not in ("remember", "forget"):
+        return f"unknown op {change.op!r}"
+    if not change.key.strip() or len(change.key) > MAX_KEY_LENGTH:
+        return "key is empty or too long"
+    if not change.sources:
+        return "cites no source"
+    for source in change.sources:
+        if source in processed:
+            return f"cites an item already processed: {source}"
+        if source not in readable:
+            return f"cites an item that is not among the unprocessed items: {source}"
+    if change.op == "forget":
+        if current is None:
+            return "forgets a key that memory does not hold"
+        if current.status == "retracted":
+            return "forgets an entry that is already retracted"
+        return None
+    if current is not None and current.status == "retracted":
+        return "revives a retracted entry (only a person's Remember can)"
+    if change.kind not in allowed_kinds:
+        return f"unknown kind {change.kind!r}"
+    content = (change.content or "").strip()
+    if not content or len(content) > MAX_CONTENT_LENGTH:
+        return "content is empty or too long"
+    reason = credential_reason(content)
+    if reason is not None:
+        return f"holds a credential ({reason})"
+    return None
+
+
+def check_changes(
+    proposed: Sequence[Any],
+    current: Mapping[str, Entry],
+    readable: Collection[str],
+    processed: Collection[str],
+    allowed_kinds: Collection[str] = KINDS,
+) -> tuple[list[Kept], list[Dropped]]:
+    """Split a model's proposed changes into those that apply and those dropped, with reasons.
+
+    `readable` are the ids of the unprocessed items this consolidation read; `processed` the
+    ids of the branch's items that an earlier consolidation read.
+    """
+    kept: list[Kept] = []
+    dropped: list[Dropped] = []
+    claimed: set[str] = set()
+    for raw in proposed:
+        try:
+            change = ProposedChange.model_validate(raw)
+        except pydantic.ValidationError:
+            key = str(raw.get("key", "")) if isinstance(raw, dict) else ""
+            op = str(raw.get("op", "")) if isinstance(raw, dict) else ""
+            dropped.append(Dropped(op, key, "malformed change", _proposal_text(raw)))
+            continue
+        key = change.key.strip()
+        if key in claimed:
+            dropped.append(
+                Dropped(change.op, key, "a second change for the same key", _proposal_text(raw))
+            )
+            continue
+        claimed.add(key)
+        entry = current.get(key)
+        problem = _problem(change, entry, readable, processed, allowed_kinds)
+        if problem is not None:
+            dropped.append(Dropped(change.op, key, problem, _proposal_text(raw)))
+            continue
+        sources = tuple(dict.fromkeys(change.sources))
+        if change.op == "forget":
+            assert entry is not None
+            kept.append(
+                Kept("forget", key, entry.content, entry.kind, "retracted", sources, entry.change)
+            )
+        else:
+            kept.append(
+                Kept(
+                    "remember",
+                    key,
+                    (change.content or "").strip(),
+                    str(change.kind),
+                    "active",
+                    sources,
+                    entry.change if entry else None,
+                )
+            )
+    return kept, dropped

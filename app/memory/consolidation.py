@@ -1,0 +1,261 @@
+"""S7-S11, S16: consolidation. A completed turn queues a durable run (in the turn's own
+transaction); workers inside the service claim runs, one at a time per session, ask the model,
+check its answer and apply what passes to the newest memory in one transaction.
+
+A run writes nothing until it applies, all at once, so a crash at any point leaves it queued
+or running; at start, running runs go back to the queue and run again, reading the same items.
+Items are marked processed in the applying transaction, under the session's lock, and a run
+only ever reads items that are still unprocessed then: no item is consolidated twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.config import Settings
+from app.errors import SessionConflict
+from app.memory.checks import check_changes
+from app.memory.ids import new_head, new_id, now_ms
+from app.memory.prompts import (
+    CONSOLIDATION_SCHEMA_NAME,
+    consolidation_messages,
+    memory_changes_schema,
+)
+from app.memory.sessions import load_view, lock, resolve_model
+from app.memory.values import Item, Principal, SessionView
+from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
+from app.models.registry import Models
+from app.store.database import Database, Tx
+
+log = logging.getLogger("openbot_memory.consolidation")
+
+REFRESH_WAIT_SECONDS = 120.0
+
+
+def parse_answer(content: str) -> list[Any]:
+    """The `changes` list of a model's answer; ModelError when the answer is malformed."""
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"malformed answer: not JSON ({exc.msg})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
+        raise ModelError('malformed answer: expected {"changes": [...]}')
+    changes: list[Any] = data["changes"]
+    return changes
+
+
+def unprocessed(branch: Sequence[tuple[Item, bool]]) -> list[Item]:
+    """The items consolidation may read: not yet processed, and not a person's memory edit."""
+    return [item for item, done in branch if not done and item.type != "memory_edit"]
+
+
+async def branch_items(tx: Tx, session_id: str) -> list[tuple[Item, bool]]:
+    rows = await tx.rows("branch_items", id=session_id)
+    return [(Item.from_record(row["item"]), bool(row["processed"])) for row in rows]
+
+
+@dataclass
+class Consolidation:
+    """The durable queue of consolidation runs and the workers that run them."""
+
+    db: Database
+    models: Models
+    settings: Settings
+    workers: int = 2
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _done: asyncio.Condition = field(default_factory=asyncio.Condition)
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _busy: set[str] = field(default_factory=set)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def start(self) -> None:
+        requeued = await self.db.write(lambda tx: tx.row("requeue_runs"))
+        if requeued and requeued["requeued"]:
+            log.info("requeued %s runs left running by an earlier process", requeued["requeued"])
+        self._tasks = [asyncio.create_task(self._work(n)) for n in range(self.workers)]
+        self.wake()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def _work(self, n: int) -> None:
+        while True:
+            self._wake.clear()  # before claiming, so a wake during the claim is not lost
+            try:
+                claimed = await self._claim()
+            except Exception:
+                log.exception("worker %s could not claim a run", n)
+                claimed = None
+            if claimed is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.settings.worker_poll_seconds)
+                continue
+            run_id, session_id = claimed
+            self._busy.add(session_id)
+            try:
+                await self.execute(run_id)
+            except Exception:
+                log.exception("run %s failed unexpectedly", run_id)
+            finally:
+                self._busy.discard(session_id)
+                async with self._done:
+                    self._done.notify_all()
+                self.wake()
+
+    async def _claim(self) -> tuple[str, str] | None:
+        async def work(tx: Tx) -> tuple[str, str] | None:
+            candidate = await tx.row("next_run", busy=sorted(self._busy))
+            if candidate is None:
+                return None
+            claimed = await tx.row("claim_run", run=candidate["id"], now=now_ms())
+            return (candidate["id"], candidate["session"]) if claimed else None
+
+        return await self.db.write(work)
+
+    async def execute(self, run_id: str) -> None:
+        """Run one claimed run to its end: applied, failed (S11), or nothing to read."""
+        context = await self.db.read(lambda tx: tx.row("run_context", run=run_id))
+        if context is None:
+            return
+        session_id, org = context["session"], context["org"]
+        model_name = context["run"]["model"]
+
+        async def read(tx: Tx) -> tuple[SessionView, list[Item]]:
+            view = await load_view(tx, org, session_id)
+            return view, unprocessed(await branch_items(tx, session_id))
+
+        view, items = await self.db.read(read)
+        if not items:
+            await self._finish(run_id, "succeeded", None)
+            return
+        entries = list(view.memory.entries.values())
+        request = ModelRequest(
+            messages=consolidation_messages(entries, items),
+            schema_name=CONSOLIDATION_SCHEMA_NAME,
+            schema=memory_changes_schema(),
+            items=[ContextItem(i.id, i.type, i.role, i.content, i.app) for i in items],
+            entries=[ContextEntry(e.key, e.content, e.kind, e.status) for e in entries],
+        )
+        budget = self.settings.model_timeout_seconds * (self.settings.model_retries + 1) + 5
+        try:
+            model = self.models.get(model_name)
+            content = await asyncio.wait_for(model.complete(request), budget)
+            proposed = parse_answer(content)
+        except (ModelError, ValueError, TimeoutError) as exc:
+            message = str(exc) or exc.__class__.__name__
+            if isinstance(exc, TimeoutError):
+                message = f"the model did not answer within {budget:.0f}s"
+            log.warning("run %s: model %s failed: %s", run_id, model_name, message)
+            await self._finish(run_id, "failed", message)
+            return
+        read_uids = {item.uid for item in items}
+        await self.db.write(lambda tx: self._apply(tx, run_id, org, session_id, read_uids, proposed))
+
+    async def _apply(
+        self, tx: Tx, run_id: str, org: str, session_id: str, read_uids: set[str],
+        proposed: list[Any],
+    ) -> None:
+        await lock(tx, org, session_id)
+        view = await load_view(tx, org, session_id)  # the newest memory (S7)
+        branch = await branch_items(tx, session_id)
+        # Only what was read and is still unprocessed on the current branch counts as read.
+        readable = [item for item in unprocessed(branch) if item.uid in read_uids]
+        if not readable:
+            await self._finish_in(tx, run_id, "succeeded", None)
+            return
+        kept, dropped = check_changes(
+            proposed,
+            view.memory.entries,
+            readable={item.id for item in readable},
+            processed={item.id for item, done in branch if done},
+        )
+        uid_of = {item.id: item.uid for item in readable}
+        run = {"id": run_id, "head": new_head(), "at": now_ms()}
+        await tx.row(
+            "apply_consolidation",
+            id=session_id,
+            run=run,
+            read=[item.uid for item in readable],
+            kept=[
+                {
+                    "id": new_id("chg"),
+                    "op": k.op,
+                    "key": k.key,
+                    "content": k.content,
+                    "kind": k.kind,
+                    "status": k.status,
+                    "replaces": k.replaces,
+                    "sources": [uid_of[source] for source in k.sources],
+                }
+                for k in kept
+            ],
+            dropped=[
+                {"op": d.op, "key": d.key, "reason": d.reason, "proposal": d.proposal}
+                for d in dropped
+            ],
+        )
+
+    async def _finish(self, run_id: str, status: str, error: str | None) -> None:
+        await self.db.write(lambda tx: self._finish_in(tx, run_id, status, error))
+
+    @staticmethod
+    async def _finish_in(tx: Tx, run_id: str, status: str, error: str | None) -> None:
+        await tx.row("finish_run", run=run_id, status=status, error=error, now=now_ms())
+
+    async def refresh(self, who: Principal, session_id: str) -> SessionView:
+        """S16: consolidate now. Nothing with `generate` off; 409 without a model."""
+
+        async def queue(tx: Tx) -> str | None:
+            state = await lock(tx, who.org, session_id)
+            view = await load_view(tx, who.org, session_id)
+            if not view.memory.settings.generate:
+                return None
+            model = resolve_model(state["model"], state["agentModel"], view.org.model)
+            if model is None:
+                raise SessionConflict("no model is set for this session, its agent or the org")
+            run = {"id": new_id("run"), "model": model, "turn": None, "trigger": "refresh",
+                   "at": now_ms()}
+            await tx.row("queue_run", id=session_id, run=run)
+            return str(run["id"])
+
+        run_id = await self.db.write(queue)
+        if run_id is not None:
+            self.wake()
+            await self._wait_for(run_id)
+        return await self.db.read(lambda tx: load_view(tx, who.org, session_id))
+
+    async def _wait_for(self, run_id: str) -> None:
+        async def status() -> str | None:
+            row = await self.db.read(lambda tx: tx.row("run_context", run=run_id))
+            return None if row is None else str(row["run"]["status"])
+
+        async def finished() -> None:
+            while await status() in ("queued", "running"):
+                async with self._done:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._done.wait(), 1.0)
+
+        try:
+            await asyncio.wait_for(finished(), REFRESH_WAIT_SECONDS)
+        except TimeoutError as exc:
+            raise SessionConflict("consolidation is still running; read the session later") from exc
+
+    async def runs(self, who: Principal, session_ids: Sequence[str]) -> dict[str, list[Any]]:
+        async def work(tx: Tx) -> dict[str, list[Any]]:
+            rows = await tx.rows("session_runs", org=who.org, ids=list(session_ids))
+            return {row["sid"]: row["runs"] for row in rows}
+
+        return await self.db.read(work)

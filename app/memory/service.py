@@ -1,0 +1,49 @@
+"""The service's parts, wired once per process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.config import Settings
+from app.memory.consolidation import Consolidation
+from app.memory.sessions import Sessions
+from app.memory.tokens import Tokens
+from app.memory.turns import Turns
+from app.models.registry import Models
+from app.store.database import Database
+
+
+@dataclass
+class Service:
+    """Everything a request handler needs, built from one database and one settings object."""
+
+    settings: Settings
+    db: Database
+    sessions: Sessions
+    tokens: Tokens
+    turns: Turns
+    consolidation: Consolidation
+    models: Models
+
+    @classmethod
+    def build(cls, settings: Settings, db: Database) -> Service:
+        models = Models(settings)
+        consolidation = Consolidation(db, models, settings, workers=settings.workers)
+        return cls(
+            settings=settings,
+            db=db,
+            sessions=Sessions(db, settings.default_model),
+            tokens=Tokens(db, settings.default_model),
+            turns=Turns(db, settings.max_length, consolidation.wake),
+            consolidation=consolidation,
+            models=models,
+        )
+
+    async def start(self) -> None:
+        await self.db.apply_schema()
+        await self.consolidation.start()
+
+    async def stop(self) -> None:
+        """Stop background work; the caller closes the database."""
+        await self.consolidation.stop()
+        await self.models.close()

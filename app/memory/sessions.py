@@ -1,0 +1,291 @@
+"""Sessions, agents and org settings: creating them, reading their views, and the memory
+commands of S12-S17, each as one transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import NotFound, SessionConflict, ValidationError
+from app.memory.commands import Command, Configure, Forget, Refresh, Remember, check_remember
+from app.memory.ids import item_id, new_head, new_id, now_ms
+from app.memory.values import (
+    SESSION_KINDS,
+    Agent,
+    Change,
+    Item,
+    OrgSettings,
+    Principal,
+    SessionView,
+)
+from app.store.database import Database, Tx
+
+
+def check_model_name(model: str | None, field: str) -> str | None:
+    """A model is `builtin` or `openai:<name>`; None means none is set."""
+    if model is None:
+        return None
+    if model == "builtin" or (model.startswith("openai:") and len(model) > len("openai:")):
+        return model
+    raise ValidationError("a model is `builtin` or `openai:<model name>`", field)
+
+
+def resolve_model(*choices: str | None) -> str | None:
+    """The first model set among turn, session, agent and org (in that order)."""
+    return next((choice for choice in choices if choice), None)
+
+
+async def load_views(tx: Tx, org: str, ids: Sequence[str]) -> dict[str, SessionView]:
+    """Session views by id, in one statement; ids of other orgs are simply absent."""
+    rows = await tx.rows("session_views", org=org, ids=list(ids))
+    return {row["session"]["id"]: SessionView.from_record(row) for row in rows}
+
+
+async def load_view(tx: Tx, org: str, session_id: str) -> SessionView:
+    views = await load_views(tx, org, [session_id])
+    if session_id not in views:
+        raise NotFound(f"no session {session_id}")
+    return views[session_id]
+
+
+async def lock(tx: Tx, org: str, session_id: str) -> dict[str, Any]:
+    """Lock the session for this transaction, then read its state (head, revision, ...)."""
+    if await tx.row("lock_session", org=org, id=session_id) is None:
+        raise NotFound(f"no session {session_id}")
+    state = await tx.row("session_state", org=org, id=session_id)
+    assert state is not None
+    return state
+
+
+def check_expected(state: dict[str, Any], expected: str, revision: int) -> None:
+    """S12: the client's head and revision must be the session's current ones."""
+    if state["head"] != expected:
+        raise SessionConflict(
+            f"the session's head is {state['head']}, not {expected}: read the session again"
+        )
+    if state["revision"] != revision:
+        raise SessionConflict(
+            f"the session's revision is {state['revision']}, not {revision}: read it again"
+        )
+
+
+async def fresh_item_ids(tx: Tx, session_id: str, first_seq: int, count: int) -> list[str]:
+    """Ids `i-NN` for the next `count` items of a branch, skipping any a client already took."""
+    wanted = [item_id(first_seq + n) for n in range(count)]
+    taken = {row["id"] for row in await tx.rows("branch_item_ids", id=session_id, ids=wanted)}
+    return [
+        candidate if candidate not in taken else f"{candidate}-{new_id('x')[-6:]}"
+        for candidate in wanted
+    ]
+
+
+@dataclass
+class Sessions:
+    """The session-memory operations of the service."""
+
+    db: Database
+    default_model: str | None
+
+    async def create_agent(
+        self, who: Principal, name: str, shared: bool, model: str | None
+    ) -> Agent:
+        agent = {
+            "id": new_id("agt"),
+            "name": name,
+            "shared": shared,
+            "model": check_model_name(model, "model"),
+            "createdAt": now_ms(),
+        }
+
+        async def work(tx: Tx) -> Agent:
+            row = await tx.row("create_agent", org=who.org, agent=agent)
+            if row is None:
+                raise NotFound(f"no org {who.org}")
+            return Agent.from_record(row["agent"])
+
+        return await self.db.write(work)
+
+    async def agents(self, who: Principal, ids: Sequence[str]) -> dict[str, Agent]:
+        async def work(tx: Tx) -> dict[str, Agent]:
+            rows = await tx.rows("find_agents", org=who.org, ids=list(ids))
+            return {row["agent"]["id"]: Agent.from_record(row["agent"]) for row in rows}
+
+        return await self.db.read(work)
+
+    async def agent(self, who: Principal, agent_id: str) -> Agent:
+        found = await self.agents(who, [agent_id])
+        if agent_id not in found:
+            raise NotFound(f"no agent {agent_id}")
+        return found[agent_id]
+
+    async def list_agents(self, who: Principal, offset: int, limit: int) -> list[Agent]:
+        async def work(tx: Tx) -> list[Agent]:
+            rows = await tx.rows("list_agents", org=who.org, offset=offset, limit=limit)
+            return [Agent.from_record(row["agent"]) for row in rows]
+
+        return await self.db.read(work)
+
+    async def list_sessions(
+        self, who: Principal, agent: str | None, offset: int, limit: int
+    ) -> list[SessionView]:
+        async def work(tx: Tx) -> list[SessionView]:
+            rows = await tx.rows(
+                "list_sessions", org=who.org, agent=agent, offset=offset, limit=limit
+            )
+            ids = [row["id"] for row in rows]
+            views = await load_views(tx, who.org, ids)
+            return [views[i] for i in ids if i in views]
+
+        return await self.db.read(work)
+
+    async def create_session(
+        self,
+        who: Principal,
+        agent: str,
+        kind: str | None,
+        parent: str | None,
+        person: str | None,
+        model: str | None,
+    ) -> SessionView:
+        kind = kind or "chat"
+        if kind not in SESSION_KINDS:
+            raise ValidationError(f"kind must be one of {', '.join(SESSION_KINDS)}", "kind")
+        if kind == "subagent" and parent is None:
+            raise ValidationError("a subagent session is started from a parent session", "parent")
+        session = {
+            "id": new_id("ses"),
+            "agent": agent,
+            "kind": kind,
+            "parent": parent,
+            "person": person or who.person,
+            "model": check_model_name(model, "model"),
+            "head": new_head(),
+            "createdAt": now_ms(),
+        }
+
+        async def work(tx: Tx) -> SessionView:
+            if not await self.agents_exist(tx, who, agent):
+                raise NotFound(f"no agent {agent}")
+            if await tx.row("find_person", org=who.org, person=session["person"]) is None:
+                raise NotFound(f"no person {session['person']} in your org")
+            if parent is not None:
+                await load_view(tx, who.org, parent)
+            await tx.row("create_session", org=who.org, session=session)
+            return await load_view(tx, who.org, str(session["id"]))
+
+        return await self.db.write(work)
+
+    @staticmethod
+    async def agents_exist(tx: Tx, who: Principal, agent: str) -> bool:
+        return bool(await tx.rows("find_agents", org=who.org, ids=[agent]))
+
+    async def views(self, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
+        return await self.db.read(lambda tx: load_views(tx, who.org, ids))
+
+    async def view(self, who: Principal, session_id: str) -> SessionView:
+        return await self.db.read(lambda tx: load_view(tx, who.org, session_id))
+
+    async def items(
+        self, who: Principal, ids: Sequence[str], offset: int, limit: int
+    ) -> dict[str, list[Item]]:
+        """A page of each session's timeline, in one statement."""
+
+        async def work(tx: Tx) -> dict[str, list[Item]]:
+            rows = await tx.rows(
+                "session_items", org=who.org, ids=list(ids), offset=offset, limit=limit
+            )
+            return {row["sid"]: [Item.from_record(i) for i in row["items"]] for row in rows}
+
+        return await self.db.read(work)
+
+    async def histories(self, who: Principal, change_ids: Sequence[str]) -> dict[str, list[Change]]:
+        """For each change id, the chain of changes it replaced, newest first."""
+
+        async def work(tx: Tx) -> dict[str, list[Change]]:
+            rows = await tx.rows("entry_histories", org=who.org, ids=list(change_ids))
+            return {row["cid"]: [Change.from_record(c) for c in row["changes"]] for row in rows}
+
+        return await self.db.read(work)
+
+    async def org_settings(self, who: Principal) -> OrgSettings:
+        async def work(tx: Tx) -> OrgSettings:
+            row = await tx.row("org_settings", org=who.org)
+            if row is None:
+                raise NotFound(f"no org {who.org}")
+            return OrgSettings.from_record(row["org"])
+
+        return await self.db.read(work)
+
+    async def update_org_settings(self, who: Principal, changes: dict[str, Any]) -> OrgSettings:
+        for field in ("model", "helperModel"):
+            if field in changes:
+                check_model_name(changes[field], field)
+
+        async def work(tx: Tx) -> OrgSettings:
+            row = await tx.row("update_org_settings", org=who.org, changes=changes)
+            if row is None:
+                raise NotFound(f"no org {who.org}")
+            return OrgSettings.from_record(row["org"])
+
+        return await self.db.write(work)
+
+    async def command(
+        self, who: Principal, session_id: str, expected: str, revision: int, command: Command
+    ) -> SessionView:
+        """S12-S15: one memory command as one transaction (Refresh is `Consolidation.refresh`)."""
+        if isinstance(command, Refresh):
+            raise TypeError("Refresh runs through consolidation")
+        if isinstance(command, Remember):
+            command = check_remember(command)
+
+        async def work(tx: Tx) -> SessionView:
+            state = await lock(tx, who.org, session_id)
+            check_expected(state, expected, revision)
+            if isinstance(command, Configure):
+                await tx.row(
+                    "configure_session",
+                    org=who.org,
+                    id=session_id,
+                    setUse=command.set_use,
+                    use=command.use,
+                    setGenerate=command.set_generate,
+                    generate=command.generate,
+                )
+            else:
+                await self._record_edit(tx, who, session_id, state, command)
+            return await load_view(tx, who.org, session_id)
+
+        return await self.db.write(work)
+
+    async def _record_edit(
+        self, tx: Tx, who: Principal, session_id: str, state: dict[str, Any],
+        command: Remember | Forget,
+    ) -> None:
+        current = await tx.row("current_change", id=session_id, key=command.key)
+        previous = current["change"] if current else None
+        if isinstance(command, Forget):
+            if previous is None:
+                raise SessionConflict(f"the session's memory has no key {command.key!r}")
+            op, content, kind, status = "forget", previous["content"], previous["kind"], "retracted"
+            text = f"Forget {command.key}"
+        else:
+            op, content, kind, status = "remember", command.content, command.kind, "active"
+            text = f"Remember {command.key} ({command.kind}): {command.content}"
+        [edit_item] = await fresh_item_ids(tx, session_id, state["items"] + 1, 1)
+        edit = {
+            "op": op,
+            "key": command.key,
+            "content": content,
+            "kind": kind,
+            "status": status,
+            "person": who.person,
+            "replaces": previous["id"] if previous else None,
+            "itemUid": new_id("itm"),
+            "itemId": edit_item,
+            "itemContent": text,
+            "head": new_head(),
+            "change": new_id("chg"),
+            "at": now_ms(),
+        }
+        await tx.row("record_memory_edit", id=session_id, org=who.org, edit=edit)

@@ -1,0 +1,182 @@
+"""Recording turns (SPEC section 5) and what they were shown (S5, S6). S7: a completed turn
+queues its consolidation in the same transaction, to run off the request path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import NotFound, SessionConflict, ValidationError
+from app.memory.ids import new_head, new_id, now_ms
+from app.memory.instructions import Instructions, render
+from app.memory.sessions import (
+    check_model_name,
+    fresh_item_ids,
+    load_view,
+    lock,
+    resolve_model,
+)
+from app.memory.values import Principal, SessionView
+from app.store.database import Database, Tx
+
+ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
+ROLES = ("user", "assistant", "tool", "system")
+TURN_STATUSES = ("completed", "awaiting_approval")
+
+
+@dataclass(frozen=True)
+class TurnItem:
+    """An item as a client sends it; `id` is the client's own choice, or None."""
+
+    type: str
+    role: str
+    content: str
+    id: str | None = None
+    app: str | None = None
+
+
+def instructions_for(view: SessionView, max_length: int) -> Instructions:
+    """S5, S6: the session memory text a turn would get now (none when `use` is off)."""
+    if not view.memory.settings.use:
+        return Instructions("", ())
+    return render(view.memory.entries.values(), max_length)
+
+
+def needs_consolidation(items: Sequence[TurnItem]) -> bool:
+    """S8: a turn that only runs an App action ran no model, so it teaches nothing."""
+    return any(item.type != "app_action" for item in items)
+
+
+@dataclass
+class Turns:
+    """Recording turns; `wake` tells the consolidation worker a run was queued."""
+
+    db: Database
+    max_length: int
+    wake: Callable[[], None]
+
+    async def record(
+        self,
+        who: Principal,
+        session_id: str,
+        items: Sequence[TurnItem],
+        model: str | None,
+        status: str,
+        turn_id: str | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """Record a turn (or complete one that awaited approval). Answers the turn view and
+        whether it is new; a retry with the same item ids answers the first turn unchanged."""
+        check_model_name(model, "model")
+        if status not in TURN_STATUSES:
+            raise ValidationError(f"status is one of {', '.join(TURN_STATUSES)}", "status")
+        client_ids = [item.id for item in items if item.id is not None]
+        if len(set(client_ids)) != len(client_ids):
+            raise ValidationError("item ids are unique within a turn", "items")
+
+        async def work(tx: Tx) -> tuple[dict[str, Any], bool, bool]:
+            state = await lock(tx, who.org, session_id)
+            existing = await tx.rows("branch_item_ids", id=session_id, ids=client_ids)
+            if existing:
+                turns = {row["turn"] for row in existing}
+                if len(existing) == len(items) == len(client_ids) and len(turns) == 1:
+                    [earlier] = turns
+                    if earlier is not None:
+                        return await self._view(tx, who, session_id, earlier), False, False
+                taken = ", ".join(sorted(row["id"] for row in existing))
+                raise SessionConflict(f"item ids already used in this session: {taken}")
+            if turn_id is not None:
+                await self._check_awaiting(tx, who, session_id, turn_id)
+            view = await load_view(tx, who.org, session_id)
+            shown = instructions_for(view, self.max_length)
+            generated = await fresh_item_ids(tx, session_id, state["items"] + 1, len(items))
+            ids = [
+                item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)
+            ]
+            org_model = view.org.model
+            run_model = resolve_model(model, state["model"], state["agentModel"], org_model)
+            turn = {
+                "id": turn_id or new_id("trn"),
+                "status": status,
+                "model": run_model,
+                "at": now_ms(),
+                "head": new_head(),
+                "shown": list(shown.keys),
+                "saw": [view.memory.entries[key].change for key in shown.keys],
+                "items": [
+                    {
+                        "uid": new_id("itm"),
+                        "id": ids[n],
+                        "type": item.type,
+                        "role": item.role,
+                        "content": item.content,
+                        "app": item.app,
+                        "author": who.person if item.role == "user" else item.role,
+                    }
+                    for n, item in enumerate(items)
+                ],
+            }
+            await tx.row("record_turn", id=session_id, turn=turn)
+            queued = (
+                status == "completed"
+                and view.memory.settings.generate
+                and run_model is not None
+                and needs_consolidation(items)
+            )
+            if queued:
+                run = {
+                    "id": new_id("run"),
+                    "model": run_model,
+                    "turn": turn["id"],
+                    "trigger": "turn",
+                    "at": turn["at"],
+                }
+                await tx.row("queue_run", id=session_id, run=run)
+            return await self._view(tx, who, session_id, str(turn["id"])), True, queued
+
+        answer, created, queued = await self.db.write(work)
+        if queued:
+            self.wake()
+        return answer, created
+
+    async def _check_awaiting(self, tx: Tx, who: Principal, session_id: str, turn: str) -> None:
+        row = await tx.row("turn_view", org=who.org, id=session_id, turn=turn)
+        if row is None:
+            raise NotFound(f"no turn {turn} in session {session_id}")
+        if row["turn"]["status"] != "awaiting_approval":
+            raise SessionConflict(f"turn {turn} is {row['turn']['status']}, not awaiting approval")
+
+    async def _view(self, tx: Tx, who: Principal, session_id: str, turn: str) -> dict[str, Any]:
+        row = await tx.row("turn_view", org=who.org, id=session_id, turn=turn)
+        if row is None:
+            raise NotFound(f"no turn {turn} in session {session_id}")
+        return turn_json(row["turn"])
+
+    async def turn(self, who: Principal, session_id: str, turn: str) -> dict[str, Any]:
+        return await self.db.read(lambda tx: self._view(tx, who, session_id, turn))
+
+    async def turns_of_items(self, who: Principal, uids: Sequence[str]) -> dict[str, Any]:
+        async def work(tx: Tx) -> dict[str, Any]:
+            rows = await tx.rows("turns_of_items", org=who.org, uids=list(uids))
+            return {row["uid"]: turn_json(row["turn"]) for row in rows}
+
+        return await self.db.read(work)
+
+
+def turn_json(turn: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "turn": {
+            "id": turn["id"],
+            "status": turn["status"],
+            "model": turn.get("model"),
+            "items": turn.get("items", []),
+            "shown": turn.get("shown") or [],
+            "at": turn["at"],
+            "completedAt": turn.get("completedAt"),
+        },
+        "session": {"id": turn["session"], "head": turn["head"], "revision": turn["revision"]},
+    }
+
+
+def _unique(candidate: str, taken: Sequence[str]) -> str:
+    return candidate if candidate not in taken else f"{candidate}-{new_id('x')[-6:]}"

@@ -1,0 +1,325 @@
+"""Domain values: what the service reads and answers, independent of transport and storage."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
+KINDS: tuple[Kind, ...] = ("fact", "decision", "preference", "procedure", "hypothesis")
+Status = Literal["active", "retracted"]
+SessionKind = Literal["chat", "review", "subagent"]
+SESSION_KINDS: tuple[SessionKind, ...] = ("chat", "review", "subagent")
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request acts for: a person of an org."""
+
+    org: str
+    person: str
+
+
+@dataclass(frozen=True)
+class Item:
+    """One entry of a session's timeline."""
+
+    uid: str
+    id: str
+    type: str
+    role: str | None
+    content: str | None
+    app: str | None
+    author: str | None
+    at: int
+    seq: int
+    turn: str | None = None
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Item:
+        return cls(
+            uid=row["uid"],
+            id=row["id"],
+            type=row["type"],
+            role=row.get("role"),
+            content=row.get("content"),
+            app=row.get("app"),
+            author=row.get("author"),
+            at=row["at"],
+            seq=row["seq"],
+            turn=row.get("turn"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "role": self.role,
+            "content": self.content,
+            "app": self.app,
+            "author": self.author,
+            "at": self.at,
+            "turn": self.turn,
+        }
+
+
+@dataclass(frozen=True)
+class Entry:
+    """S1: one fact under one key."""
+
+    key: str
+    content: str
+    kind: str
+    sources: tuple[str, ...]
+    updated_at: int
+    status: str
+    change: str = ""  # the id of the change that made this state
+    source_items: tuple[Item, ...] = ()
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Entry:
+        items = tuple(Item.from_record(item) for item in row["sources"])
+        return cls(
+            key=row["key"],
+            content=row["content"],
+            kind=row["kind"],
+            sources=tuple(item.id for item in items),
+            source_items=items,
+            updated_at=row["updatedAt"],
+            status=row["status"],
+            change=row.get("change") or "",
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "content": self.content,
+            "kind": self.kind,
+            "sources": list(self.sources),
+            "updatedAt": self.updated_at,
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True)
+class Switches:
+    """The `use` and `generate` switches in force."""
+
+    use: bool
+    generate: bool
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What a session set itself; None means it follows the org default."""
+
+    use: bool | None = None
+    generate: bool | None = None
+
+    def to_json(self) -> dict[str, bool]:
+        out: dict[str, bool] = {}
+        if self.use is not None:
+            out["use"] = self.use
+        if self.generate is not None:
+            out["generate"] = self.generate
+        return out
+
+
+@dataclass(frozen=True)
+class OrgSettings:
+    """An org's defaults."""
+
+    use: bool = True
+    generate: bool = True
+    agent_memory: bool = True
+    helper_model: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> OrgSettings:
+        return cls(
+            use=row.get("memoryUse", True) is not False,
+            generate=row.get("memoryGenerate", True) is not False,
+            agent_memory=row.get("agentMemory", True) is not False,
+            helper_model=row.get("helperModel"),
+            model=row.get("model"),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "memory": {"use": self.use, "generate": self.generate},
+            "agentMemory": self.agent_memory,
+            "helperModel": self.helper_model,
+            "model": self.model,
+        }
+
+
+def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
+    """S4: each switch follows the org default unless the session overrides it."""
+    return Switches(
+        use=org.use if overrides.use is None else overrides.use,
+        generate=org.generate if overrides.generate is None else overrides.generate,
+    )
+
+
+@dataclass(frozen=True)
+class Memory:
+    """S2: the memory view of one session."""
+
+    entries: Mapping[str, Entry]
+    processed: tuple[str, ...]
+    settings: Switches
+    overrides: Overrides
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
+            "processed": list(self.processed),
+            "settings": {"use": self.settings.use, "generate": self.settings.generate},
+            "overrides": self.overrides.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class Session:
+    """A session's own fields (SPEC section 5, Session view)."""
+
+    id: str
+    agent: str
+    kind: str
+    head: str
+    revision: int
+    person: str | None
+    model: str | None
+    parent: str | None
+    forked_from: str | None
+    forked_at: str | None
+    created_at: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "agent": self.agent,
+            "kind": self.kind,
+            "head": self.head,
+            "revision": self.revision,
+            "person": self.person,
+            "model": self.model,
+            "parent": self.parent,
+            "forkedFrom": self.forked_from,
+            "forkedAt": self.forked_at,
+            "createdAt": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """A session and its memory, as `GET /v1/sessions/:id` answers."""
+
+    session: Session
+    memory: Memory
+    org: OrgSettings = field(default_factory=OrgSettings)
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> SessionView:
+        s = row["session"]
+        org = OrgSettings.from_record(row["org"])
+        overrides = Overrides(use=s.get("useOverride"), generate=s.get("generateOverride"))
+        entries = sorted(
+            (Entry.from_record(e) for e in row["entries"]), key=lambda e: (-e.updated_at, e.key)
+        )
+        memory = Memory(
+            entries={entry.key: entry for entry in entries},
+            processed=tuple(row["processed"]),
+            settings=resolve_switches(org, overrides),
+            overrides=overrides,
+        )
+        session = Session(
+            id=s["id"],
+            agent=s["agent"],
+            kind=s["kind"],
+            head=s["head"],
+            revision=s["revision"],
+            person=s.get("person"),
+            model=s.get("model"),
+            parent=s.get("parent"),
+            forked_from=s.get("forkedFrom"),
+            forked_at=s.get("forkedAt"),
+            created_at=s["createdAt"],
+        )
+        return cls(session=session, memory=memory, org=org)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"session": self.session.to_json(), "memory": self.memory.to_json()}
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A configured assistant of an org."""
+
+    id: str
+    name: str
+    shared: bool
+    model: str | None
+    created_at: int
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Agent:
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            shared=bool(row.get("shared")),
+            model=row.get("model"),
+            created_at=row["createdAt"],
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "shared": self.shared, "model": self.model}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One recorded memory change: what it changed, before and after, what made it, its sources."""
+
+    id: str
+    op: str
+    maker: str
+    key: str
+    content: str | None
+    kind: str | None
+    status: str | None
+    at: int
+    before_content: str | None
+    before_kind: str | None
+    before_status: str | None
+    revision: int | None
+    head: str | None
+    session: str | None
+    made_by: str | None
+    run: str | None
+    model: str | None
+    cites: tuple[Item, ...]
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Change:
+        return cls(
+            id=row["id"],
+            op=row["op"],
+            maker=row["maker"],
+            key=row["key"],
+            content=row.get("content"),
+            kind=row.get("kind"),
+            status=row.get("status"),
+            at=row["at"],
+            before_content=row.get("beforeContent"),
+            before_kind=row.get("beforeKind"),
+            before_status=row.get("beforeStatus"),
+            revision=row.get("revision"),
+            head=row.get("head"),
+            session=row.get("session"),
+            made_by=row.get("madeBy"),
+            run=row.get("run"),
+            model=row.get("model"),
+            cites=tuple(Item.from_record(item) for item in row.get("cites") or ()),
+        )

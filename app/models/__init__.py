@@ -1,0 +1,1 @@
+"""Model adapters: the built-in offline model and OpenAI-compatible servers."""

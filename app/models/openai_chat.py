@@ -1,0 +1,39 @@
+"""Models behind an OpenAI-compatible server, through the `openai` SDK's chat completions."""
+
+from __future__ import annotations
+
+import openai
+
+from app.models.base import ModelError, ModelRequest
+
+
+class OpenAIChatModel:
+    """`openai:<model>`: structured output with a `json_schema` response format."""
+
+    def __init__(self, model: str, client: openai.AsyncOpenAI) -> None:
+        self.name = f"openai:{model}"
+        self.model = model
+        self.client = client
+
+    async def complete(self, request: ModelRequest) -> str:
+        try:
+            answer = await self.client.chat.completions.create(
+                model=self.model,
+                messages=list(request.messages),  # type: ignore[arg-type]
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": request.schema_name,
+                        "schema": request.schema,
+                        "strict": True,
+                    },
+                },
+            )
+        except openai.OpenAIError as exc:
+            raise ModelError(f"{exc.__class__.__name__}: {exc}") from exc
+        if not answer.choices:
+            raise ModelError("the model answered no choice")
+        content = answer.choices[0].message.content
+        if content is None:
+            raise ModelError("the model answered no content")
+        return content

@@ -1,0 +1,113 @@
+"""The one driver of the process, its transactions, and the schema applied at start."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import neo4j
+from neo4j import AsyncGraphDatabase
+from neo4j.exceptions import AuthError, ConstraintError, Neo4jError, ServiceUnavailable
+
+from app.config import Settings
+from app.errors import SessionConflict, SetupError
+from app.store import local_server
+from app.store.catalog import schema_statements, statement
+
+T = TypeVar("T")
+Record = dict[str, Any]
+
+
+class Tx:
+    """A transaction that runs catalog statements by name, with parameters only."""
+
+    def __init__(self, tx: neo4j.AsyncManagedTransaction) -> None:
+        self._tx = tx
+
+    async def rows(self, name: str, **params: Any) -> list[Record]:
+        result = await self._tx.run(statement(name), params)
+        return [record.data() async for record in result]
+
+    async def row(self, name: str, **params: Any) -> Record | None:
+        rows = await self.rows(name, **params)
+        return rows[0] if rows else None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the driver connects and as whom."""
+
+    uri: str
+    user: str
+    password: str
+    database: str
+
+
+def resolve_target(settings: Settings) -> Target:
+    """`NEO4J_URI` when set; otherwise start (or reuse) the project's local Neo4j."""
+    if settings.neo4j_uri:
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+        return Target(settings.neo4j_uri, settings.neo4j_user, password, settings.neo4j_database)
+    server = local_server.start(settings)
+    return Target(server.bolt_uri, server.user, server.password, "neo4j")
+
+
+class Database:
+    """The process's one driver; `read`/`write` run one public operation as one transaction."""
+
+    def __init__(self, driver: neo4j.AsyncDriver, database: str) -> None:
+        self._driver = driver
+        self._database = database
+
+    @classmethod
+    async def connect(cls, target: Target) -> Database:
+        driver = AsyncGraphDatabase.driver(
+            target.uri,
+            auth=(target.user, target.password),
+            connection_timeout=5,
+            notifications_min_severity="OFF",
+        )
+        try:
+            await driver.verify_connectivity()
+        except AuthError as exc:
+            await driver.close()
+            raise SetupError(
+                f"Neo4j at {target.uri} refused the login: check NEO4J_USER and NEO4J_PASSWORD."
+            ) from exc
+        except (ServiceUnavailable, OSError, ValueError, Neo4jError) as exc:
+            await driver.close()
+            raise SetupError(
+                f"Cannot reach Neo4j at {target.uri} ({exc.__class__.__name__}): check "
+                "NEO4J_URI, or unset it to use the project's local Neo4j."
+            ) from exc
+        return cls(driver, target.database)
+
+    async def apply_schema(self) -> None:
+        for text in schema_statements():
+            await self._driver.execute_query(text, database_=self._database)
+
+    async def ping(self) -> bool:
+        try:
+            await self._driver.execute_query("RETURN 1", database_=self._database)
+        except (Neo4jError, ServiceUnavailable, OSError):
+            return False
+        return True
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+    async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        async with self._driver.session(database=self._database) as session:
+            return await session.execute_read(lambda tx: work(Tx(tx)))
+
+    async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        async with self._driver.session(database=self._database) as session:
+            try:
+                return await session.execute_write(lambda tx: work(Tx(tx)))
+            except ConstraintError as exc:
+                raise SessionConflict("a concurrent change used the same id; read again") from exc
+
+    async def clear(self) -> None:
+        """Delete every node (tests start each case from an empty graph)."""
+        await self._driver.execute_query(statement("clear_graph"), database_=self._database)

@@ -1,0 +1,316 @@
+"""A Neo4j Community server that the project runs itself, from Neo4j's own jars on Maven Central.
+
+`start` resolves the jars once (Maven, into a shared cache), writes a small `neo4j.conf` under
+the state folder, launches `org.neo4j.server.CommunityEntryPoint`, waits until Bolt answers and
+records what it started in a state file (mode 0600) that every later command reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import neo4j
+from neo4j.exceptions import AuthError, ServiceUnavailable
+
+from app.config import Settings
+from app.errors import SetupError
+
+NEO4J_VERSION = "5.26.31"
+POM = Path(__file__).parent / "neo4j" / "pom.xml"
+START_TIMEOUT_SECONDS = 90.0
+STOP_TIMEOUT_SECONDS = 30.0
+
+# The flags Neo4j's own launcher passes to the JVM (Netty and the page cache need them on 17+).
+JVM_FLAGS = (
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports=jdk.unsupported/sun.misc=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+)
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """What `start` launched: where it listens and how to log in."""
+
+    pid: int
+    bolt_port: int
+    http_port: int
+    user: str
+    password: str
+    home: str
+
+    @property
+    def bolt_uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.bolt_port}"
+
+    @property
+    def browser_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}/browser/"
+
+
+def _state_file(settings: Settings) -> Path:
+    return settings.state_dir.resolve() / "neo4j" / "state.json"
+
+
+def _home(settings: Settings) -> Path:
+    return settings.state_dir.resolve() / "neo4j"
+
+
+def _require(tool: str, why: str) -> str:
+    found = shutil.which(tool)
+    if found is None:
+        raise SetupError(f"`{tool}` was not found on PATH: {why}")
+    return found
+
+
+def _java() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").exists():
+        return str(Path(java_home) / "bin" / "java")
+    return _require("java", "install Java 17 (e.g. `apt-get install openjdk-17-jre-headless`)")
+
+
+def ensure_jars(settings: Settings) -> Path:
+    """Resolve the Neo4j and Neo4j Browser jars once; later calls reuse the cache."""
+    lib = settings.jar_cache.expanduser() / f"neo4j-{NEO4J_VERSION}" / "lib"
+    marker = lib / ".complete"
+    if marker.exists():
+        return lib
+    mvn = _require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch the Neo4j jars")
+    staging = lib.with_name("lib.partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    print(f"Fetching Neo4j {NEO4J_VERSION} jars from Maven Central (once, about 130 MB)...")
+    result = subprocess.run(
+        [
+            mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
+            f"-DoutputDirectory={staging}", "-DincludeScope=runtime",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).splitlines()[-15:])
+        raise SetupError(f"Maven could not fetch the Neo4j jars:\n{tail}")
+    shutil.rmtree(lib, ignore_errors=True)
+    staging.rename(lib)
+    marker.touch()
+    return lib
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _free_port(preferred: int) -> int:
+    if _port_free(preferred):
+        return preferred
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def read_state(settings: Settings) -> LocalServer | None:
+    """The server recorded in the state file, if any (running or not)."""
+    path = _state_file(settings)
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    return LocalServer(**data)
+
+
+def _write_state(settings: Settings, server: LocalServer) -> None:
+    path = _state_file(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump(asdict(server), out)
+    os.chmod(path, 0o600)
+
+
+def _write_conf(home: Path, bolt_port: int, http_port: int) -> None:
+    conf = home / "conf"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "neo4j.conf").write_text(
+        "\n".join(
+            [
+                "server.default_listen_address=127.0.0.1",
+                "server.default_advertised_address=127.0.0.1",
+                f"server.bolt.listen_address=127.0.0.1:{bolt_port}",
+                f"server.bolt.advertised_address=127.0.0.1:{bolt_port}",
+                f"server.http.listen_address=127.0.0.1:{http_port}",
+                f"server.http.advertised_address=127.0.0.1:{http_port}",
+                "server.https.enabled=false",
+                "server.memory.pagecache.size=64m",
+                "server.memory.heap.max_size=512m",
+                "dbms.usage_report.enabled=false",
+                "dbms.security.auth_enabled=true",
+                f"server.directories.data={home / 'data'}",
+                f"server.directories.logs={home / 'logs'}",
+                f"server.directories.run={home / 'run'}",
+                "",
+            ]
+        )
+    )
+
+
+def _log_tail(home: Path, lines: int = 20) -> str:
+    chunks: list[str] = []
+    for name in ("console.log", "neo4j.log", "debug.log"):
+        path = home / "logs" / name
+        if path.exists():
+            chunks.extend(path.read_text(errors="replace").splitlines()[-lines:])
+    return "\n".join(chunks[-lines:]) or "(the log is empty)"
+
+
+def _bolt_answers(uri: str, auth: tuple[str, str]) -> bool:
+    try:
+        with neo4j.GraphDatabase.driver(uri, auth=auth, connection_timeout=2) as driver:
+            driver.verify_connectivity()
+    except AuthError:
+        return True  # it answers; the credentials are the caller's concern
+    except (ServiceUnavailable, OSError):
+        return False
+    return True
+
+
+def _set_initial_password(uri: str, password: str) -> None:
+    """Neo4j starts with neo4j/neo4j and demands a change before anything else."""
+    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", "neo4j")) as driver:
+        try:
+            driver.execute_query(
+                "ALTER CURRENT USER SET PASSWORD FROM $old TO $new",
+                old="neo4j",
+                new=password,
+                database_="system",
+            )
+        except AuthError:
+            pass  # already changed by an earlier start
+
+
+def status(settings: Settings) -> LocalServer | None:
+    """The running local server, or None when none runs."""
+    server = read_state(settings)
+    if server is None or not _alive(server.pid):
+        return None
+    return server
+
+
+def start(settings: Settings) -> LocalServer:
+    """Start the local Neo4j, or reuse the one already running. Waits until Bolt answers."""
+    running = status(settings)
+    if running is not None and _bolt_answers(running.bolt_uri, (running.user, running.password)):
+        return running
+    java = _java()
+    lib = ensure_jars(settings)
+    home = _home(settings)
+    (home / "logs").mkdir(parents=True, exist_ok=True)
+    previous = read_state(settings)
+    password = previous.password if previous else secrets.token_urlsafe(18)
+    bolt_port = _free_port(previous.bolt_port if previous else 7687)
+    http_port = _free_port(previous.http_port if previous else 7474)
+    if http_port == bolt_port:
+        http_port = _free_port(0)
+    _write_conf(home, bolt_port, http_port)
+    console = (home / "logs" / "console.log").open("ab")
+    process = subprocess.Popen(
+        [
+            java, "-Xms128m", "-Xmx512m", *JVM_FLAGS, "-cp", f"{lib}/*",
+            "org.neo4j.server.CommunityEntryPoint",
+            f"--home-dir={home}", f"--config-dir={home / 'conf'}",
+        ],
+        stdout=console,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=home,
+        start_new_session=True,
+    )
+    console.close()
+    server = LocalServer(process.pid, bolt_port, http_port, "neo4j", password, str(home))
+    _write_state(settings, server)
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while not _bolt_answers(server.bolt_uri, ("neo4j", password)):
+        if process.poll() is not None:
+            raise SetupError(
+                f"Neo4j exited with code {process.returncode} before Bolt answered. "
+                f"Log tail ({home / 'logs'}):\n{_log_tail(home)}"
+            )
+        if time.monotonic() > deadline:
+            _terminate(process.pid)
+            raise SetupError(
+                f"Neo4j did not answer on {server.bolt_uri} within {START_TIMEOUT_SECONDS:.0f}s. "
+                f"Log tail ({home / 'logs'}):\n{_log_tail(home)}"
+            )
+        time.sleep(0.25)
+    _set_initial_password(server.bolt_uri, password)
+    return server
+
+
+def _terminate(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if _alive(pid):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        while _alive(pid):
+            time.sleep(0.1)
+
+
+def stop(settings: Settings) -> bool:
+    """Stop the local Neo4j cleanly (SIGTERM, then SIGKILL after 30 s). False if none ran."""
+    server = read_state(settings)
+    if server is None or not _alive(server.pid):
+        return False
+    _terminate(server.pid)
+    return True

@@ -1,0 +1,43 @@
+// S7, S9: applies the changes that passed the checks to the newest memory as one new version,
+// marks the items read as processed, and records what was kept and dropped, and why.
+MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
+MATCH (r:Run {id: $run.id})
+CREATE (v:Version {id: $run.head, depth: h.depth + 1, items: h.items, cause: 'consolidation',
+                   at: $run.at})
+CREATE (v)-[:PARENT]->(h)
+CREATE (v)-[:OF]->(s)
+CREATE (r)-[:AT]->(v)
+SET r.status = 'succeeded', r.finishedAt = $run.at, r.head = $run.head, r.error = null,
+    r.kept = size($kept), r.dropped = size($dropped)
+DELETE hr
+CREATE (s)-[:HEAD]->(v)
+SET s.revision = s.revision + 1
+REMOVE s._lock
+WITH s, v, r
+CALL (r) {
+  UNWIND $read AS uid
+  MATCH (i:Item {uid: uid})
+  CREATE (r)-[:READ]->(i)
+}
+CALL (s, v, r) {
+  UNWIND $kept AS k
+  OPTIONAL MATCH (prev:Change {id: k.replaces})
+  CREATE (c:Change {id: k.id, op: k.op, maker: 'consolidation', key: k.key, content: k.content,
+                    kind: k.kind, status: k.status, at: $run.at, beforeContent: prev.content,
+                    beforeKind: prev.kind, beforeStatus: prev.status, revision: s.revision,
+                    head: v.id, run: r.id, model: r.model})
+  CREATE (c)-[:AT]->(v)
+  CREATE (c)-[:MADE_BY]->(r)
+  CREATE (c)-[:IN_SESSION]->(s)
+  FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPLACES]->(x))
+  WITH c, k
+  UNWIND k.sources AS src
+  MATCH (i:Item {uid: src})
+  CREATE (c)-[:CITES]->(i)
+}
+CALL (r) {
+  UNWIND $dropped AS d
+  CREATE (r)-[:DROPPED]->(:DroppedChange {op: d.op, key: d.key, reason: d.reason,
+                                          proposal: d.proposal, at: $run.at})
+}
+RETURN v.id AS head

@@ -1,0 +1,14 @@
+// A session starts with one empty version: its first head.
+MATCH (a:Agent {id: $session.agent})-[:IN_ORG]->(o:Org {id: $org})
+MATCH (p:Person {org: $org, id: $session.person})
+OPTIONAL MATCH (parent:Session {id: $session.parent})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o)
+CREATE (s:Session {id: $session.id, kind: $session.kind, revision: 0, model: $session.model,
+                   createdAt: $session.createdAt})
+CREATE (s)-[:OF_AGENT]->(a)
+CREATE (s)-[:WITH]->(p)
+CREATE (v:Version {id: $session.head, depth: 0, items: 0, cause: 'start', at: $session.createdAt})
+CREATE (s)-[:HEAD]->(v)
+CREATE (v)-[:OF]->(s)
+FOREACH (x IN CASE WHEN parent IS NULL THEN [] ELSE [parent] END |
+  CREATE (s)-[:STARTED_FROM]->(x))
+RETURN s.id AS id

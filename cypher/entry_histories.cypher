@@ -1,0 +1,17 @@
+// Each entry's story, newest change first: the chain of REPLACES from the change that made
+// its current state, with what each change cites and what made it.
+UNWIND $ids AS cid
+MATCH (c0:Change {id: cid})-[:IN_SESSION]->(:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+MATCH path = (c0)-[:REPLACES*0..]->(c:Change)
+WITH cid, c, length(path) AS depth
+OPTIONAL MATCH (c)-[:MADE_BY]->(maker)
+OPTIONAL MATCH (c)-[:IN_SESSION]->(s:Session)
+CALL (c) {
+  OPTIONAL MATCH (c)-[:CITES]->(i:Item)
+  WITH i ORDER BY i.seq
+  RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}) AS cites
+}
+WITH cid, c, depth, maker, s, cites ORDER BY depth
+RETURN cid, collect(c {.id, .op, .maker, .key, .content, .kind, .status, .at, .beforeContent,
+                       .beforeKind, .beforeStatus, .revision, .head, .run, .model,
+                       session: s.id, madeBy: maker.id, cites: cites}) AS changes

@@ -1,0 +1,2 @@
+MATCH (p:Person {org: $org, id: $person})
+RETURN p.id AS person

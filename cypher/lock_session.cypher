@@ -1,0 +1,5 @@
+// Take the session's write lock before anything reads its head or revision: Neo4j reads
+// committed data only, so a check made before the lock would let two writers both pass.
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+SET s._lock = true
+RETURN s.id AS id

@@ -1,0 +1,2 @@
+MATCH (o:Org {id: $org})
+RETURN o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org

@@ -1,0 +1,33 @@
+// Records a turn's items as one new version (the new head). A turn that waited for an
+// approval is the same Turn node, completed later with the items of its second step.
+MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
+MERGE (t:Turn {id: $turn.id})
+  ON CREATE SET t.at = $turn.at, t.model = $turn.model, t.shown = $turn.shown,
+                t.shownAgent = [], t.head = $turn.head, t.revision = s.revision + 1
+SET t.status = $turn.status,
+    t.completedAt = CASE WHEN $turn.status = 'completed' THEN $turn.at ELSE null END,
+    t.head = $turn.head, t.revision = s.revision + 1
+MERGE (t)-[:IN_SESSION]->(s)
+CREATE (v:Version {id: $turn.head, depth: h.depth + 1, items: h.items + size($turn.items),
+                   cause: 'turn', at: $turn.at})
+CREATE (v)-[:PARENT]->(h)
+CREATE (v)-[:OF]->(s)
+DELETE hr
+CREATE (s)-[:HEAD]->(v)
+SET s.revision = s.revision + 1
+REMOVE s._lock
+WITH s, t, v, h
+CALL (t, v, h) {
+  UNWIND range(0, size($turn.items) - 1) AS n
+  WITH t, v, h, n, $turn.items[n] AS it
+  CREATE (i:Item {uid: it.uid, id: it.id, type: it.type, role: it.role, content: it.content,
+                  app: it.app, author: it.author, at: $turn.at, seq: h.items + n + 1})
+  CREATE (v)-[:ADDS]->(i)
+  CREATE (i)-[:IN_TURN]->(t)
+}
+CALL (t) {
+  UNWIND $turn.saw AS cid
+  MATCH (c:Change {id: cid})
+  MERGE (t)-[:SAW]->(c)
+}
+RETURN t.id AS id

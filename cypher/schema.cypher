@@ -1,0 +1,16 @@
+// Constraints and indexes, applied at every start; each one IF NOT EXISTS.
+CREATE CONSTRAINT org_id IF NOT EXISTS FOR (o:Org) REQUIRE o.id IS UNIQUE;
+CREATE CONSTRAINT person_org_id IF NOT EXISTS FOR (p:Person) REQUIRE (p.org, p.id) IS UNIQUE;
+CREATE CONSTRAINT token_hash IF NOT EXISTS FOR (t:Token) REQUIRE t.hash IS UNIQUE;
+CREATE CONSTRAINT agent_id IF NOT EXISTS FOR (a:Agent) REQUIRE a.id IS UNIQUE;
+CREATE CONSTRAINT session_id IF NOT EXISTS FOR (s:Session) REQUIRE s.id IS UNIQUE;
+CREATE CONSTRAINT version_id IF NOT EXISTS FOR (v:Version) REQUIRE v.id IS UNIQUE;
+CREATE CONSTRAINT item_uid IF NOT EXISTS FOR (i:Item) REQUIRE i.uid IS UNIQUE;
+CREATE CONSTRAINT turn_id IF NOT EXISTS FOR (t:Turn) REQUIRE t.id IS UNIQUE;
+CREATE CONSTRAINT change_id IF NOT EXISTS FOR (c:Change) REQUIRE c.id IS UNIQUE;
+CREATE CONSTRAINT run_id IF NOT EXISTS FOR (r:Run) REQUIRE r.id IS UNIQUE;
+CREATE INDEX change_key IF NOT EXISTS FOR (c:Change) ON (c.key);
+CREATE INDEX item_id IF NOT EXISTS FOR (i:Item) ON (i.id);
+CREATE INDEX run_status IF NOT EXISTS FOR (r:Run) ON (r.status);
+CREATE INDEX session_created IF NOT EXISTS FOR (s:Session) ON (s.createdAt);
+CREATE INDEX agent_created IF NOT EXISTS FOR (a:Agent) ON (a.createdAt);

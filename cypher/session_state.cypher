@@ -1,0 +1,6 @@
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
+MATCH (s)-[:HEAD]->(h:Version)
+RETURN s.revision AS revision, h.id AS head, h.depth AS depth, h.items AS items,
+       s.kind AS kind, s.model AS model, a.model AS agentModel, a.id AS agent,
+       s.useOverride AS useOverride, s.generateOverride AS generateOverride,
+       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org
