@@ -19,17 +19,19 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.dataloader import DataLoader
 from strawberry.extensions import MaskErrors, MaxAliasesLimiter, QueryDepthLimiter
+from strawberry.schema.config import StrawberryConfig
 from strawberry.types import Info
 
 from app.errors import ServiceError, ValidationError
 from app.memory import commands, values
 from app.memory.service import Service
 
-EpochMillis = strawberry.scalar(
-    NewType("EpochMillis", int),
+EpochMillis = NewType("EpochMillis", int)
+EPOCH_MILLIS = strawberry.scalar(
+    name="EpochMillis",
     serialize=int,
     parse_value=int,
-    description="Milliseconds since the Unix epoch.",
+    description="Milliseconds since the Unix epoch (beyond GraphQL's 32-bit Int).",
 )
 
 MAX_PAGE = 200
@@ -432,10 +434,11 @@ class ServiceErrors(MaskErrors):
 schema = strawberry.Schema(
     query=Query,
     mutation=Mutation,
+    config=StrawberryConfig(scalar_map={EpochMillis: EPOCH_MILLIS}),
     extensions=[
         ServiceErrors,
-        QueryDepthLimiter(max_depth=12),
-        MaxAliasesLimiter(max_alias_count=30),
+        lambda: QueryDepthLimiter(max_depth=12),
+        lambda: MaxAliasesLimiter(max_alias_count=30),
     ],
 )
 

@@ -138,7 +138,7 @@ async def complete_turn(request: Request) -> Response:
     """A turn that waited for an approval completes, with the items of its second step."""
     who = await principal_of(request)
     body = await bodies.parse(request, bodies.CompleteTurn)
-    answer, created = await service_of(request).turns.record(
+    answer, _ = await service_of(request).turns.record(
         who, request.path_params["id"], _items(body.items), None, "completed",
         turn_id=request.path_params["turn"],
     )

@@ -162,7 +162,9 @@ class Consolidation:
             await self._finish(run_id, "failed", message)
             return
         read_uids = {item.uid for item in items}
-        await self.db.write(lambda tx: self._apply(tx, run_id, org, session_id, read_uids, proposed))
+        await self.db.write(
+            lambda tx: self._apply(tx, run_id, org, session_id, read_uids, proposed)
+        )
 
     async def _apply(
         self, tx: Tx, run_id: str, org: str, session_id: str, read_uids: set[str],

@@ -57,15 +57,13 @@ def _detect_secrets_plugins() -> tuple[Any, ...]:
         "Hex High Entropy String",
         "Secret Keyword",
     }
-    return tuple(
-        plugin()
-        for secret_type, plugin in get_mapping_from_secret_type_to_class().items()
-        if secret_type not in skip
-    )
+    mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    return tuple(plugin() for secret_type, plugin in mapping.items() if secret_type not in skip)
 
 
 def _detect_secrets_finds(text: str) -> str | None:
     for line in text.splitlines() or [text]:
+        plugin: Any
         for plugin in _detect_secrets_plugins():
             if plugin.analyze_line(filename="memory", line=line, line_number=0):
                 return str(plugin.secret_type)

@@ -47,17 +47,26 @@ def memory_changes_schema() -> dict[str, Any]:
     }
 
 
-CONSOLIDATION_SYSTEM = f"""You keep the memory of one conversation: a short list of facts, each under a stable key.
-Read the NEW ITEMS and propose changes to the CURRENT MEMORY. Rules:
-- Reuse the existing key when a new item restates or updates the same fact; one key holds one fact.
-- Each change names, in "sources", the ids of the NEW ITEMS that support it (at least one). Never cite other ids.
-- At most one change per key.
-- kind is one of: {", ".join(KINDS)}. Count only clear statements by the user as preferences.
-- Never keep passwords, API keys, tokens, private keys, or links that give access.
-- Entries marked retracted stay retracted: do not propose them again.
-- To remove a fact that is no longer true, use op "forget" with its key and the item that says so.
-- Propose nothing when nothing is worth keeping.
-Answer with JSON: {{"changes": [{{"op": "remember", "key", "content", "kind", "sources": [item ids]}} | {{"op": "forget", "key", "sources": [...]}}]}}."""
+CONSOLIDATION_SYSTEM = "\n".join(
+    [
+        "You keep the memory of one conversation: a short list of facts, each under a stable key.",
+        "Read the NEW ITEMS and propose changes to the CURRENT MEMORY. Rules:",
+        "- Reuse the existing key when an item restates or updates the same fact;"
+        " one key holds one fact.",
+        '- Each change names, in "sources", the ids of the NEW ITEMS that support it'
+        " (at least one). Never cite other ids.",
+        "- At most one change per key.",
+        f"- kind is one of: {', '.join(KINDS)}."
+        " Count only clear statements by the user as preferences.",
+        "- Never keep passwords, API keys, tokens, private keys, or links that give access.",
+        "- Entries marked retracted stay retracted: do not propose them again.",
+        '- To remove a fact that is no longer true, use op "forget" with its key'
+        " and the item that says so.",
+        "- Propose nothing when nothing is worth keeping.",
+        'Answer with JSON: {"changes": [{"op": "remember", "key", "content", "kind",'
+        ' "sources": [item ids]} | {"op": "forget", "key", "sources": [...]}]}.',
+    ]
+)
 
 
 def _item_line(item: Item) -> dict[str, Any]:

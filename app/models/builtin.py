@@ -20,11 +20,13 @@ _BUDGET = re.compile(
     re.IGNORECASE,
 )
 _PREFERENCE = re.compile(
-    r"\bI\s+(?:really\s+)?(prefer|like|love|hate|dislike|don't like|do not like)\s+([^.!?\n]{3,120})",
+    r"\bI\s+(?:really\s+)?(prefer|like|love|hate|dislike|don't like|do not like)\s+"
+    r"([^.!?\n]{3,120})",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
-    r"\b(?:we|I)\s+(?:have\s+)?(decided|agreed|chose|will go with)\s+(?:to\s+|on\s+)?([^.!?\n]{3,120})",
+    r"\b(?:we|I)\s+(?:have\s+)?(decided|agreed|chose|will go with)\s+(?:to\s+|on\s+)?"
+    r"([^.!?\n]{3,120})",
     re.IGNORECASE,
 )
 _REMEMBER = re.compile(r"\bremember\s+(?:that\s+)?([^.!?\n]{3,200})", re.IGNORECASE)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import openai
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
 
 from app.models.base import ModelError, ModelRequest
 
@@ -19,21 +23,21 @@ class OpenAIChatModel:
         try:
             answer = await self.client.chat.completions.create(
                 model=self.model,
-                messages=list(request.messages),  # type: ignore[arg-type]
-                response_format={
-                    "type": "json_schema",
-                    "json_schema": {
+                messages=cast(list[ChatCompletionMessageParam], list(request.messages)),
+                response_format=ResponseFormatJSONSchema(
+                    type="json_schema",
+                    json_schema={
                         "name": request.schema_name,
                         "schema": request.schema,
                         "strict": True,
                     },
-                },
+                ),
             )
         except openai.OpenAIError as exc:
             raise ModelError(f"{exc.__class__.__name__}: {exc}") from exc
         if not answer.choices:
             raise ModelError("the model answered no choice")
-        content = answer.choices[0].message.content
+        content: str | None = answer.choices[0].message.content
         if content is None:
             raise ModelError("the model answered no content")
         return content

@@ -22,10 +22,12 @@ Record = dict[str, Any]
 class Tx:
     """A transaction that runs catalog statements by name, with parameters only."""
 
-    def __init__(self, tx: neo4j.AsyncManagedTransaction) -> None:
+    def __init__(self, tx: neo4j.AsyncManagedTransaction, db: Database) -> None:
         self._tx = tx
+        self._db = db
 
     async def rows(self, name: str, **params: Any) -> list[Record]:
+        self._db.statements += 1
         result = await self._tx.run(statement(name), params)
         return [record.data() async for record in result]
 
@@ -59,6 +61,7 @@ class Database:
     def __init__(self, driver: neo4j.AsyncDriver, database: str) -> None:
         self._driver = driver
         self._database = database
+        self.statements = 0  # statements run so far: what a request costs, for tests and bench
 
     @classmethod
     async def connect(cls, target: Target) -> Database:
@@ -89,7 +92,7 @@ class Database:
 
     async def ping(self) -> bool:
         try:
-            await self._driver.execute_query("RETURN 1", database_=self._database)
+            await self._driver.execute_query(statement("ping"), database_=self._database)
         except (Neo4jError, ServiceUnavailable, OSError):
             return False
         return True
@@ -99,12 +102,12 @@ class Database:
 
     async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
         async with self._driver.session(database=self._database) as session:
-            return await session.execute_read(lambda tx: work(Tx(tx)))
+            return await session.execute_read(lambda tx: work(Tx(tx, self)))
 
     async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
         async with self._driver.session(database=self._database) as session:
             try:
-                return await session.execute_write(lambda tx: work(Tx(tx)))
+                return await session.execute_write(lambda tx: work(Tx(tx, self)))
             except ConstraintError as exc:
                 raise SessionConflict("a concurrent change used the same id; read again") from exc
 

@@ -7,6 +7,7 @@ records what it started in a state file (mode 0600) that every later command rea
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -23,6 +24,7 @@ from neo4j.exceptions import AuthError, ServiceUnavailable
 
 from app.config import Settings
 from app.errors import SetupError
+from app.store.catalog import statement
 
 NEO4J_VERSION = "5.26.31"
 POM = Path(__file__).parent / "neo4j" / "pom.xml"
@@ -220,16 +222,16 @@ def _bolt_answers(uri: str, auth: tuple[str, str]) -> bool:
 
 def _set_initial_password(uri: str, password: str) -> None:
     """Neo4j starts with neo4j/neo4j and demands a change before anything else."""
-    with neo4j.GraphDatabase.driver(uri, auth=("neo4j", "neo4j")) as driver:
-        try:
-            driver.execute_query(
-                "ALTER CURRENT USER SET PASSWORD FROM $old TO $new",
-                old="neo4j",
-                new=password,
-                database_="system",
-            )
-        except AuthError:
-            pass  # already changed by an earlier start
+    with (
+        neo4j.GraphDatabase.driver(uri, auth=("neo4j", "neo4j")) as driver,
+        contextlib.suppress(AuthError),  # already changed by an earlier start
+    ):
+        driver.execute_query(
+            statement("set_initial_password"),
+            old="neo4j",
+            new=password,
+            database_="system",
+        )
 
 
 def status(settings: Settings) -> LocalServer | None:
@@ -256,31 +258,35 @@ def start(settings: Settings) -> LocalServer:
     if http_port == bolt_port:
         http_port = _free_port(0)
     _write_conf(home, bolt_port, http_port)
-    console = (home / "logs" / "console.log").open("ab")
-    process = subprocess.Popen(
+    console = home / "logs" / "console.log"
+    # posix_spawn, not Popen: the server outlives this process and nothing here waits on it.
+    pid = os.posix_spawn(
+        java,
         [
             java, "-Xms128m", "-Xmx512m", *JVM_FLAGS, "-cp", f"{lib}/*",
             "org.neo4j.server.CommunityEntryPoint",
             f"--home-dir={home}", f"--config-dir={home / 'conf'}",
         ],
-        stdout=console,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        cwd=home,
-        start_new_session=True,
+        dict(os.environ),
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, str(console), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ],
+        setsid=True,
     )
-    console.close()
-    server = LocalServer(process.pid, bolt_port, http_port, "neo4j", password, str(home))
+    server = LocalServer(pid, bolt_port, http_port, "neo4j", password, str(home))
     _write_state(settings, server)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while not _bolt_answers(server.bolt_uri, ("neo4j", password)):
-        if process.poll() is not None:
+        if not _alive(pid):
+            _reap(pid)
             raise SetupError(
-                f"Neo4j exited with code {process.returncode} before Bolt answered. "
+                "Neo4j exited before Bolt answered. "
                 f"Log tail ({home / 'logs'}):\n{_log_tail(home)}"
             )
         if time.monotonic() > deadline:
-            _terminate(process.pid)
+            _terminate(pid)
             raise SetupError(
                 f"Neo4j did not answer on {server.bolt_uri} within {START_TIMEOUT_SECONDS:.0f}s. "
                 f"Log tail ({home / 'logs'}):\n{_log_tail(home)}"
@@ -288,6 +294,12 @@ def start(settings: Settings) -> LocalServer:
         time.sleep(0.25)
     _set_initial_password(server.bolt_uri, password)
     return server
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status of a server this process started (no zombie left behind)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def _terminate(pid: int) -> None:
@@ -305,6 +317,7 @@ def _terminate(pid: int) -> None:
             return
         while _alive(pid):
             time.sleep(0.1)
+    _reap(pid)
 
 
 def stop(settings: Settings) -> bool:

@@ -1,0 +1,316 @@
+"""One real Neo4j for the whole run, a real server in-process, and a clean graph per test.
+
+Neo4j is found in this order: `NEO4J_URI` if set; a testcontainers `Neo4jContainer` when a
+Docker daemon answers; otherwise the project's own local Neo4j (`app.store.local_server`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import neo4j
+import pytest
+import uvicorn
+from pydantic import SecretStr
+from starlette.applications import Starlette
+
+from app.api.app import create_app
+from app.cli import _create_token
+from app.config import Settings
+from app.memory.service import Service
+from app.store import local_server
+from app.store.database import Target
+from tests.openai_stub import OpenAIStub
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _docker_answers() -> bool:
+    docker = shutil.which("docker")
+    if docker is None:
+        return False
+    try:
+        answer = subprocess.run([docker, "info"], capture_output=True, timeout=15, check=False)
+    except subprocess.TimeoutExpired:
+        return False
+    return answer.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def neo4j_target() -> Iterator[Target]:
+    if os.environ.get("NEO4J_URI"):
+        yield Target(
+            os.environ["NEO4J_URI"],
+            os.environ.get("NEO4J_USER", "neo4j"),
+            os.environ.get("NEO4J_PASSWORD", ""),
+            os.environ.get("NEO4J_DATABASE", "neo4j"),
+        )
+        return
+    if _docker_answers():
+        from testcontainers.neo4j import Neo4jContainer
+
+        with Neo4jContainer("neo4j:5.26-community") as container:
+            yield Target(container.get_connection_url(), "neo4j", container.password, "neo4j")
+        return
+    settings = Settings(state_dir=ROOT / ".openbot-memory-test")
+    already = local_server.status(settings) is not None
+    server = local_server.start(settings)
+    yield Target(server.bolt_uri, server.user, server.password, "neo4j")
+    if not already:
+        local_server.stop(settings)
+
+
+@pytest.fixture(scope="session")
+def graph_driver(neo4j_target: Target) -> Iterator[neo4j.Driver]:
+    with neo4j.GraphDatabase.driver(
+        neo4j_target.uri,
+        auth=(neo4j_target.user, neo4j_target.password),
+        notifications_min_severity="OFF",
+    ) as driver:
+        yield driver
+
+
+class Graph:
+    """Read the graph the way an analyst would, to assert what a change left behind."""
+
+    def __init__(self, driver: neo4j.Driver, database: str) -> None:
+        self.driver = driver
+        self.database = database
+
+    def rows(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        records, _, _ = self.driver.execute_query(query, params, database_=self.database)
+        return [record.data() for record in records]
+
+    def value(self, query: str, **params: Any) -> Any:
+        rows = self.rows(query, **params)
+        assert len(rows) == 1, rows
+        return next(iter(rows[0].values()))
+
+
+@pytest.fixture(scope="session")
+def openai_stub() -> Iterator[OpenAIStub]:
+    stub = OpenAIStub()
+    yield stub
+    stub.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class RunningServer:
+    """A real uvicorn serving the app on a free port, in a thread of the test process."""
+
+    def __init__(self, settings: Settings, target: Target) -> None:
+        self.settings = settings
+        self.app: Starlette = create_app(settings, target)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+
+    @property
+    def service(self) -> Service:
+        service: Service = self.app.state.service
+        return service
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+def test_settings(stub: OpenAIStub, target: Target, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {
+        "neo4j_uri": target.uri,
+        "neo4j_user": target.user,
+        "neo4j_password": SecretStr(target.password),
+        "openai_base_url": stub.url,
+        "openai_api_key": SecretStr("test-key"),
+        "model_timeout_seconds": 5.0,
+        "model_retries": 0,
+        "worker_poll_seconds": 0.2,
+    }
+    values.update(overrides)
+    return Settings.model_validate(values)
+
+
+@pytest.fixture(scope="session")
+def server(neo4j_target: Target, openai_stub: OpenAIStub) -> Iterator[RunningServer]:
+    running = RunningServer(test_settings(openai_stub, neo4j_target), neo4j_target)
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def start_server(
+    neo4j_target: Target, openai_stub: OpenAIStub
+) -> Iterator[Callable[..., RunningServer]]:
+    """Start another server with other settings (e.g. a smaller instruction budget)."""
+    started: list[RunningServer] = []
+
+    def start(**overrides: Any) -> RunningServer:
+        running = RunningServer(test_settings(openai_stub, neo4j_target, **overrides), neo4j_target)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+def _idle(graph: Graph) -> bool:
+    pending = graph.value("MATCH (r:Run) WHERE r.status IN ['queued', 'running'] RETURN count(r)")
+    return int(pending) == 0
+
+
+@pytest.fixture
+def graph(
+    graph_driver: neo4j.Driver, neo4j_target: Target, openai_stub: OpenAIStub
+) -> Iterator[Graph]:
+    """An empty graph (schema in place) for each test; afterwards, wait for runs to settle."""
+    g = Graph(graph_driver, neo4j_target.database)
+    g.rows("MATCH (n) DETACH DELETE n")
+    openai_stub.reset()
+    yield g
+    deadline = time.monotonic() + 15
+    while not _idle(g) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+class Api:
+    """An HTTP client acting for one person of one org, with the calls tests repeat."""
+
+    def __init__(self, base_url: str, token: str) -> None:
+        self.token = token
+        self.http = httpx.Client(
+            base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+        )
+
+    def get(self, path: str, **kwargs: Any) -> httpx.Response:
+        return self.http.get(path, **kwargs)
+
+    def post(self, path: str, body: Any = None, **kwargs: Any) -> httpx.Response:
+        return self.http.post(path, json=body, **kwargs)
+
+    def patch(self, path: str, body: Any = None) -> httpx.Response:
+        return self.http.patch(path, json=body)
+
+    def ok(self, response: httpx.Response, status: int = 200) -> Any:
+        assert response.status_code == status, response.text
+        return response.json()
+
+    def agent(self, name: str = "trip planner", **fields: Any) -> dict[str, Any]:
+        body: dict[str, Any] = self.ok(
+            self.post("/v1/agents", {"name": name, **fields}), 201
+        )
+        return body
+
+    def session(self, agent: str | None = None, **fields: Any) -> dict[str, Any]:
+        agent = agent or self.agent()["id"]
+        body: dict[str, Any] = self.ok(self.post("/v1/sessions", {"agent": agent, **fields}), 201)
+        return body
+
+    def view(self, session_id: str) -> dict[str, Any]:
+        body: dict[str, Any] = self.ok(self.get(f"/v1/sessions/{session_id}"))
+        return body
+
+    def command(self, session_id: str, command: dict[str, Any]) -> httpx.Response:
+        """A memory command with the session's current head and revision."""
+        current = self.view(session_id)["session"]
+        return self.post(
+            f"/v1/sessions/{session_id}/memory",
+            {"expected": current["head"], "revision": current["revision"], "command": command},
+        )
+
+    def remember(self, session_id: str, key: str, content: str, kind: str = "fact") -> Any:
+        command = {"_tag": "Remember", "key": key, "content": content, "kind": kind}
+        return self.ok(self.command(session_id, command))
+
+    def turn(self, session_id: str, *items: dict[str, Any], **fields: Any) -> Any:
+        return self.ok(
+            self.post(f"/v1/sessions/{session_id}/turns", {"items": list(items), **fields}), 201
+        )
+
+    def wait_idle(self, session_id: str, timeout: float = 20) -> list[dict[str, Any]]:
+        """Wait until no consolidation run of the session is queued or running; its runs."""
+        deadline = time.monotonic() + timeout
+        while True:
+            runs: list[dict[str, Any]] = self.ok(self.get(f"/v1/sessions/{session_id}/runs"))[
+                "runs"
+            ]
+            if all(run["status"] not in ("queued", "running") for run in runs):
+                return runs
+            if time.monotonic() > deadline:
+                raise AssertionError(f"runs still pending: {runs}")
+            time.sleep(0.05)
+
+    def graphql(self, query: str, **variables: Any) -> Any:
+        response = self.post("/graphql", {"query": query, "variables": variables})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+
+def user(content: str, id: str | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"type": "message", "role": "user", "content": content}
+    if id is not None:
+        item["id"] = id
+    return item
+
+
+def assistant(content: str) -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "content": content}
+
+
+def make_token(target: Target, org: str, person: str) -> str:
+    settings = Settings.model_validate(
+        {
+            "neo4j_uri": target.uri,
+            "neo4j_user": target.user,
+            "neo4j_password": SecretStr(target.password),
+        }
+    )
+    return asyncio.run(_create_token(settings, org, person))
+
+
+@pytest.fixture
+def tokens(neo4j_target: Target, graph: Graph) -> Callable[[str, str], str]:
+    """Make a token for (org, person) in the clean graph of this test."""
+    return lambda org, person: make_token(neo4j_target, org, person)
+
+
+@pytest.fixture
+def api(server: RunningServer, tokens: Callable[[str, str], str]) -> Iterator[Api]:
+    """A client for person `ana` of org `acme`."""
+    client = Api(server.url, tokens("acme", "ana"))
+    yield client
+    client.http.close()
+
+
+@pytest.fixture
+def other_org(server: RunningServer, tokens: Callable[[str, str], str]) -> Iterator[Api]:
+    """A client for person `olaf` of another org, `globex`."""
+    client = Api(server.url, tokens("globex", "olaf"))
+    yield client
+    client.http.close()

@@ -1,0 +1,98 @@
+"""A small OpenAI-compatible server that a test starts on localhost and scripts.
+
+Each POST to /v1/chat/completions takes the next scripted reply: an answer (message content),
+an HTTP error status, or a delay before either. With nothing scripted it answers no changes.
+Every request body is kept, so a test can read what the service sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str = '{"changes": []}'
+    status: int = 200
+    delay: float = 0.0
+
+
+def changes(*items: dict[str, Any]) -> Reply:
+    return Reply(content=json.dumps({"changes": list(items)}))
+
+
+class OpenAIStub:
+    """The scripted server; `url` is what OPENAI_BASE_URL points at."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with stub.lock:
+                    stub.requests.append(body)
+                    reply = stub.replies.popleft() if stub.replies else Reply()
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.status != 200:
+                    payload = {"error": {"message": "scripted failure", "type": "server_error"}}
+                    self._send(reply.status, payload)
+                    return
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-stub",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "stub"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": reply.content},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    },
+                )
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def script(self, *replies: Reply) -> None:
+        with self.lock:
+            self.replies.extend(replies)
+
+    def reset(self) -> None:
+        with self.lock:
+            self.replies.clear()
+            self.requests.clear()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
