@@ -62,7 +62,9 @@ def neo4j_target() -> Iterator[Target]:
         with Neo4jContainer("neo4j:5.26-community") as container:
             yield Target(container.get_connection_url(), "neo4j", container.password, "neo4j")
         return
-    settings = Settings(state_dir=ROOT / ".openbot-memory-test")
+    # OPENBOT_MEMORY_TEST_STATE lets parallel runs each keep a Neo4j of their own.
+    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
+    settings = Settings(state_dir=Path(state))
     already = local_server.status(settings) is not None
     server = local_server.start(settings)
     yield Target(server.bolt_uri, server.user, server.password, "neo4j")
