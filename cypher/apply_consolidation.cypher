@@ -12,7 +12,6 @@ SET r.status = 'succeeded', r.finishedAt = $run.at, r.head = $run.head, r.error 
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
 SET s.revision = s.revision + 1
-REMOVE s._lock
 WITH s, v, r
 CALL (r) {
   UNWIND $read AS uid

@@ -3,5 +3,4 @@
 MATCH (r:Run {id: $run})-[:FOR_SESSION]->(s:Session)
 WHERE r.status = 'queued' AND NOT EXISTS { (s)<-[:FOR_SESSION]-(:Run {status: 'running'}) }
 SET r.status = 'running', r.startedAt = $now, r.attempts = r.attempts + 1
-REMOVE s._claim
 RETURN r.id AS id

@@ -3,5 +3,4 @@ MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
 SET s.useOverride = CASE WHEN $setUse THEN $use ELSE s.useOverride END,
     s.generateOverride = CASE WHEN $setGenerate THEN $generate ELSE s.generateOverride END,
     s.revision = s.revision + 1
-REMOVE s._lock
 RETURN s.revision AS revision

@@ -4,4 +4,5 @@ WHERE NOT EXISTS { (s)<-[:FOR_SESSION]-(:Run {status: 'running'}) }
   AND NOT s.id IN $busy
 WITH r, s ORDER BY r.queuedAt, r.id LIMIT 1
 SET s._claim = true
+REMOVE s._claim
 RETURN r.id AS id, s.id AS session

@@ -23,5 +23,4 @@ FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPL
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
 SET s.revision = s.revision + 1
-REMOVE s._lock
 RETURN v.id AS head

@@ -15,7 +15,6 @@ CREATE (v)-[:OF]->(s)
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
 SET s.revision = s.revision + 1
-REMOVE s._lock
 WITH s, t, v, h
 CALL (t, v, h) {
   UNWIND range(0, size($turn.items) - 1) AS n

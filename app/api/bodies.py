@@ -127,9 +127,12 @@ def validation_error(exc: pydantic.ValidationError) -> ValidationError:
     return ValidationError(f"{field}: {first['msg']}", field)
 
 
-async def parse(request: Request, model: type[Body]) -> Body:
-    """The request's JSON body as `model`; 400 ValidationError naming the field otherwise."""
+async def parse(request: Request, model: type[Body], empty_ok: bool = False) -> Body:
+    """The request's JSON body as `model`; 400 ValidationError naming the field otherwise.
+    With `empty_ok`, an empty body is `{}` (every field at its default)."""
     raw = await request.body()
+    if empty_ok and not raw.strip():
+        raw = b"{}"
     try:
         data = json.loads(raw or b"null")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -158,3 +161,15 @@ class RecordTurn(Strict):
 
 class CompleteTurn(Strict):
     items: Annotated[list[TurnItemBody], Field(max_length=500)] = []
+
+
+class Fork(Strict):
+    at: str | None = None
+
+
+class Revert(Strict):
+    """Going back is checked like a memory command: the head and revision the client saw."""
+
+    expected: str
+    revision: int
+    to: str

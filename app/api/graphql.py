@@ -24,7 +24,9 @@ from strawberry.types import Info
 
 from app.errors import ServiceError, ValidationError
 from app.memory import commands, values
+from app.memory.history import Version
 from app.memory.service import Service
+from app.memory.turns import instructions_for
 
 EpochMillis = NewType("EpochMillis", int)
 EPOCH_MILLIS = strawberry.scalar(
@@ -69,9 +71,41 @@ class Context:
             found = await sessions.histories(who, ids)
             return [found.get(i, []) for i in ids]
 
+        service = self.service
+
+        async def load_turn_ids(uids: list[str]) -> list[str | None]:
+            found = await service.turns.turns_of_items(uids)
+            return [found.get(uid) for uid in uids]
+
+        async def load_turns(ids: list[str]) -> list[dict[str, Any] | None]:
+            found = await service.turns.find(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_run_ids(ids: list[str]) -> list[list[str]]:
+            found = await service.consolidation.run_ids(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        async def load_runs(ids: list[str]) -> list[dict[str, Any] | None]:
+            found = await service.consolidation.find(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_versions(ids: list[str]) -> list[list[Version]]:
+            found = await service.history.versions(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        async def load_memories(versions: list[str]) -> list[list[values.Entry]]:
+            found = await service.history.memories(who, versions)
+            return [found.get(v, []) for v in versions]
+
         self.sessions = DataLoader(load_fn=load_sessions)
         self.agents = DataLoader(load_fn=load_agents)
         self.histories = DataLoader(load_fn=load_histories)
+        self.turn_ids = DataLoader(load_fn=load_turn_ids)
+        self.turns = DataLoader(load_fn=load_turns)
+        self.run_ids = DataLoader(load_fn=load_run_ids)
+        self.runs = DataLoader(load_fn=load_runs)
+        self.versions = DataLoader(load_fn=load_versions)
+        self.memories = DataLoader(load_fn=load_memories)
         self._items: dict[tuple[int, int], DataLoader[str, list[values.Item]]] = {}
 
     def items(self, offset: int, limit: int) -> DataLoader[str, list[values.Item]]:
@@ -102,10 +136,12 @@ class Item:
     author: str | None
     at: EpochMillis
     seq: int
+    uid: strawberry.Private[str]
 
     @classmethod
     def from_domain(cls, item: values.Item) -> Item:
         return cls(
+            uid=item.uid,
             id=item.id,
             type=item.type,
             role=item.role,
@@ -115,6 +151,107 @@ class Item:
             at=EpochMillis(item.at),
             seq=item.seq,
         )
+
+    @strawberry.field(description="The turn the item came in (none for a memory edit).")
+    async def turn(self, info: GraphInfo) -> Turn | None:
+        turn_id = await info.context.turn_ids.load(self.uid)
+        if turn_id is None:
+            return None
+        return Turn.maybe(await info.context.turns.load(turn_id))
+
+
+@strawberry.type
+class Turn:
+    """One model step of a session, with the memory keys it was shown (S5)."""
+
+    id: str
+    status: str
+    model: str | None
+    shown: list[str] = strawberry.field(description="The session memory keys it was shown.")
+    item_ids: list[str]
+    at: EpochMillis
+    completed_at: EpochMillis | None
+    session_id: strawberry.Private[str]
+
+    @classmethod
+    def maybe(cls, answer: dict[str, Any] | None) -> Turn | None:
+        if answer is None:
+            return None
+        turn = answer["turn"]
+        completed = turn.get("completedAt")
+        return cls(
+            id=turn["id"],
+            status=turn["status"],
+            model=turn.get("model"),
+            shown=list(turn.get("shown") or []),
+            item_ids=list(turn.get("items") or []),
+            at=EpochMillis(turn["at"]),
+            completed_at=None if completed is None else EpochMillis(completed),
+            session_id=answer["session"]["id"],
+        )
+
+    @strawberry.field
+    async def session(self, info: GraphInfo) -> Session | None:
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+
+@strawberry.type
+class DroppedChange:
+    """A change a model proposed that broke a rule (S9, S10), and which one."""
+
+    op: str
+    key: str
+    reason: str
+    proposal: str
+
+
+@strawberry.type
+class Run:
+    """One consolidation: what it read, the model, the changes it kept and dropped, its error."""
+
+    id: str
+    status: str
+    model: str | None
+    trigger: str
+    error: str | None
+    queued_at: EpochMillis
+    finished_at: EpochMillis | None
+    attempts: int
+    read: list[str] = strawberry.field(description="The ids of the items it read.")
+    dropped: list[DroppedChange]
+    kept_ids: strawberry.Private[list[str]]
+    turn_id: strawberry.Private[str | None]
+
+    @classmethod
+    def maybe(cls, run: dict[str, Any] | None) -> Run | None:
+        if run is None:
+            return None
+        finished = run.get("finishedAt")
+        return cls(
+            id=run["id"],
+            status=run["status"],
+            model=run.get("model"),
+            trigger=run.get("trigger") or "turn",
+            error=run.get("error"),
+            queued_at=EpochMillis(run["queuedAt"]),
+            finished_at=None if finished is None else EpochMillis(finished),
+            attempts=run.get("attempts") or 0,
+            read=list(run.get("read") or []),
+            dropped=[DroppedChange(**d) for d in run.get("dropped") or []],
+            kept_ids=list(run.get("kept") or []),
+            turn_id=run.get("turn"),
+        )
+
+    @strawberry.field(description="The changes it applied.")
+    async def changes(self, info: GraphInfo) -> list[Change]:
+        chains = await info.context.histories.load_many(self.kept_ids)
+        return [Change.from_domain(chain[0]) for chain in chains if chain]
+
+    @strawberry.field
+    async def turn(self, info: GraphInfo) -> Turn | None:
+        if self.turn_id is None:
+            return None
+        return Turn.maybe(await info.context.turns.load(self.turn_id))
 
 
 @strawberry.type
@@ -138,6 +275,7 @@ class Change:
     model: str | None
     cites: list[Item]
     session_id: strawberry.Private[str | None]
+    run_id: strawberry.Private[str | None]
 
     @classmethod
     def from_domain(cls, change: values.Change) -> Change:
@@ -159,7 +297,14 @@ class Change:
             model=change.model,
             cites=[Item.from_domain(item) for item in change.cites],
             session_id=change.session,
+            run_id=change.run,
         )
+
+    @strawberry.field(description="The consolidation run that made it, if one did.")
+    async def run(self, info: GraphInfo) -> Run | None:
+        if self.run_id is None:
+            return None
+        return Run.maybe(await info.context.runs.load(self.run_id))
 
     @strawberry.field
     async def session(self, info: GraphInfo) -> Session | None:
@@ -287,7 +432,69 @@ class Session:
             return None
         return Session.maybe(await info.context.sessions.load(self.forked_from_id))
 
+    @strawberry.field(description="Consolidation runs, newest first.")
+    async def runs(self, info: GraphInfo) -> list[Run]:
+        ids = await info.context.run_ids.load(self.id)
+        return [run for run in map(Run.maybe, await info.context.runs.load_many(ids)) if run]
+
+    @strawberry.field(description="Every head the session ever had, oldest first.")
+    async def versions(self, info: GraphInfo) -> list[SessionVersion]:
+        return [
+            SessionVersion.from_domain(v) for v in await info.context.versions.load(self.id)
+        ]
+
+    @strawberry.field(description="S5, S6: the memory text a turn would get now.")
+    async def instructions(self, info: GraphInfo) -> Instructions:
+        ctx = info.context
+        view = await ctx.sessions.load(self.id)
+        assert view is not None
+        shown = instructions_for(view, ctx.service.settings.max_length)
+        return Instructions(memory=shown.text, session_keys=list(shown.keys), agent_keys=[])
+
     @strawberry.field(description="The timeline up to the head, oldest first.")
+    async def items(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Item]:
+        loader = info.context.items(*_page(offset, limit))
+        return [Item.from_domain(item) for item in await loader.load(self.head)]
+
+
+@strawberry.type
+class Instructions:
+    memory: str
+    session_keys: list[str]
+    agent_keys: list[str]
+
+
+@strawberry.type(name="Version")
+class SessionVersion:
+    """A head the session had: when, what made it, and (on request) everything as it was."""
+
+    id: str
+    cause: str = strawberry.field(
+        description="start, turn, remember, forget, consolidation, fork or revert"
+    )
+    at: EpochMillis
+    parent: str | None
+    reverted_from: str | None
+    added: list[str] = strawberry.field(description="The ids of the items it added.")
+    current: bool
+
+    @classmethod
+    def from_domain(cls, version: Version) -> SessionVersion:
+        return cls(
+            id=version.id,
+            cause=version.cause,
+            at=EpochMillis(version.at),
+            parent=version.parent,
+            reverted_from=version.reverted_from,
+            added=list(version.added),
+            current=version.current,
+        )
+
+    @strawberry.field(description="The memory entries as they were at this version.")
+    async def entries(self, info: GraphInfo) -> list[Entry]:
+        return [Entry.from_domain(e) for e in await info.context.memories.load(self.id)]
+
+    @strawberry.field(description="The timeline as it was at this version, oldest first.")
     async def items(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Item]:
         loader = info.context.items(*_page(offset, limit))
         return [Item.from_domain(item) for item in await loader.load(self.id)]
@@ -358,7 +565,7 @@ async def _command(
 
 
 @strawberry.type
-class Mutation:
+class MemoryMutation:
     @strawberry.mutation(description="S13: add or replace an entry and make it active.")
     async def remember(
         self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int,
@@ -396,6 +603,24 @@ class Mutation:
         return await _command(info, str(session_id), expected, revision, commands.Refresh())
 
 
+@strawberry.type
+class HistoryMutation:
+    @strawberry.mutation(description="A new session with the history and memory of this one.")
+    async def fork(
+        self, info: GraphInfo, session_id: strawberry.ID, at: str | None = None
+    ) -> Session:
+        ctx = info.context
+        return Session.from_domain(await ctx.service.history.fork(ctx.who, str(session_id), at))
+
+    @strawberry.mutation(description="Make history and memory what they were at a version.")
+    async def revert(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int, to: str
+    ) -> Session:
+        ctx = info.context
+        view = await ctx.service.history.revert(ctx.who, str(session_id), expected, revision, to)
+        return Session.from_domain(view)
+
+
 class ServiceErrors(MaskErrors):
     """Expected errors keep their message and carry `extensions.code`; all others are masked."""
 
@@ -429,6 +654,11 @@ class ServiceErrors(MaskErrors):
                     extensions=extensions,
                 )
             yield error
+
+
+@strawberry.type
+class Mutation(MemoryMutation, HistoryMutation):
+    pass
 
 
 schema = strawberry.Schema(

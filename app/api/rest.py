@@ -166,8 +166,51 @@ async def get_runs(request: Request) -> Response:
     session_id = request.path_params["id"]
     service = service_of(request)
     await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
-    runs = await service.consolidation.runs(who, [session_id])
-    return json({"runs": runs.get(session_id, [])})
+    return json({"runs": await service.consolidation.runs(who, session_id)})
+
+
+async def fork_session(request: Request) -> Response:
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.Fork, empty_ok=True)
+    view = await service_of(request).history.fork(who, request.path_params["id"], body.at)
+    return json(view.to_json(), 201)
+
+
+async def revert_session(request: Request) -> Response:
+    who = await principal_of(request)
+    body = await bodies.parse(request, bodies.Revert)
+    view = await service_of(request).history.revert(
+        who, request.path_params["id"], body.expected, body.revision, body.to
+    )
+    return json(view.to_json())
+
+
+async def list_versions(request: Request) -> Response:
+    who = await principal_of(request)
+    session_id = request.path_params["id"]
+    service = service_of(request)
+    await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
+    versions = await service.history.versions(who, [session_id])
+    return json({"versions": [v.to_json() for v in versions.get(session_id, [])]})
+
+
+async def get_version(request: Request) -> Response:
+    """A version as it was: its memory entries, processed items, and a page of its timeline."""
+    who = await principal_of(request)
+    offset, limit = page_of(request)
+    version, entries, processed, items = await service_of(request).history.at_version(
+        who, request.path_params["id"], request.path_params["version"], offset, limit
+    )
+    return json(
+        {
+            "version": {"id": version["id"], "cause": version["cause"], "at": version["at"]},
+            "memory": {
+                "entries": {entry.key: entry.to_json() for entry in entries},
+                "processed": processed,
+            },
+            "items": [item.to_json() for item in items],
+        }
+    )
 
 
 async def get_org_settings(request: Request) -> Response:
@@ -199,6 +242,10 @@ routes = [
     Route("/v1/sessions/{id}/turns/{turn}/complete", complete_turn, methods=["POST"]),
     Route("/v1/sessions/{id}/instructions", get_instructions, methods=["GET"]),
     Route("/v1/sessions/{id}/runs", get_runs, methods=["GET"]),
+    Route("/v1/sessions/{id}/fork", fork_session, methods=["POST"]),
+    Route("/v1/sessions/{id}/revert", revert_session, methods=["POST"]),
+    Route("/v1/sessions/{id}/versions", list_versions, methods=["GET"]),
+    Route("/v1/sessions/{id}/versions/{version}", get_version, methods=["GET"]),
     Route("/v1/org/settings", get_org_settings, methods=["GET"]),
     Route("/v1/org/settings", patch_org_settings, methods=["PATCH"]),
 ]

@@ -255,9 +255,26 @@ class Consolidation:
         except TimeoutError as exc:
             raise SessionConflict("consolidation is still running; read the session later") from exc
 
-    async def runs(self, who: Principal, session_ids: Sequence[str]) -> dict[str, list[Any]]:
-        async def work(tx: Tx) -> dict[str, list[Any]]:
+    async def run_ids(self, who: Principal, session_ids: Sequence[str]) -> dict[str, list[str]]:
+        """Each session's runs, newest first."""
+
+        async def work(tx: Tx) -> dict[str, list[str]]:
             rows = await tx.rows("session_runs", org=who.org, ids=list(session_ids))
             return {row["sid"]: row["runs"] for row in rows}
 
         return await self.db.read(work)
+
+    async def find(self, who: Principal, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Runs by id: status, model, error, turn, and the items read, changes kept and dropped."""
+
+        async def work(tx: Tx) -> dict[str, dict[str, Any]]:
+            rows = await tx.rows("find_runs", org=who.org, ids=list(run_ids))
+            return {row["run"]["id"]: row["run"] for row in rows}
+
+        return await self.db.read(work)
+
+    async def runs(self, who: Principal, session_id: str) -> list[dict[str, Any]]:
+        """One session's runs, newest first."""
+        ids = (await self.run_ids(who, [session_id])).get(session_id, [])
+        found = await self.find(who, ids)
+        return [found[i] for i in ids if i in found]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from app.config import Settings
 from app.memory.consolidation import Consolidation
+from app.memory.history import History
 from app.memory.sessions import Sessions
 from app.memory.tokens import Tokens
 from app.memory.turns import Turns
@@ -23,6 +24,7 @@ class Service:
     tokens: Tokens
     turns: Turns
     consolidation: Consolidation
+    history: History
     models: Models
 
     @classmethod
@@ -36,6 +38,7 @@ class Service:
             tokens=Tokens(db, settings.default_model),
             turns=Turns(db, settings.max_length, consolidation.wake),
             consolidation=consolidation,
+            history=History(db),
             models=models,
         )
 

@@ -36,10 +36,20 @@ def resolve_model(*choices: str | None) -> str | None:
     return next((choice for choice in choices if choice), None)
 
 
+async def memory_at(tx: Tx, org: str, versions: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The memory (entries and processed items) as it was at each version, in one statement."""
+    rows = await tx.rows("memory_at", org=org, versions=list(versions))
+    return {row["vid"]: row for row in rows}
+
+
 async def load_views(tx: Tx, org: str, ids: Sequence[str]) -> dict[str, SessionView]:
-    """Session views by id, in one statement; ids of other orgs are simply absent."""
+    """Session views by id, in two statements; ids of other orgs are simply absent."""
     rows = await tx.rows("session_views", org=org, ids=list(ids))
-    return {row["session"]["id"]: SessionView.from_record(row) for row in rows}
+    memories = await memory_at(tx, org, [row["session"]["head"] for row in rows])
+    return {
+        row["session"]["id"]: SessionView.from_record({**row, **memories[row["session"]["head"]]})
+        for row in rows
+    }
 
 
 async def load_view(tx: Tx, org: str, session_id: str) -> SessionView:
@@ -187,15 +197,15 @@ class Sessions:
         return await self.db.read(lambda tx: load_view(tx, who.org, session_id))
 
     async def items(
-        self, who: Principal, ids: Sequence[str], offset: int, limit: int
+        self, who: Principal, versions: Sequence[str], offset: int, limit: int
     ) -> dict[str, list[Item]]:
-        """A page of each session's timeline, in one statement."""
+        """A page of the timeline as it was at each version (a head: the timeline now)."""
 
         async def work(tx: Tx) -> dict[str, list[Item]]:
             rows = await tx.rows(
-                "session_items", org=who.org, ids=list(ids), offset=offset, limit=limit
+                "version_items", org=who.org, versions=list(versions), offset=offset, limit=limit
             )
-            return {row["sid"]: [Item.from_record(i) for i in row["items"]] for row in rows}
+            return {row["vid"]: [Item.from_record(i) for i in row["items"]] for row in rows}
 
         return await self.db.read(work)
 

@@ -155,10 +155,21 @@ class Turns:
     async def turn(self, who: Principal, session_id: str, turn: str) -> dict[str, Any]:
         return await self.db.read(lambda tx: self._view(tx, who, session_id, turn))
 
-    async def turns_of_items(self, who: Principal, uids: Sequence[str]) -> dict[str, Any]:
-        async def work(tx: Tx) -> dict[str, Any]:
-            rows = await tx.rows("turns_of_items", org=who.org, uids=list(uids))
-            return {row["uid"]: turn_json(row["turn"]) for row in rows}
+    async def turns_of_items(self, uids: Sequence[str]) -> dict[str, str]:
+        """The turn id of each item (by uid) that came in a turn."""
+
+        async def work(tx: Tx) -> dict[str, str]:
+            rows = await tx.rows("turns_of_items", uids=list(uids))
+            return {row["uid"]: row["turn"] for row in rows}
+
+        return await self.db.read(work)
+
+    async def find(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Turns by id, as `turn_json` answers them."""
+
+        async def work(tx: Tx) -> dict[str, dict[str, Any]]:
+            rows = await tx.rows("find_turns", org=who.org, ids=list(turn_ids))
+            return {row["turn"]["id"]: turn_json(row["turn"]) for row in rows}
 
         return await self.db.read(work)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from app.models.base import ContextItem, ModelRequest
 
-_NAME = re.compile(r"\b(?:my name is|call me|i am called)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)")
+_NAME = re.compile(r"\b(?i:my name is|call me|i am called)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)")
 _BUDGET = re.compile(
     r"\b(?:(?:my|our|the)\s+)?(?:(\w+)\s+)?budget\s+(?:is|of|will be)\s+"
     r"(?:about\s+|around\s+)?([$€£]?\s?\d[\d,.]*\s?(?:[A-Z]{3}|euros?|dollars?|pounds?|k)?)",

@@ -1,0 +1,148 @@
+"""Forks and versions (S3, S4, A7): memory is part of a session's history.
+
+Every head a session ever had is an immutable version; the memory at a version is derived from
+the changes on the branch that ends there. So a fork is a new session continuing the source's
+history at a version (its memory copied change by change, linked to the originals), and going
+back is a new head whose parent is the old version: nothing is destroyed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import NotFound
+from app.memory.ids import new_head, new_id, now_ms
+from app.memory.sessions import check_expected, load_view, lock, memory_at
+from app.memory.values import Entry, Item, Principal, SessionView
+from app.store.database import Database, Tx
+
+
+@dataclass(frozen=True)
+class Version:
+    """A past or present head of a session."""
+
+    id: str
+    cause: str
+    at: int
+    depth: int
+    parent: str | None
+    reverted_from: str | None
+    added: tuple[str, ...]
+    current: bool
+
+    @classmethod
+    def from_record(cls, row: dict[str, Any]) -> Version:
+        return cls(
+            id=row["id"],
+            cause=row["cause"],
+            at=row["at"],
+            depth=row["depth"],
+            parent=row.get("parent"),
+            reverted_from=row.get("revertedFrom"),
+            added=tuple(row.get("added") or ()),
+            current=bool(row.get("current")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "cause": self.cause,
+            "at": self.at,
+            "parent": self.parent,
+            "revertedFrom": self.reverted_from,
+            "added": list(self.added),
+            "current": self.current,
+        }
+
+
+async def find_version(tx: Tx, org: str, session_id: str, version: str) -> dict[str, Any]:
+    """A version in the session's history; 404 when the session never had it."""
+    row = await tx.row("session_version", org=org, id=session_id, version=version)
+    if row is None:
+        raise NotFound(f"session {session_id} has no version {version}")
+    found: dict[str, Any] = row["version"]
+    return found
+
+
+@dataclass
+class History:
+    """Forking, going back, and reading any version."""
+
+    db: Database
+
+    async def fork(self, who: Principal, session_id: str, at: str | None) -> SessionView:
+        """A new session whose history and memory are the source's at `at` (default: head)."""
+
+        async def work(tx: Tx) -> SessionView:
+            # The source's lock makes the fork wait for a writer in flight: one version, whole.
+            state = await lock(tx, who.org, session_id)
+            version = state["head"] if at is None else at
+            await find_version(tx, who.org, session_id, version)
+            memory = (await memory_at(tx, who.org, [version]))[version]
+            fork = {
+                "id": new_id("ses"),
+                "at": version,
+                "person": who.person,
+                "head": new_head(),
+                "createdAt": now_ms(),
+            }
+            copies = [{"id": new_id("chg"), "from": entry["change"]} for entry in memory["entries"]]
+            await tx.row("fork_session", org=who.org, source=session_id, fork=fork, copies=copies)
+            return await load_view(tx, who.org, str(fork["id"]))
+
+        return await self.db.write(work)
+
+    async def revert(
+        self, who: Principal, session_id: str, expected: str, revision: int, to: str
+    ) -> SessionView:
+        """Make history and memory what they were at `to`, as a new head (S12's check first)."""
+
+        async def work(tx: Tx) -> SessionView:
+            state = await lock(tx, who.org, session_id)
+            check_expected(state, expected, revision)
+            await find_version(tx, who.org, session_id, to)
+            revert = {"to": to, "head": new_head(), "at": now_ms()}
+            await tx.row("revert_session", id=session_id, revert=revert)
+            return await load_view(tx, who.org, session_id)
+
+        return await self.db.write(work)
+
+    async def versions(
+        self, who: Principal, session_ids: Sequence[str]
+    ) -> dict[str, list[Version]]:
+        async def work(tx: Tx) -> dict[str, list[Version]]:
+            rows = await tx.rows("session_versions", org=who.org, ids=list(session_ids))
+            return {row["sid"]: [Version.from_record(v) for v in row["versions"]] for row in rows}
+
+        return await self.db.read(work)
+
+    async def memories(self, who: Principal, versions: Sequence[str]) -> dict[str, list[Entry]]:
+        """The memory entries as they were at each version, newest first."""
+
+        async def work(tx: Tx) -> dict[str, list[Entry]]:
+            found = await memory_at(tx, who.org, versions)
+            return {v: _entries(row["entries"]) for v, row in found.items()}
+
+        return await self.db.read(work)
+
+    async def at_version(
+        self, who: Principal, session_id: str, version: str, offset: int, limit: int
+    ) -> tuple[dict[str, Any], list[Entry], list[str], list[Item]]:
+        """A version as it was: the version, its memory entries, processed ids, and items."""
+
+        async def work(tx: Tx) -> tuple[dict[str, Any], list[Entry], list[str], list[Item]]:
+            found = await find_version(tx, who.org, session_id, version)
+            memory = (await memory_at(tx, who.org, [version]))[version]
+            rows = await tx.rows(
+                "version_items", org=who.org, versions=[version], offset=offset, limit=limit
+            )
+            items = [Item.from_record(i) for row in rows for i in row["items"]]
+            return found, _entries(memory["entries"]), list(memory["processed"]), items
+
+        return await self.db.read(work)
+
+
+def _entries(records: Sequence[dict[str, Any]]) -> list[Entry]:
+    return sorted((Entry.from_record(e) for e in records), key=lambda e: (-e.updated_at, e.key))

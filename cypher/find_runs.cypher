@@ -1,0 +1,21 @@
+// Consolidation runs by id: status, model, error, the turn, and what they read, kept, dropped.
+UNWIND $ids AS rid
+MATCH (r:Run {id: rid})-[:FOR_SESSION]->(s:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+OPTIONAL MATCH (r)-[:FOR_TURN]->(t:Turn)
+CALL (r) {
+  OPTIONAL MATCH (r)-[:READ]->(i:Item)
+  WITH i ORDER BY i.seq
+  RETURN collect(i.id) AS read
+}
+CALL (r) {
+  OPTIONAL MATCH (c:Change)-[:MADE_BY]->(r)
+  WITH c ORDER BY c.key
+  RETURN collect(c.id) AS kept
+}
+CALL (r) {
+  OPTIONAL MATCH (r)-[:DROPPED]->(d:DroppedChange)
+  WITH d ORDER BY d.key, d.reason
+  RETURN collect(d {.op, .key, .reason, .proposal}) AS dropped
+}
+RETURN r {.id, .status, .model, .trigger, .error, .queuedAt, .startedAt, .finishedAt, .attempts,
+          .head, session: s.id, turn: t.id, read: read, kept: kept, dropped: dropped} AS run

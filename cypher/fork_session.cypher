@@ -1,0 +1,40 @@
+// A fork: a new session whose first version continues the source's history at $fork.at,
+// with the source's overrides (S4), linked to the source by FORKED_FROM naming the version.
+MATCH (src:Session {id: $source})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
+MATCH (at:Version {id: $fork.at})
+MATCH (p:Person {org: $org, id: $fork.person})
+OPTIONAL MATCH (src)-[:STARTED_FROM]->(parent:Session)
+CREATE (f:Session {id: $fork.id, kind: src.kind, revision: 0, model: src.model,
+                   useOverride: src.useOverride, generateOverride: src.generateOverride,
+                   createdAt: $fork.createdAt})
+CREATE (f)-[:OF_AGENT]->(a)
+CREATE (f)-[:WITH]->(p)
+CREATE (f)-[:FORKED_FROM {at: at.id, createdAt: $fork.createdAt}]->(src)
+FOREACH (x IN CASE WHEN parent IS NULL THEN [] ELSE [parent] END |
+  CREATE (f)-[:STARTED_FROM]->(x))
+CREATE (v:Version {id: $fork.head, depth: at.depth + 1, items: at.items, cause: 'fork',
+                   at: $fork.createdAt})
+CREATE (v)-[:PARENT]->(at)
+CREATE (v)-[:OF]->(f)
+CREATE (f)-[:HEAD]->(v)
+WITH f, v, p
+// S3: the fork's memory is a copy: one change per entry, made by the fork, linked to the
+// change it copies and citing the same items. The copy keeps the entry's updatedAt.
+CALL (f, v, p) {
+  UNWIND $copies AS copy
+  MATCH (original:Change {id: copy.from})
+  CREATE (c:Change {id: copy.id, op: 'copy', maker: 'fork', key: original.key,
+                    content: original.content, kind: original.kind, status: original.status,
+                    at: original.at, copiedAt: $fork.createdAt,
+                    beforeContent: original.content, beforeKind: original.kind,
+                    beforeStatus: original.status, revision: 0, head: v.id})
+  CREATE (c)-[:AT]->(v)
+  CREATE (c)-[:IN_SESSION]->(f)
+  CREATE (c)-[:MADE_BY]->(p)
+  CREATE (c)-[:COPIED_FROM]->(original)
+  CREATE (c)-[:REPLACES]->(original)
+  WITH c, original
+  MATCH (original)-[:CITES]->(i:Item)
+  CREATE (c)-[:CITES]->(i)
+}
+RETURN f.id AS id

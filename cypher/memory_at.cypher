@@ -1,0 +1,22 @@
+// S2 at any version, derived from the change record: for each key, the newest change on the
+// branch that ends at the version; processed items are those that runs on that branch read.
+UNWIND $versions AS vid
+MATCH (h:Version {id: vid})-[:OF]->(:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+CALL (h) {
+  MATCH (h)-[:PARENT*0..]->(v:Version)<-[:AT]-(c:Change)
+  WITH c, v ORDER BY v.depth DESC
+  WITH c.key AS key, head(collect(c)) AS latest
+  CALL (latest) {
+    OPTIONAL MATCH (latest)-[:CITES]->(i:Item)
+    WITH i ORDER BY i.seq
+    RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}) AS sources
+  }
+  RETURN collect(latest {.key, .content, .kind, .status, updatedAt: latest.at,
+                         change: latest.id, sources: sources}) AS entries
+}
+CALL (h) {
+  OPTIONAL MATCH (h)-[:PARENT*0..]->(:Version)<-[:AT]-(:Run)-[:READ]->(i:Item)
+  WITH DISTINCT i ORDER BY i.seq
+  RETURN collect(i.id) AS processed
+}
+RETURN vid, entries, processed
