@@ -21,7 +21,7 @@ class Models:
         if self._client is None:
             key = self.settings.openai_api_key
             self._client = openai.AsyncOpenAI(
-                base_url=self.settings.openai_base_url,
+                base_url=self.settings.openai_base_url or None,
                 api_key=key.get_secret_value() if key else "not-set",
                 timeout=self.settings.model_timeout_seconds,
                 max_retries=self.settings.model_retries,

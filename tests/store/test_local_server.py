@@ -1,0 +1,98 @@
+"""The project's own Neo4j: start, reuse, stop with no Java left; `serve` reuses it and a
+`kill -9` of the service leaves the data intact."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.config import Settings
+from app.store import local_server
+from tests.conftest import ROOT, free_port
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("NEO4J_URI")), reason="an outside Neo4j: the local one is not in use"
+)
+
+
+def java_pids(home: Path) -> list[int]:
+    answer = subprocess.run(["pgrep", "-f", f"--home-dir={home}"], capture_output=True, text=True,
+                            check=False)
+    return [int(pid) for pid in answer.stdout.split()]
+
+
+def test_start_reuses_and_stop_leaves_no_java_process(tmp_path: Path) -> None:
+    settings = Settings(state_dir=tmp_path / "state")
+    first = local_server.start(settings)
+    try:
+        again = local_server.start(settings)
+        assert again.pid == first.pid
+        assert local_server.status(settings) == first
+        home = Path(first.home)
+        assert java_pids(home) == [first.pid]
+        browser = httpx.get(first.browser_url, timeout=10)
+        assert browser.status_code == 200
+        assert "Neo4j Browser" in browser.text or "<html" in browser.text.lower()
+    finally:
+        assert local_server.stop(settings) is True
+    assert java_pids(Path(first.home)) == []
+    assert local_server.status(settings) is None
+    assert local_server.stop(settings) is False
+
+
+def test_serve_reuses_the_local_neo4j_and_survives_kill_9() -> None:
+    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
+    settings = Settings(state_dir=Path(state))
+    running = local_server.status(settings)
+    assert running is not None  # the test run's Neo4j (tests/conftest.py)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    env["OPENBOT_MEMORY_STATE_DIR"] = state
+
+    def serve() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "app", "serve", "--port", str(port)],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def ready() -> httpx.Response:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=5)
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    token = subprocess.run(
+        [sys.executable, "-m", "app", "token", "create", "--org", "kill9", "--person", "ana"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    first = serve()
+    try:
+        assert ready().status_code == 200
+        headers = {"Authorization": f"Bearer {token}"}
+        agent = httpx.post(f"http://127.0.0.1:{port}/v1/agents", json={"name": "a"},
+                           headers=headers).json()["id"]
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    assert local_server.status(settings) == running  # Neo4j lives on
+    second = serve()
+    try:
+        assert ready().status_code == 200
+        answer = httpx.get(f"http://127.0.0.1:{port}/v1/agents/{agent}", headers=headers)
+        assert answer.status_code == 200
+        assert answer.json()["name"] == "a"
+        assert local_server.status(settings) == running  # reused, not started again
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)

@@ -1,0 +1,112 @@
+"""The command line as a person uses it: one-line errors, the local Neo4j's status, tokens."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.store.database import Target
+from tests.conftest import ROOT, Graph
+
+CLI = [sys.executable, "-m", "app"]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> (
+    subprocess.CompletedProcess[str]
+):
+    return subprocess.run(
+        [*CLI, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_serve_with_a_wrong_neo4j_uri_says_what_to_do_in_one_line() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]  # nothing listens once the socket is closed
+    answer = run_cli(
+        "serve",
+        "--port",
+        "0",
+        env={"NEO4J_URI": f"bolt://127.0.0.1:{dead}", "NEO4J_PASSWORD": "x"},
+    )
+    assert answer.returncode == 1
+    lines = answer.stderr.strip().splitlines()
+    assert len(lines) == 1, answer.stderr
+    assert lines[0].startswith("openbot-memory: error: Cannot reach Neo4j at bolt://127.0.0.1:")
+    assert "NEO4J_URI" in lines[0]
+    assert "Traceback" not in answer.stderr
+
+
+def test_serve_on_a_port_in_use_says_what_to_do_in_one_line(neo4j_target: Target) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        answer = run_cli(
+            "serve",
+            "--port",
+            str(port),
+            env={"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password},
+        )
+    assert answer.returncode == 1
+    assert answer.stderr.strip().splitlines() == [
+        f"openbot-memory: error: cannot listen on 127.0.0.1:{port} (Address already in use): "
+        "pass --port with a free port"
+    ]
+
+
+def test_token_create_stores_only_a_hash(neo4j_target: Target, graph: Graph) -> None:
+    answer = run_cli(
+        "token",
+        "create",
+        "--org",
+        "acme",
+        "--person",
+        "ana",
+        env={"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password},
+    )
+    assert answer.returncode == 0, answer.stderr
+    token = answer.stdout.strip()
+    assert token.startswith("obm_")
+    stored = graph.rows("MATCH (t:Token)-[:GRANTS]->(p:Person) RETURN t {.*} AS t, p.id AS p")
+    assert len(stored) == 1
+    assert stored[0]["p"] == "ana"
+    assert token not in str(stored)
+
+
+def test_token_create_rejects_a_bad_name() -> None:
+    answer = run_cli("token", "create", "--org", "two words", "--person", "ana",
+                     env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+    assert answer.returncode == 1
+    assert "org" in answer.stderr
+
+
+@pytest.mark.skipif(
+    bool(os.environ.get("NEO4J_URI")), reason="an outside Neo4j: the local one is not in use"
+)
+def test_neo4j_status_prints_how_to_log_in_to_the_browser(neo4j_target: Target) -> None:
+    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
+    answer = run_cli("neo4j", "status", env={"OPENBOT_MEMORY_STATE_DIR": state})
+    assert answer.returncode == 0, answer.stderr
+    assert f"connect URL: {neo4j_target.uri}" in answer.stdout
+    assert f"password:    {neo4j_target.password}" in answer.stdout
+    assert "/browser/" in answer.stdout
+    mode = (Path(state) / "neo4j" / "state.json").stat().st_mode & 0o777
+    assert mode == 0o600
+
+
+def test_neo4j_status_when_none_runs(tmp_path: Path) -> None:
+    answer = run_cli("neo4j", "status", env={"OPENBOT_MEMORY_STATE_DIR": str(tmp_path)})
+    assert answer.returncode == 3
+    assert "not running" in answer.stdout
