@@ -16,8 +16,8 @@ _PROSE_SECRET = re.compile(
     r"""(?ix)
     \b(pass(word|wd|phrase|code)?|pwd|pin|secret|api[\s_-]?key|access[\s_-]?key|auth[\s_-]?token|
        access[\s_-]?token|bearer|token|private[\s_-]?key|client[\s_-]?secret|credentials?)\b
-    (\s+(for|of|to)\s+[\w.@-]+)?         # "password for the wifi"
-    \s*(is|was|=|:|->|are|will\s+be)\s*  # "is", "=", ":"
+    (\s+(for|of|to|on|at)(\s+[\w.@'-]+){1,4}?)?  # "password for the wifi router"
+    \s*(is|was|=|:|->|are|will\s+be)(\s+now\b)?\s*  # "is", "is now", "=", ":"
     ["'`]?(?P<value>[^\s"'`]{4,})
     """
 )
@@ -26,6 +26,8 @@ _URL_SECRET_QUERY = re.compile(
     r"(?i)\bhttps?://\S*[?&](token|access_token|api_key|apikey|key|sig|signature|secret|"
     r"password|auth|x-amz-signature|x-amz-credential|code)=[^\s&]{6,}"
 )
+# "Bearer <token>", as in an Authorization header.
+_BEARER = re.compile(r"(?i)\bbearer(\s+token)?\s*[:=]?\s*[A-Za-z0-9._~+/-]{16,}=*")
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")
 _KEY_SHAPES = re.compile(
     r"""\b(
@@ -37,14 +39,22 @@ _KEY_SHAPES = re.compile(
       | AKIA[0-9A-Z]{16}                  # AWS access key id
       | AIza[0-9A-Za-z_-]{35}             # Google API key
       | glpat-[A-Za-z0-9_-]{20}           # GitLab
+      | npm_[A-Za-z0-9]{36}               # npm
+      | pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}  # PyPI
       | eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}  # JWT
-    )\b""",
+    )(?![A-Za-z0-9_-])""",  # not \b: a key may end in "-"
     re.VERBOSE,
 )
 _WORDS_NOT_SECRETS = frozenset(
     {"unknown", "required", "missing", "reset", "changed", "expired", "needed", "valid", "invalid",
-     "wrong", "correct", "secure", "weak", "strong", "private", "public", "shared", "stored"}
+     "wrong", "correct", "secure", "weak", "strong", "private", "public", "shared", "stored",
+     "saved", "kept", "encrypted", "hidden", "protected", "known", "written", "managed", "rotated",
+     "lost", "forgotten", "different", "long", "short", "too", "also", "still", "being"}
 )
+# Words that name a secret only sometimes ("the secret of good pasta is salt"): the value must
+# look like one (a digit, a symbol, a capital inside, or long).
+_LOOSE_NAMES = frozenset({"pin", "secret", "token", "credential", "credentials"})
+_LOOKS_SECRET = re.compile(r"\d|[#$%&*@^~_+=/\\|<>]|.[A-Z]|^.{20,}$")
 
 
 @cache
@@ -56,6 +66,8 @@ def _detect_secrets_plugins() -> tuple[Any, ...]:
         "Base64 High Entropy String",
         "Hex High Entropy String",
         "Secret Keyword",
+        # An IP address is not a credential.
+        "Public IP (ipv4)",
     }
     mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
     return tuple(plugin() for secret_type, plugin in mapping.items() if secret_type not in skip)
@@ -78,11 +90,15 @@ def credential_reason(text: str) -> str | None:
         return "URL with credentials"
     if _URL_SECRET_QUERY.search(text):
         return "URL with a secret token"
-    if _KEY_SHAPES.search(text):
+    if _KEY_SHAPES.search(text) or _BEARER.search(text):
         return "API key or token"
     for match in _PROSE_SECRET.finditer(text):
-        if match.group("value").lower().strip(".,;!?") not in _WORDS_NOT_SECRETS:
-            return "password or secret in prose"
+        value = match.group("value").strip(".,;!?")
+        if value.lower() in _WORDS_NOT_SECRETS:
+            continue
+        if match.group(1).lower() in _LOOSE_NAMES and not _LOOKS_SECRET.search(value):
+            continue
+        return "password or secret in prose"
     found = _detect_secrets_finds(text)
     if found is not None:
         return found
