@@ -43,8 +43,9 @@ async def _check_connection(target: Target) -> None:
 
 
 async def _create_token(settings: Settings, org: str, person: str) -> str:
-    from app.memory.tokens import Tokens
+    from app.memory.tokens import Tokens, check_name
 
+    org, person = check_name(org, "org"), check_name(person, "person")
     db = await Database.connect(resolve_target(settings))
     try:
         await db.apply_schema()

@@ -89,7 +89,9 @@ def test_token_create_rejects_a_bad_name() -> None:
     answer = run_cli("token", "create", "--org", "two words", "--person", "ana",
                      env={"NEO4J_URI": "bolt://127.0.0.1:1"})
     assert answer.returncode == 1
-    assert "org" in answer.stderr
+    assert answer.stderr.splitlines() == [
+        "openbot-memory: error: org is a name of 1 to 100 characters without spaces"
+    ]
 
 
 @pytest.mark.skipif(

@@ -18,7 +18,7 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _check_name(value: str, field: str) -> str:
+def check_name(value: str, field: str) -> str:
     value = value.strip()
     if not value or len(value) > 100 or any(ch.isspace() for ch in value):
         raise ValidationError(f"{field} is a name of 1 to 100 characters without spaces", field)
@@ -34,7 +34,7 @@ class Tokens:
 
     async def create(self, org: str, person: str) -> str:
         """Create the org and person if new; answer a new token (shown once, stored hashed)."""
-        org, person = _check_name(org, "org"), _check_name(person, "person")
+        org, person = check_name(org, "org"), check_name(person, "person")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         await self.db.write(
             lambda tx: tx.row(

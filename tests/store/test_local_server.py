@@ -15,6 +15,7 @@ import pytest
 
 from app.config import Settings
 from app.store import local_server
+from app.store.database import Target
 from tests.conftest import ROOT, free_port
 
 pytestmark = pytest.mark.skipif(
@@ -23,9 +24,18 @@ pytestmark = pytest.mark.skipif(
 
 
 def java_pids(home: Path) -> list[int]:
-    answer = subprocess.run(["pgrep", "-f", f"--home-dir={home}"], capture_output=True, text=True,
-                            check=False)
-    return [int(pid) for pid in answer.stdout.split()]
+    """Live processes whose command line names this Neo4j home (zombies have none)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"--home-dir={home}".encode() in argv:
+            found.append(int(proc.name))
+    return found
 
 
 def test_start_reuses_and_stop_leaves_no_java_process(tmp_path: Path) -> None:
@@ -47,11 +57,12 @@ def test_start_reuses_and_stop_leaves_no_java_process(tmp_path: Path) -> None:
     assert local_server.stop(settings) is False
 
 
-def test_serve_reuses_the_local_neo4j_and_survives_kill_9() -> None:
+def test_serve_reuses_the_local_neo4j_and_survives_kill_9(neo4j_target: Target) -> None:
     state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
     settings = Settings(state_dir=Path(state))
     running = local_server.status(settings)
     assert running is not None  # the test run's Neo4j (tests/conftest.py)
+    assert running.bolt_uri == neo4j_target.uri
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     env["OPENBOT_MEMORY_STATE_DIR"] = state
