@@ -79,7 +79,8 @@ class History:
             # The source's lock makes the fork wait for a writer in flight: one version, whole.
             state = await lock(tx, who.org, session_id)
             version = state["head"] if at is None else at
-            await find_version(tx, who.org, session_id, version)
+            if version != state["head"]:
+                await find_version(tx, who.org, session_id, version)
             memory = (await memory_at(tx, who.org, [version]))[version]
             fork = {
                 "id": new_id("ses"),
@@ -88,9 +89,19 @@ class History:
                 "head": new_head(),
                 "createdAt": now_ms(),
             }
-            copies = [{"id": new_id("chg"), "from": entry["change"]} for entry in memory["entries"]]
-            await tx.row("fork_session", org=who.org, source=session_id, fork=fork, copies=copies)
-            return await load_view(tx, who.org, str(fork["id"]))
+            copies = {entry["change"]: new_id("chg") for entry in memory["entries"]}
+            await tx.row(
+                "fork_session",
+                org=who.org,
+                source=session_id,
+                fork=fork,
+                copies=[{"id": copy, "from": original} for original, copy in copies.items()],
+            )
+            # The fork's memory is the one just read, each entry now made by its copy: no need
+            # to derive it again.
+            rows = await tx.rows("session_views", org=who.org, ids=[fork["id"]])
+            entries = [{**entry, "change": copies[entry["change"]]} for entry in memory["entries"]]
+            return SessionView.from_record({**rows[0], **memory, "entries": entries})
 
         return await self.db.write(work)
 
