@@ -127,6 +127,28 @@ def validation_error(exc: pydantic.ValidationError) -> ValidationError:
     return ValidationError(f"{field}: {first['msg']}", field)
 
 
+def _broken_text(data: Any, path: tuple[str, ...] = ()) -> str | None:
+    """The field of the first string JSON let through that is not text: an escaped half of a
+    surrogate pair (`"\\ud800"`), which no store can encode."""
+    if isinstance(data, str):
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            return ".".join(path) or "body"
+        return None
+    if isinstance(data, dict):
+        pairs: list[tuple[str, Any]] = list(data.items())
+    elif isinstance(data, list):
+        pairs = [(str(n), value) for n, value in enumerate(data)]
+    else:
+        return None
+    for key, value in pairs:
+        found = _broken_text(key, path) or _broken_text(value, (*path, key))
+        if found is not None:
+            return found
+    return None
+
+
 async def parse(request: Request, model: type[Body], empty_ok: bool = False) -> Body:
     """The request's JSON body as `model`; 400 ValidationError naming the field otherwise.
     With `empty_ok`, an empty body is `{}` (every field at its default)."""
@@ -139,6 +161,9 @@ async def parse(request: Request, model: type[Body], empty_ok: bool = False) -> 
         raise ValidationError("the body is not valid JSON", "body") from exc
     if not isinstance(data, dict):
         raise ValidationError("the body must be a JSON object", "body")
+    broken = _broken_text(data)
+    if broken is not None:
+        raise ValidationError(f"{broken}: not valid Unicode text (a lone surrogate)", broken)
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:

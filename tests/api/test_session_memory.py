@@ -807,6 +807,31 @@ def test_a_body_that_is_not_json_is_400_and_nothing_is_written(
     assert snapshot(api, graph, sid) == before
 
 
+@pytest.mark.parametrize(
+    ("command", "field"),
+    [
+        ('{"_tag": "Remember", "key": "a", "content": "Broken \\ud800 text.", "kind": "fact"}',
+         "command.content"),
+        ('{"_tag": "Remember", "key": "\\udfff", "content": "A.", "kind": "fact"}',
+         "command.key"),
+    ],
+)
+def test_text_that_is_not_unicode_is_400_naming_the_field(
+    api: Api, graph: Graph, command: str, field: str
+) -> None:
+    """Valid JSON can still escape half of a surrogate pair: not text, so not storable."""
+    sid = api.session()["session"]["id"]
+    before = snapshot(api, graph, sid)
+    head, revision = head_and_revision(before[0])
+    raw = f'{{"expected": "{head}", "revision": {revision}, "command": {command}}}'
+    response = api.http.post(
+        f"/v1/sessions/{sid}/memory", content=raw.encode(),
+        headers={"content-type": "application/json"},
+    )
+    assert_error(response, 400, "ValidationError", field)
+    assert snapshot(api, graph, sid) == before
+
+
 def test_bad_bodies_of_the_other_routes_name_the_field(api: Api, graph: Graph) -> None:
     assert_error(api.post("/v1/agents", {}), 400, "ValidationError", "name")
     assert_error(api.post("/v1/agents", {"name": 5}), 400, "ValidationError", "name")
