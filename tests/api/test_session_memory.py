@@ -666,6 +666,7 @@ def test_memory_edit_items_are_part_of_the_timeline(api: Api) -> None:
     sid = api.session()["session"]["id"]
     api.remember(sid, "budget", "The trip budget is 1500 EUR.")
     answer = api.turn(sid, user("Hello again."))
+    api.wait_idle(sid)  # the turn's consolidation makes a head of its own
     api.ok(api.command(sid, forget("budget")))
     query = "query($id: ID!) { session(id: $id) { items { id type author } } }"
     items = api.graphql(query, id=sid)["data"]["session"]["items"]
