@@ -41,11 +41,31 @@ class Dropped:
     proposal: str  # the change as the model sent it, as JSON
 
 
+WITHHELD = "[withheld: holds a credential]"
+
+
+def _withhold(raw: Any) -> Any:
+    """`raw` with every string that holds a credential replaced (S10: the record keeps none)."""
+    if isinstance(raw, str):
+        return WITHHELD if credential_reason(raw) is not None else raw
+    if isinstance(raw, dict):
+        return {_withhold(k) if isinstance(k, str) else k: _withhold(v) for k, v in raw.items()}
+    if isinstance(raw, list | tuple):
+        return [_withhold(v) for v in raw]
+    return raw
+
+
+def _safe(key: str) -> str:
+    return WITHHELD if credential_reason(key) is not None else key
+
+
 def _proposal_text(raw: Any) -> str:
     try:
-        return json.dumps(raw, ensure_ascii=False, sort_keys=True)[:2000]
+        text = json.dumps(_withhold(raw), ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):
-        return repr(raw)[:2000]
+        text = repr(raw)
+        text = WITHHELD if credential_reason(text) is not None else text
+    return text[:2000]
 
 
 def _problem(
@@ -75,6 +95,9 @@ def _problem(
         return None
     if current is not None and current.status == "retracted":
         return "revives a retracted entry (only a person's Remember can)"
+    reason = credential_reason(change.key)
+    if reason is not None:
+        return f"holds a credential in its key ({reason})"
     if change.kind not in allowed_kinds:
         return f"unknown kind {change.kind!r}"
     content = (change.content or "").strip()
@@ -107,19 +130,21 @@ def check_changes(
         except pydantic.ValidationError:
             key = str(raw.get("key", "")) if isinstance(raw, dict) else ""
             op = str(raw.get("op", "")) if isinstance(raw, dict) else ""
-            dropped.append(Dropped(op, key, "malformed change", _proposal_text(raw)))
+            dropped.append(Dropped(op, _safe(key), "malformed change", _proposal_text(raw)))
             continue
         key = change.key.strip()
         if key in claimed:
             dropped.append(
-                Dropped(change.op, key, "a second change for the same key", _proposal_text(raw))
+                Dropped(
+                    change.op, _safe(key), "a second change for the same key", _proposal_text(raw)
+                )
             )
             continue
         claimed.add(key)
         entry = current.get(key)
         problem = _problem(change, entry, readable, processed, allowed_kinds)
         if problem is not None:
-            dropped.append(Dropped(change.op, key, problem, _proposal_text(raw)))
+            dropped.append(Dropped(change.op, _safe(key), problem, _proposal_text(raw)))
             continue
         sources = tuple(dict.fromkeys(change.sources))
         if change.op == "forget":

@@ -81,8 +81,13 @@ class Turns:
                 turns = {row["turn"] for row in existing}
                 if len(existing) == len(items) == len(client_ids) and len(turns) == 1:
                     [earlier] = turns
-                    if earlier is not None:
-                        return await self._view(tx, who, session_id, earlier), False, False
+                    if earlier is not None and _same_items(existing, items):
+                        answer = await self._view(tx, who, session_id, earlier)
+                        # a retry sends the same turn (or the same completing step) again
+                        got = answer["turn"]["items"]
+                        step = earlier == turn_id and got[-len(items) :] == client_ids
+                        if got == client_ids or step:
+                            return answer, False, False
                 taken = ", ".join(sorted(row["id"] for row in existing))
                 raise SessionConflict(f"item ids already used in this session: {taken}")
             if turn_id is not None:
@@ -187,6 +192,16 @@ def turn_json(turn: dict[str, Any]) -> dict[str, Any]:
         },
         "session": {"id": turn["session"], "head": turn["head"], "revision": turn["revision"]},
     }
+
+
+def _same_items(rows: Sequence[dict[str, Any]], items: Sequence[TurnItem]) -> bool:
+    """Whether the recorded items (by id) are the ones sent now: a retry, not a reused id."""
+    sent = {item.id: item for item in items}
+    return all(
+        (row["type"], row["role"], row["content"])
+        == (sent[row["id"]].type, sent[row["id"]].role, sent[row["id"]].content)
+        for row in rows
+    )
 
 
 def _unique(candidate: str, taken: Sequence[str]) -> str:

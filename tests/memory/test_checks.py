@@ -187,6 +187,32 @@ def test_a_change_holding_an_api_key_is_dropped() -> None:
     assert token not in dropped.reason
 
 
+def test_a_dropped_credential_is_not_kept_in_the_record() -> None:
+    # S10: the drop is recorded with its reason, but the secret is stored nowhere
+    secret = "sk-" + "Zx8Yw7Vu6T" * 5
+    dropped = only_drop(remember("openai", f"Ana's OpenAI key: {secret}", ["i-03"]))
+    assert "credential" in dropped.reason
+    assert secret not in dropped.proposal
+    assert secret not in dropped.reason
+    assert json.loads(dropped.proposal)["key"] == "openai"
+
+
+def test_a_credential_in_the_key_is_dropped_and_not_recorded() -> None:
+    # S10: a key is stored too
+    secret = "AKIA" + "Q2W3E4R5T6Y7U8I9"
+    dropped = only_drop(remember(f"aws {secret}", "Ana's AWS access key id.", ["i-03"]))
+    assert "credential" in dropped.reason
+    assert secret not in dropped.key
+    assert secret not in dropped.proposal
+
+
+def test_a_malformed_change_holding_a_credential_is_not_recorded_whole() -> None:
+    # S10
+    dropped = only_drop({"op": "remember", "content": "the password is Hunter2!x", "x": 1})
+    assert dropped.reason == "malformed change"
+    assert "Hunter2" not in dropped.proposal
+
+
 def test_a_change_with_an_unknown_kind_is_dropped() -> None:
     # S1, S9: kind is one of fact, decision, preference, procedure, hypothesis
     dropped = only_drop(remember("seat", "Ana prefers window seats.", ["i-03"], kind="opinion"))

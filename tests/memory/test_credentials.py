@@ -220,6 +220,8 @@ def test_a_change_that_plants_a_credential_is_dropped(
     assert kept == []
     assert [d.key for d in dropped] == ["note"]
     assert "credential" in dropped[0].reason
+    # the drop is recorded, the secret is not
+    assert credential not in dropped[0].proposal
 
 
 ORDINARY = [
