@@ -559,7 +559,7 @@ async def _command(
         view = await ctx.service.consolidation.refresh(ctx.who, session_id)
     else:
         view = await ctx.service.sessions.command(
-            ctx.who, session_id, expected, revision, command
+            ctx.who, session_id, expected, revision, command, field_prefix=""
         )
     return Session.from_domain(view)
 

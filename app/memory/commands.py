@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from app.errors import ValidationError
@@ -52,6 +53,8 @@ def check_key(key: str, field: str = "key") -> str:
         raise ValidationError("a key must not be empty", field)
     if len(key) > MAX_KEY_LENGTH:
         raise ValidationError(f"a key has at most {MAX_KEY_LENGTH} characters", field)
+    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in key):
+        raise ValidationError("a key has no control or invisible characters", field)
     return key
 
 

@@ -241,13 +241,20 @@ class Sessions:
         return await self.db.write(work)
 
     async def command(
-        self, who: Principal, session_id: str, expected: str, revision: int, command: Command
+        self,
+        who: Principal,
+        session_id: str,
+        expected: str,
+        revision: int,
+        command: Command,
+        field_prefix: str = "command.",
     ) -> SessionView:
-        """S12-S15: one memory command as one transaction (Refresh is `Consolidation.refresh`)."""
+        """S12-S15: one memory command as one transaction (Refresh is `Consolidation.refresh`).
+        `field_prefix` is how a transport names the command's fields in a ValidationError."""
         if isinstance(command, Refresh):
             raise TypeError("Refresh runs through consolidation")
         if isinstance(command, Remember):
-            command = check_remember(command)
+            command = check_remember(command, field_prefix)
 
         async def work(tx: Tx) -> SessionView:
             state = await lock(tx, who.org, session_id)

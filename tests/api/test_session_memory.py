@@ -919,3 +919,14 @@ def test_no_or_bad_token_is_401_on_every_call(
     assert snapshot(api, graph, sid) == before
     assert graph.value("MATCH (a:Agent) RETURN count(a)") == 1
     assert api.ok(api.get("/v1/org/settings"))["memory"] == {"use": True, "generate": True}
+
+
+@pytest.mark.parametrize("key", ["budget\x00", "a\u200bb", "line\nbreak"])
+def test_a_key_with_control_or_invisible_characters_is_400(api: Api, key: str) -> None:
+    # S1: a key is a stable name; characters no one can see or type make it unstable.
+    sid = api.session()["session"]["id"]
+    answer = api.command(sid, {"_tag": "Remember", "key": key, "content": "A.", "kind": "fact"})
+    assert answer.status_code == 400
+    assert answer.json()["_tag"] == "ValidationError"
+    assert answer.json()["field"] == "command.key"
+    assert api.view(sid)["memory"]["entries"] == {}
