@@ -8,6 +8,7 @@ records what it started in a state file (mode 0600) that every later command rea
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -16,6 +17,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -242,14 +244,58 @@ def status(settings: Settings) -> LocalServer | None:
     return server
 
 
+@contextlib.contextmanager
+def _start_lock(home: Path) -> Iterator[None]:
+    """One starter at a time per state folder: a second waits, then reuses the first's server."""
+    home.mkdir(parents=True, exist_ok=True)
+    fd = os.open(home / "start.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _await_running(server: LocalServer) -> bool:
+    """Wait for a recorded, live server's Bolt: True once it answers, False if it exits first."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while not _bolt_answers(server.bolt_uri, (server.user, server.password)):
+        if not _alive(server.pid):
+            _reap(server.pid)
+            return False
+        if time.monotonic() > deadline:
+            raise SetupError(
+                f"Neo4j (pid {server.pid}) runs but did not answer on {server.bolt_uri} within "
+                f"{START_TIMEOUT_SECONDS:.0f}s; see {Path(server.home) / 'logs'} or run "
+                "`openbot-memory neo4j stop` and start again."
+            )
+        time.sleep(0.25)
+    return True
+
+
 def start(settings: Settings) -> LocalServer:
-    """Start the local Neo4j, or reuse the one already running. Waits until Bolt answers."""
+    """Start the local Neo4j, or reuse the one already running. Waits until Bolt answers.
+
+    Starters of the same state folder take turns (an exclusive lock), so two commands starting
+    at once never launch two servers on one data folder: the second reuses the first's.
+    """
+    home = _home(settings)
+    with _start_lock(home):
+        return _start_locked(settings, home)
+
+
+def _start_locked(settings: Settings, home: Path) -> LocalServer:
     running = status(settings)
-    if running is not None and _bolt_answers(running.bolt_uri, (running.user, running.password)):
-        return running
+    if running is not None:
+        if _bolt_answers(running.bolt_uri, (running.user, running.password)):
+            return running
+        # Alive but not answering yet (e.g. a starter that died while waiting): wait, never
+        # spawn a second server on the same data folder.
+        if _await_running(running):
+            _set_initial_password(running.bolt_uri, running.password)
+            return running
     java = _java()
     lib = ensure_jars(settings)
-    home = _home(settings)
     (home / "logs").mkdir(parents=True, exist_ok=True)
     previous = read_state(settings)
     password = previous.password if previous else secrets.token_urlsafe(18)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -55,6 +56,41 @@ def test_start_reuses_and_stop_leaves_no_java_process(tmp_path: Path) -> None:
     assert java_pids(Path(first.home)) == []
     assert local_server.status(settings) is None
     assert local_server.stop(settings) is False
+
+
+def test_two_starters_at_once_share_one_server(tmp_path: Path) -> None:
+    """`token create` while `serve` is still starting Neo4j: one JVM, both use it."""
+    settings = Settings(state_dir=tmp_path / "state")
+    barrier = threading.Barrier(2)
+    started: list[local_server.LocalServer] = []
+    failed: list[BaseException] = []
+
+    def starter() -> None:
+        barrier.wait()
+        try:
+            started.append(local_server.start(Settings(state_dir=tmp_path / "state")))
+        except BaseException as exc:  # reported below, in the test's thread
+            failed.append(exc)
+
+    threads = [threading.Thread(target=starter) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=2 * local_server.START_TIMEOUT_SECONDS + 30)
+    home = (tmp_path / "state").resolve() / "neo4j"
+    try:
+        assert failed == []
+        assert len(started) == 2
+        assert started[0].pid == started[1].pid
+        assert java_pids(home) == [started[0].pid]
+        assert local_server.status(settings) == started[0]
+    finally:
+        local_server.stop(settings)
+        left = java_pids(home)
+        for pid in left:  # an orphaned second server must not outlive the test
+            os.kill(pid, signal.SIGKILL)
+    assert left == []
+    assert local_server.status(settings) is None
 
 
 def test_serve_reuses_the_local_neo4j_and_survives_kill_9(neo4j_target: Target) -> None:
