@@ -27,13 +27,18 @@ async def principal_of(request: Request) -> Principal:
     return await service_of(request).tokens.principal(request.headers.get("authorization"))
 
 
+def _int_param(request: Request, name: str, default: str) -> int:
+    """An integer query parameter; a bad one is a ValidationError naming it."""
+    try:
+        return int(request.query_params.get(name, default))
+    except ValueError as exc:
+        raise ValidationError(f"{name} is an integer", name) from exc
+
+
 def page_of(request: Request) -> tuple[int, int]:
     """`?offset=&limit=` paging with a sane default and a ceiling."""
-    try:
-        offset = int(request.query_params.get("offset", "0"))
-        limit = int(request.query_params.get("limit", "50"))
-    except ValueError as exc:
-        raise ValidationError("offset and limit are integers", "limit") from exc
+    offset = _int_param(request, "offset", "0")
+    limit = _int_param(request, "limit", "50")
     if offset < 0:
         raise ValidationError("offset is not negative", "offset")
     if not 1 <= limit <= MAX_PAGE:

@@ -930,3 +930,13 @@ def test_a_key_with_control_or_invisible_characters_is_400(api: Api, key: str) -
     assert answer.json()["_tag"] == "ValidationError"
     assert answer.json()["field"] == "command.key"
     assert api.view(sid)["memory"]["entries"] == {}
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [("offset=abc", "offset"), ("limit=0", "limit"), ("limit=abc", "limit"),
+     ("offset=abc&limit=abc", "offset"), ("offset=-1", "offset")],
+)
+def test_a_bad_page_parameter_is_400_naming_it(api: Api, query: str, field: str) -> None:
+    # Section 5: a ValidationError names the culprit, offset and limit each their own.
+    assert_error(api.get(f"/v1/sessions?{query}"), 400, "ValidationError", field)
