@@ -39,5 +39,8 @@ class Settings(BaseSettings):
 
     # Consolidation workers in this process (each runs one session at a time).
     workers: int = Field(default=2, ge=1, le=32)
+    # How long a running consolidation holds its claim unless its worker renews it: after a
+    # crash, its run goes back to the queue once this has passed.
+    run_lease_seconds: float = Field(default=15.0, ge=1)
     # How often an idle consolidation worker looks for queued jobs it was not told of.
     worker_poll_seconds: float = Field(default=2.0, gt=0)

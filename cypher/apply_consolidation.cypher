@@ -8,6 +8,7 @@ CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:OF]->(s)
 CREATE (r)-[:AT]->(v)
 SET r.status = 'succeeded', r.finishedAt = $run.at, r.head = $run.head, r.error = null,
+    r.leaseUntil = null,
     r.kept = size($kept), r.dropped = size($dropped)
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
@@ -29,6 +30,10 @@ CALL (s, v, r) {
   CREATE (c)-[:MADE_BY]->(r)
   CREATE (c)-[:IN_SESSION]->(s)
   FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPLACES]->(x))
+  MERGE (e:Entry {session: s.id, key: k.key})
+    ON CREATE SET e.createdAt = $run.at
+  MERGE (s)-[:HAS_ENTRY]->(e)
+  CREATE (c)-[:OF_ENTRY]->(e)
   WITH c, k
   UNWIND k.sources AS src
   MATCH (i:Item {uid: src})

@@ -8,6 +8,11 @@ CALL (r) {
   RETURN collect(i.id) AS read
 }
 CALL (r) {
+  OPTIONAL MATCH (r)-[:TRIED]->(i:Item)
+  WITH i ORDER BY i.seq
+  RETURN collect(i.id) AS tried
+}
+CALL (r) {
   OPTIONAL MATCH (c:Change)-[:MADE_BY]->(r)
   WITH c ORDER BY c.key
   RETURN collect(c.id) AS kept
@@ -18,4 +23,5 @@ CALL (r) {
   RETURN collect(d {.op, .key, .reason, .proposal}) AS dropped
 }
 RETURN r {.id, .status, .model, .trigger, .error, .queuedAt, .startedAt, .finishedAt, .attempts,
-          .head, session: s.id, turn: t.id, read: read, kept: kept, dropped: dropped} AS run
+          .head, session: s.id, turn: t.id, read: read, tried: tried, kept: kept,
+          dropped: dropped} AS run

@@ -4,7 +4,8 @@ MATCH (t:Turn {id: tid})-[:IN_SESSION]->(s:Session)-[:OF_AGENT]->(:Agent)-[:IN_O
 CALL (t) {
   OPTIONAL MATCH (i:Item)-[:IN_TURN]->(t)
   WITH i ORDER BY i.seq
-  RETURN collect(i.id) AS items
+  RETURN collect(i.id) AS items,
+         collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}) AS records
 }
 RETURN t {.id, .status, .model, .shown, .at, .completedAt, .head, .revision,
-          session: s.id, items: items} AS turn
+          session: s.id, items: items, records: records} AS turn

@@ -19,7 +19,8 @@ CREATE (v)-[:OF]->(f)
 CREATE (f)-[:HEAD]->(v)
 WITH f, v, p
 // S3: the fork's memory is a copy: one change per entry, made by the fork, linked to the
-// change it copies and citing the same items. The copy keeps the entry's updatedAt.
+// change it copies and citing the same items, and one Entry node per key linked to the entry it
+// was copied from. The copy keeps the entry's updatedAt.
 CALL (f, v, p) {
   UNWIND $copies AS copy
   MATCH (original:Change {id: copy.from})
@@ -33,6 +34,14 @@ CALL (f, v, p) {
   CREATE (c)-[:MADE_BY]->(p)
   CREATE (c)-[:COPIED_FROM]->(original)
   CREATE (c)-[:REPLACES]->(original)
+  MERGE (e:Entry {session: f.id, key: original.key})
+    ON CREATE SET e.createdAt = $fork.createdAt
+  MERGE (f)-[:HAS_ENTRY]->(e)
+  CREATE (c)-[:OF_ENTRY]->(e)
+  WITH c, e, original
+  OPTIONAL MATCH (original)-[:OF_ENTRY]->(source:Entry)
+  FOREACH (x IN CASE WHEN source IS NULL THEN [] ELSE [source] END |
+    MERGE (e)-[:COPIED_FROM]->(x))
   WITH c, original
   MATCH (original)-[:CITES]->(i:Item)
   CREATE (c)-[:CITES]->(i)

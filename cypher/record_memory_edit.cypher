@@ -19,6 +19,10 @@ CREATE (c)-[:AT]->(v)
 CREATE (c)-[:CITES]->(i)
 CREATE (c)-[:MADE_BY]->(p)
 CREATE (c)-[:IN_SESSION]->(s)
+MERGE (e:Entry {session: s.id, key: $edit.key})
+  ON CREATE SET e.createdAt = $edit.at
+MERGE (s)-[:HAS_ENTRY]->(e)
+CREATE (c)-[:OF_ENTRY]->(e)
 FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPLACES]->(x))
 DELETE hr
 CREATE (s)-[:HEAD]->(v)

@@ -2,8 +2,7 @@
 // approval is the same Turn node, completed later with the items of its second step.
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MERGE (t:Turn {id: $turn.id})
-  ON CREATE SET t.at = $turn.at, t.model = $turn.model, t.shown = $turn.shown,
-                t.shownAgent = [], t.head = $turn.head, t.revision = s.revision + 1
+  ON CREATE SET t.at = $turn.at, t.model = $turn.model, t.shown = $turn.shown
 SET t.status = $turn.status,
     t.completedAt = CASE WHEN $turn.status = 'completed' THEN $turn.at ELSE null END,
     t.head = $turn.head, t.revision = s.revision + 1

@@ -3,7 +3,7 @@ MATCH (t:Turn {id: $turn})-[:IN_SESSION]->(s:Session {id: $id})
 CALL (t) {
   OPTIONAL MATCH (i:Item)-[:IN_TURN]->(t)
   WITH i ORDER BY i.seq
-  RETURN collect(i.id) AS items
+  RETURN collect(i.id) AS items, collect(i.type) AS types
 }
 RETURN t {.id, .status, .model, .shown, .at, .completedAt, .head, .revision,
-          session: s.id, items: items} AS turn
+          session: s.id, items: items, types: types} AS turn

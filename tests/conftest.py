@@ -153,6 +153,7 @@ def test_settings(stub: OpenAIStub, target: Target, **overrides: Any) -> Setting
         "model_timeout_seconds": 5.0,
         "model_retries": 0,
         "worker_poll_seconds": 0.2,
+        "run_lease_seconds": 3.0,
     }
     values.update(overrides)
     return Settings.model_validate(values)

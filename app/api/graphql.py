@@ -107,6 +107,19 @@ class Context:
         self.versions = DataLoader(load_fn=load_versions)
         self.memories = DataLoader(load_fn=load_memories)
         self._items: dict[tuple[int, int], DataLoader[str, list[values.Item]]] = {}
+        self._agent_sessions: dict[tuple[int, int], DataLoader[str, list[str]]] = {}
+
+    def agent_sessions(self, offset: int, limit: int) -> DataLoader[str, list[str]]:
+        """One loader per page shape, so sibling agents share one statement."""
+        if (offset, limit) not in self._agent_sessions:
+            sessions, who = self.service.sessions, self.who
+
+            async def load(ids: list[str]) -> list[list[str]]:
+                found = await sessions.agent_sessions(who, ids, offset, limit)
+                return [found.get(i, []) for i in ids]
+
+            self._agent_sessions[(offset, limit)] = DataLoader(load_fn=load)
+        return self._agent_sessions[(offset, limit)]
 
     def items(self, offset: int, limit: int) -> DataLoader[str, list[values.Item]]:
         """One loader per page shape, so sibling sessions share one statement."""
@@ -169,6 +182,7 @@ class Turn:
     model: str | None
     shown: list[str] = strawberry.field(description="The session memory keys it was shown.")
     item_ids: list[str]
+    items: list[Item]
     at: EpochMillis
     completed_at: EpochMillis | None
     session_id: strawberry.Private[str]
@@ -185,6 +199,7 @@ class Turn:
             model=turn.get("model"),
             shown=list(turn.get("shown") or []),
             item_ids=list(turn.get("items") or []),
+            items=[Item.from_domain(item) for item in answer.get("records", [])],
             at=EpochMillis(turn["at"]),
             completed_at=None if completed is None else EpochMillis(completed),
             session_id=answer["session"]["id"],
@@ -218,6 +233,9 @@ class Run:
     finished_at: EpochMillis | None
     attempts: int
     read: list[str] = strawberry.field(description="The ids of the items it read.")
+    tried: list[str] = strawberry.field(
+        description="The ids of the items a failed run tried to read (they stay unprocessed)."
+    )
     dropped: list[DroppedChange]
     kept_ids: strawberry.Private[list[str]]
     turn_id: strawberry.Private[str | None]
@@ -237,6 +255,7 @@ class Run:
             finished_at=None if finished is None else EpochMillis(finished),
             attempts=run.get("attempts") or 0,
             read=list(run.get("read") or []),
+            tried=list(run.get("tried") or []),
             dropped=[DroppedChange(**d) for d in run.get("dropped") or []],
             kept_ids=list(run.get("kept") or []),
             turn_id=run.get("turn"),
@@ -519,9 +538,9 @@ class Agent:
 
     @strawberry.field
     async def sessions(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Session]:
-        ctx = info.context
-        views = await ctx.service.sessions.list_sessions(ctx.who, self.id, *_page(offset, limit))
-        return [Session.from_domain(view) for view in views]
+        ids = await info.context.agent_sessions(*_page(offset, limit)).load(self.id)
+        views = await info.context.sessions.load_many(ids)
+        return [session for session in map(Session.maybe, views) if session is not None]
 
 
 @strawberry.type

@@ -12,7 +12,8 @@ from typing import Any
 
 import pydantic
 
-from app.memory.commands import MAX_CONTENT_LENGTH, MAX_KEY_LENGTH
+from app.errors import ValidationError
+from app.memory.commands import MAX_CONTENT_LENGTH, check_key, check_text
 from app.memory.credentials import credential_reason
 from app.memory.prompts import ProposedChange
 from app.memory.values import KINDS, Entry
@@ -78,8 +79,10 @@ def _problem(
     """Why `change` must not apply, or None when it may."""
     if change.op not in ("remember", "forget"):
         return f"unknown op {change.op!r}"
-    if not change.key.strip() or len(change.key) > MAX_KEY_LENGTH:
-        return "key is empty or too long"
+    try:
+        check_key(change.key)
+    except ValidationError as exc:
+        return f"bad key: {exc.message}"
     if not change.sources:
         return "cites no source"
     for source in change.sources:
@@ -100,7 +103,10 @@ def _problem(
         return f"holds a credential in its key ({reason})"
     if change.kind not in allowed_kinds:
         return f"unknown kind {change.kind!r}"
-    content = (change.content or "").strip()
+    try:
+        content = check_text(change.content or "", "content").strip()
+    except ValidationError:
+        return "content is not valid Unicode text"
     if not content or len(content) > MAX_CONTENT_LENGTH:
         return "content is empty or too long"
     reason = credential_reason(content)
@@ -165,3 +171,28 @@ def check_changes(
                 )
             )
     return kept, dropped
+
+
+def keep_newer_edits(
+    kept: Sequence[Kept], seen: Mapping[str, str], current: Mapping[str, Entry]
+) -> tuple[list[Kept], list[Dropped]]:
+    """S7: an edit made while the model worked is kept. A change to a key whose entry changed
+    since the model read the memory (`seen`: key -> change id then) is dropped, not applied."""
+    still: list[Kept] = []
+    overtaken: list[Dropped] = []
+    for change in kept:
+        entry = current.get(change.key)
+        now = entry.change if entry is not None else None
+        if now != seen.get(change.key):
+            overtaken.append(
+                Dropped(
+                    change.op,
+                    change.key,
+                    "the entry changed while the model worked: the newer edit is kept",
+                    _proposal_text({"op": change.op, "key": change.key, "content": change.content,
+                                    "kind": change.kind, "sources": list(change.sources)}),
+                )
+            )
+        else:
+            still.append(change)
+    return still, overtaken

@@ -47,8 +47,18 @@ class Refresh:
 Command = Remember | Forget | Configure | Refresh
 
 
+def check_text(text: str, field: str) -> str:
+    """Text that storage can keep: no lone surrogate (JSON's escaped half of a pair)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError("not valid Unicode text (a lone surrogate)", field) from exc
+    return text
+
+
 def check_key(key: str, field: str = "key") -> str:
-    key = key.strip()
+    """S1: a stable, visible name of 1 to 200 characters."""
+    key = check_text(key, field).strip()
     if not key:
         raise ValidationError("a key must not be empty", field)
     if len(key) > MAX_KEY_LENGTH:
@@ -61,14 +71,14 @@ def check_key(key: str, field: str = "key") -> str:
 def check_remember(command: Remember, prefix: str = "command.") -> Remember:
     """S1, S10: a valid key and kind, non-empty content, and no credential in it."""
     key = check_key(command.key, f"{prefix}key")
-    content = command.content.strip()
+    content = check_text(command.content, f"{prefix}content").strip()
     if not content:
         raise ValidationError("content must not be empty", f"{prefix}content")
     if len(content) > MAX_CONTENT_LENGTH:
         raise ValidationError(
             f"content has at most {MAX_CONTENT_LENGTH} characters", f"{prefix}content"
         )
-    if command.kind not in KINDS:
+    if check_text(command.kind, f"{prefix}kind") not in KINDS:
         raise ValidationError(f"kind must be one of {', '.join(KINDS)}", f"{prefix}kind")
     reason = credential_reason(content)
     if reason is not None:

@@ -3,7 +3,8 @@ transaction); workers inside the service claim runs, one at a time per session, 
 check its answer and apply what passes to the newest memory in one transaction.
 
 A run writes nothing until it applies, all at once, so a crash at any point leaves it queued
-or running; at start, running runs go back to the queue and run again, reading the same items.
+or running. A running run holds a lease that its worker renews; when a process dies its lease
+runs out and any worker puts the run back in the queue, to run again on the same items.
 Items are marked processed in the applying transaction, under the session's lock, and a run
 only ever reads items that are still unprocessed then: no item is consolidated twice.
 """
@@ -20,7 +21,7 @@ from typing import Any
 
 from app.config import Settings
 from app.errors import SessionConflict
-from app.memory.checks import check_changes
+from app.memory.checks import check_changes, keep_newer_edits
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.prompts import (
     CONSOLIDATION_SCHEMA_NAME,
@@ -44,6 +45,8 @@ def parse_answer(content: str) -> list[Any]:
         data = json.loads(content)
     except json.JSONDecodeError as exc:
         raise ModelError(f"malformed answer: not JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise ModelError("malformed answer: nested too deeply") from exc
     if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
         raise ModelError('malformed answer: expected {"changes": [...]}')
     changes: list[Any] = data["changes"]
@@ -72,14 +75,12 @@ class Consolidation:
     _done: asyncio.Condition = field(default_factory=asyncio.Condition)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _busy: set[str] = field(default_factory=set)
+    paused: bool = False  # a paused process claims no new run (to drain it before a stop)
 
     def wake(self) -> None:
         self._wake.set()
 
     async def start(self) -> None:
-        requeued = await self.db.write(lambda tx: tx.row("requeue_runs"))
-        if requeued and requeued["requeued"]:
-            log.info("requeued %s runs left running by an earlier process", requeued["requeued"])
         self._tasks = [asyncio.create_task(self._work(n)) for n in range(self.workers)]
         self.wake()
 
@@ -91,11 +92,18 @@ class Consolidation:
                 await task
         self._tasks = []
 
+    @property
+    def _lease_ms(self) -> int:
+        return int(self.settings.run_lease_seconds * 1000)
+
     async def _work(self, n: int) -> None:
         while True:
             self._wake.clear()  # before claiming, so a wake during the claim is not lost
             try:
-                claimed = await self._claim()
+                claimed = None
+                if not self.paused:
+                    await self._requeue_expired()
+                    claimed = await self._claim()
             except Exception:
                 log.exception("worker %s could not claim a run", n)
                 claimed = None
@@ -107,26 +115,54 @@ class Consolidation:
             self._busy.add(session_id)
             try:
                 await self.execute(run_id)
-            except Exception:
-                log.exception("run %s failed unexpectedly", run_id)
             finally:
                 self._busy.discard(session_id)
                 async with self._done:
                     self._done.notify_all()
                 self.wake()
 
+    async def _requeue_expired(self) -> None:
+        row = await self.db.write(lambda tx: tx.row("requeue_runs", now=now_ms()))
+        if row and row["requeued"]:
+            log.info("requeued %s runs whose worker stopped renewing them", row["requeued"])
+
     async def _claim(self) -> tuple[str, str] | None:
         async def work(tx: Tx) -> tuple[str, str] | None:
             candidate = await tx.row("next_run", busy=sorted(self._busy))
             if candidate is None:
                 return None
-            claimed = await tx.row("claim_run", run=candidate["id"], now=now_ms())
+            claimed = await tx.row(
+                "claim_run", run=candidate["id"], now=now_ms(), lease=self._lease_ms
+            )
             return (candidate["id"], candidate["session"]) if claimed else None
 
         return await self.db.write(work)
 
+    async def _keep_lease(self, run_id: str) -> None:
+        """Renew the run's lease while it works, so no other process takes it over."""
+        while True:
+            await asyncio.sleep(self.settings.run_lease_seconds / 3)
+            with contextlib.suppress(Exception):
+                await self.db.write(
+                    lambda tx: tx.row("extend_lease", run=run_id, until=now_ms() + self._lease_ms)
+                )
+
     async def execute(self, run_id: str) -> None:
-        """Run one claimed run to its end: applied, failed (S11), or nothing to read."""
+        """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read.
+        Whatever goes wrong, the run ends recorded as failed, never left running."""
+        lease = asyncio.create_task(self._keep_lease(run_id))
+        try:
+            await self._execute(run_id)
+        except Exception as exc:
+            log.exception("run %s failed unexpectedly", run_id)
+            with contextlib.suppress(Exception):
+                await self._finish(run_id, "failed", f"internal error ({exc.__class__.__name__})")
+        finally:
+            lease.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lease
+
+    async def _execute(self, run_id: str) -> None:
         context = await self.db.read(lambda tx: tx.row("run_context", run=run_id))
         if context is None:
             return
@@ -138,6 +174,9 @@ class Consolidation:
             return view, unprocessed(await branch_items(tx, session_id))
 
         view, items = await self.db.read(read)
+        if not view.memory.settings.generate:  # S11: turned off since the run was queued
+            await self._finish(run_id, "skipped", None)
+            return
         if not items:
             await self._finish(run_id, "succeeded", None)
             return
@@ -149,6 +188,7 @@ class Consolidation:
             items=[ContextItem(i.id, i.type, i.role, i.content, i.app) for i in items],
             entries=[ContextEntry(e.key, e.content, e.kind, e.status) for e in entries],
         )
+        read_uids = {item.uid for item in items}
         budget = self.settings.model_timeout_seconds * (self.settings.model_retries + 1) + 5
         try:
             model = self.models.get(model_name)
@@ -159,19 +199,28 @@ class Consolidation:
             if isinstance(exc, TimeoutError):
                 message = f"the model did not answer within {budget:.0f}s"
             log.warning("run %s: model %s failed: %s", run_id, model_name, message)
-            await self._finish(run_id, "failed", message)
+            await self._finish(run_id, "failed", message, sorted(read_uids))
             return
-        read_uids = {item.uid for item in items}
+        seen = {entry.key: entry.change for entry in entries}
         await self.db.write(
-            lambda tx: self._apply(tx, run_id, org, session_id, read_uids, proposed)
+            lambda tx: self._apply(tx, run_id, org, session_id, read_uids, seen, proposed)
         )
 
     async def _apply(
-        self, tx: Tx, run_id: str, org: str, session_id: str, read_uids: set[str],
+        self,
+        tx: Tx,
+        run_id: str,
+        org: str,
+        session_id: str,
+        read_uids: set[str],
+        seen: dict[str, str],
         proposed: list[Any],
     ) -> None:
         await lock(tx, org, session_id)
         view = await load_view(tx, org, session_id)  # the newest memory (S7)
+        if not view.memory.settings.generate:
+            await self._finish_in(tx, run_id, "skipped", None)
+            return
         branch = await branch_items(tx, session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = [item for item in unprocessed(branch) if item.uid in read_uids]
@@ -184,6 +233,8 @@ class Consolidation:
             readable={item.id for item in readable},
             processed={item.id for item, done in branch if done},
         )
+        kept, overtaken = keep_newer_edits(kept, seen, view.memory.entries)
+        dropped = [*dropped, *overtaken]
         uid_of = {item.id: item.uid for item in readable}
         run = {"id": run_id, "head": new_head(), "at": now_ms()}
         await tx.row(
@@ -210,12 +261,18 @@ class Consolidation:
             ],
         )
 
-    async def _finish(self, run_id: str, status: str, error: str | None) -> None:
-        await self.db.write(lambda tx: self._finish_in(tx, run_id, status, error))
+    async def _finish(
+        self, run_id: str, status: str, error: str | None, tried: Sequence[str] = ()
+    ) -> None:
+        await self.db.write(lambda tx: self._finish_in(tx, run_id, status, error, tried))
 
     @staticmethod
-    async def _finish_in(tx: Tx, run_id: str, status: str, error: str | None) -> None:
-        await tx.row("finish_run", run=run_id, status=status, error=error, now=now_ms())
+    async def _finish_in(
+        tx: Tx, run_id: str, status: str, error: str | None, tried: Sequence[str] = ()
+    ) -> None:
+        await tx.row(
+            "finish_run", run=run_id, status=status, error=error, now=now_ms(), tried=list(tried)
+        )
 
     async def refresh(self, who: Principal, session_id: str) -> SessionView:
         """S16: consolidate now. Nothing with `generate` off; 409 without a model."""

@@ -149,6 +149,19 @@ class Sessions:
 
         return await self.db.read(work)
 
+    async def agent_sessions(
+        self, who: Principal, agents: Sequence[str], offset: int, limit: int
+    ) -> dict[str, list[str]]:
+        """A page of each agent's session ids, in one statement."""
+
+        async def work(tx: Tx) -> dict[str, list[str]]:
+            rows = await tx.rows(
+                "agent_sessions", org=who.org, agents=list(agents), offset=offset, limit=limit
+            )
+            return {row["aid"]: row["ids"] for row in rows}
+
+        return await self.db.read(work)
+
     async def create_session(
         self,
         who: Principal,

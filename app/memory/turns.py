@@ -17,7 +17,7 @@ from app.memory.sessions import (
     lock,
     resolve_model,
 )
-from app.memory.values import Principal, SessionView
+from app.memory.values import Item, Principal, SessionView
 from app.store.database import Database, Tx
 
 ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
@@ -80,26 +80,29 @@ class Turns:
             if existing:
                 turns = {row["turn"] for row in existing}
                 if len(existing) == len(items) == len(client_ids) and len(turns) == 1:
-                    [earlier] = turns
-                    if earlier is not None and _same_items(existing, items):
-                        answer = await self._view(tx, who, session_id, earlier)
+                    [first] = turns
+                    if first is not None and _same_items(existing, items):
+                        answer = await self._view(tx, who, session_id, first)
                         # a retry sends the same turn (or the same completing step) again
                         got = answer["turn"]["items"]
-                        step = earlier == turn_id and got[-len(items) :] == client_ids
+                        step = first == turn_id and got[-len(items) :] == client_ids
                         if got == client_ids or step:
                             return answer, False, False
                 taken = ", ".join(sorted(row["id"] for row in existing))
                 raise SessionConflict(f"item ids already used in this session: {taken}")
+            earlier: dict[str, Any] = {}  # the turn a completing step continues
             if turn_id is not None:
-                await self._check_awaiting(tx, who, session_id, turn_id)
+                earlier = await self._check_awaiting(tx, who, session_id, turn_id)
             view = await load_view(tx, who.org, session_id)
-            shown = instructions_for(view, self.max_length)
+            # What a turn was shown is fixed when it starts; a completing step adds nothing.
+            shown = instructions_for(view, self.max_length) if not earlier else Instructions("", ())
             generated = await fresh_item_ids(tx, session_id, state["items"] + 1, len(items))
             ids = [
                 item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)
             ]
-            org_model = view.org.model
-            run_model = resolve_model(model, state["model"], state["agentModel"], org_model)
+            run_model = resolve_model(
+                earlier.get("model") or model, state["model"], state["agentModel"], view.org.model
+            )
             turn = {
                 "id": turn_id or new_id("trn"),
                 "status": status,
@@ -126,7 +129,10 @@ class Turns:
                 status == "completed"
                 and view.memory.settings.generate
                 and run_model is not None
-                and needs_consolidation(items)
+                # S8 over the whole turn, its earlier step included
+                and needs_consolidation(
+                    [*items, *(TurnItem(t, "assistant", "") for t in earlier.get("types", []))]
+                )
             )
             if queued:
                 run = {
@@ -144,12 +150,17 @@ class Turns:
             self.wake()
         return answer, created
 
-    async def _check_awaiting(self, tx: Tx, who: Principal, session_id: str, turn: str) -> None:
+    async def _check_awaiting(
+        self, tx: Tx, who: Principal, session_id: str, turn: str
+    ) -> dict[str, Any]:
+        """The turn that a completing step continues; 409 unless it awaits an approval."""
         row = await tx.row("turn_view", org=who.org, id=session_id, turn=turn)
         if row is None:
             raise NotFound(f"no turn {turn} in session {session_id}")
         if row["turn"]["status"] != "awaiting_approval":
             raise SessionConflict(f"turn {turn} is {row['turn']['status']}, not awaiting approval")
+        found: dict[str, Any] = row["turn"]
+        return found
 
     async def _view(self, tx: Tx, who: Principal, session_id: str, turn: str) -> dict[str, Any]:
         row = await tx.row("turn_view", org=who.org, id=session_id, turn=turn)
@@ -170,11 +181,17 @@ class Turns:
         return await self.db.read(work)
 
     async def find(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Turns by id, as `turn_json` answers them."""
+        """Turns by id, as `turn_json` answers them, with their items under `records`."""
 
         async def work(tx: Tx) -> dict[str, dict[str, Any]]:
             rows = await tx.rows("find_turns", org=who.org, ids=list(turn_ids))
-            return {row["turn"]["id"]: turn_json(row["turn"]) for row in rows}
+            return {
+                row["turn"]["id"]: {
+                    **turn_json(row["turn"]),
+                    "records": [Item.from_record(i) for i in row["turn"]["records"]],
+                }
+                for row in rows
+            }
 
         return await self.db.read(work)
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from app.store.database import Target
-from tests.conftest import ROOT, Api, Graph, free_port, user
+from tests.conftest import ROOT, Api, Graph, RunningServer, free_port, user
 from tests.openai_stub import OpenAIStub, Reply, changes
 
 STUB = "openai:test"
@@ -47,6 +47,8 @@ class Service:
             "OPENBOT_MEMORY_MODEL_TIMEOUT_SECONDS": "30",
             "OPENBOT_MEMORY_MODEL_RETRIES": "0",
             "OPENBOT_MEMORY_WORKER_POLL_SECONDS": "0.2",
+            # a killed process's run goes back to the queue once its lease runs out
+            "OPENBOT_MEMORY_RUN_LEASE_SECONDS": "3",
         }
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
@@ -87,12 +89,20 @@ class Service:
 
 @pytest.fixture
 def service(
-    neo4j_target: Target, openai_stub: OpenAIStub, graph: Graph, tmp_path: Path
+    neo4j_target: Target,
+    openai_stub: OpenAIStub,
+    graph: Graph,
+    tmp_path: Path,
+    server: RunningServer,
 ) -> Iterator[Service]:
+    # The run's in-process server shares the database: paused, it claims none of this
+    # service's runs, so each test sees what one process and its restart do.
+    server.service.consolidation.paused = True
     running = Service(neo4j_target, openai_stub, tmp_path / "service.log")
     running.start()
     yield running
     running.stop()
+    server.service.consolidation.paused = False
 
 
 @pytest.fixture

@@ -88,16 +88,23 @@ def test_fork_shares_items_and_links_copies_to_their_originals(api: Api, graph: 
 
     story = graph.rows(
         """
-        MATCH (:Session {id: $fork})<-[:IN_SESSION]-(copy:Change {key: 'budget'})
-              -[:COPIED_FROM]->(original:Change)-[:CITES]->(item:Item)
-        MATCH (original)-[:IN_SESSION]->(origin:Session)
-        RETURN copy.maker AS maker, origin.id AS origin, item.id AS item, item.type AS type
+        MATCH (:Session {id: $fork})-[:HAS_ENTRY]->(:Entry {key: 'budget'})
+              -[:COPIED_FROM]->(original:Entry)<-[:OF_ENTRY]-(first:Change)-[:CITES]->(item:Item)
+        WHERE NOT (first)-[:REPLACES]->()
+        RETURN original.session AS origin, first.maker AS maker, item.id AS item,
+               item.type AS type
         """,
         fork=forked,
     )
     assert story == [
-        {"maker": "fork", "origin": source, "item": "i-02", "type": "memory_edit"}
+        {"origin": source, "maker": "person", "item": "i-02", "type": "memory_edit"}
     ]
+    copy = graph.rows(
+        "MATCH (:Entry {session: $fork, key: 'budget'})<-[:OF_ENTRY]-(c:Change) "
+        "RETURN c.maker AS maker, c.op AS op",
+        fork=forked,
+    )
+    assert copy == [{"maker": "fork", "op": "copy"}]
     assert graph.value("MATCH (i:Item {id: 'u-1'}) RETURN count(i)") == 1
     timeline = api.graphql(
         "query($id: ID!) { session(id: $id) { items { id } } }", id=forked

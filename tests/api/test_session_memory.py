@@ -940,3 +940,25 @@ def test_a_key_with_control_or_invisible_characters_is_400(api: Api, key: str) -
 def test_a_bad_page_parameter_is_400_naming_it(api: Api, query: str, field: str) -> None:
     # Section 5: a ValidationError names the culprit, offset and limit each their own.
     assert_error(api.get(f"/v1/sessions?{query}"), 400, "ValidationError", field)
+
+
+def test_each_key_is_one_entry_node_holding_all_its_changes(api: Api, graph: Graph) -> None:
+    # Section 4: memory entries are nodes; every change of a key belongs to its entry.
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    api.remember(sid, "budget", "The trip budget is 2000 EUR.")
+    api.ok(api.command(sid, {"_tag": "Forget", "key": "budget"}))
+    api.remember(sid, "hotel", "The hotel is near the station.")
+    rows = graph.rows(
+        """
+        MATCH (:Session {id: $sid})-[:HAS_ENTRY]->(e:Entry)<-[:OF_ENTRY]-(c:Change)
+        WITH e, c ORDER BY c.at
+        RETURN e.key AS key, collect(c.op) AS ops
+        ORDER BY key
+        """,
+        sid=sid,
+    )
+    assert rows == [
+        {"key": "budget", "ops": ["remember", "remember", "forget"]},
+        {"key": "hotel", "ops": ["remember"]},
+    ]

@@ -1,0 +1,211 @@
+"""Consolidation runs at their edges: edits made while the model works, approvals completed
+later, switches turned off while a run waits, answers that break the parser, and what a
+failed run records."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from tests.conftest import Api, Graph, RunningServer, user
+from tests.openai_stub import OpenAIStub, Reply, changes
+
+STUB = "openai:test"
+
+
+def remember(key: str, content: str, sources: list[str]) -> dict[str, Any]:
+    return {"op": "remember", "key": key, "content": content, "kind": "fact", "sources": sources}
+
+
+def wait_for(what: str, done: Callable[[], bool], timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_a_persons_edit_of_the_same_key_while_the_model_works_is_kept(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S7: changes apply to the newest memory, so an edit made while the model worked is kept,
+    # also when the model proposes a change to the very key the person edited.
+    sid = api.session(model=STUB)["session"]["id"]
+    openai_stub.script(
+        Reply(
+            delay=1.5,
+            content=changes(
+                remember("budget", "The trip budget is 1500 EUR.", ["m-1"]),
+                remember("hotel", "The hotel is near the station.", ["m-1"]),
+            ).content,
+        )
+    )
+    api.turn(sid, user("Budget 1500 EUR, hotel near the station.", id="m-1"))
+    wait_for("the model to be asked", lambda: len(openai_stub.requests) == 1)
+    api.remember(sid, "budget", "The trip budget is 900 EUR (corrected by Ana).")
+    [run] = api.wait_idle(sid)
+
+    entries = api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]
+    assert entries["budget"]["content"] == "The trip budget is 900 EUR (corrected by Ana)."
+    assert entries["hotel"]["content"] == "The hotel is near the station."
+    assert [(d["key"], d["reason"]) for d in run["dropped"]] == [
+        ("budget", "the entry changed while the model worked: the newer edit is kept")
+    ]
+
+
+def test_completing_an_approved_turn_with_no_new_items_consolidates_the_turn(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S7, S8: a turn that completes after an approval consolidates; S8 looks at the whole turn
+    # (its first step had a user message), and the turn's own model runs it.
+    sid = api.session()["session"]["id"]  # the session's own model would be the built-in one
+    openai_stub.script(changes(remember("budget", "The trip budget is 1500 EUR.", ["m-1"])))
+    waiting = api.turn(
+        sid, user("Book it, our budget is 1500 EUR.", id="m-1"), status="awaiting_approval",
+        model=STUB,
+    )["turn"]
+    assert api.wait_idle(sid) == []
+
+    done = api.ok(api.post(f"/v1/sessions/{sid}/turns/{waiting['id']}/complete", {}))
+    assert done["turn"]["status"] == "completed"
+    [run] = api.wait_idle(sid)
+
+    assert run["model"] == STUB
+    assert run["read"] == ["m-1"]
+    assert len(openai_stub.requests) == 1
+    entries = api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]
+    assert entries["budget"]["content"] == "The trip budget is 1500 EUR."
+
+
+def test_a_run_queued_before_generate_was_turned_off_never_asks_the_model(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S11: with generate off there is no consolidation at all, also for runs already queued.
+    sid = api.session(model=STUB)["session"]["id"]
+    openai_stub.script(Reply(delay=1.5))
+    api.turn(sid, user("First.", id="m-1"))
+    wait_for("the model to be asked", lambda: len(openai_stub.requests) == 1)
+    api.turn(sid, user("Second.", id="m-2"))  # queued behind the running one
+    api.ok(api.command(sid, {"_tag": "Configure", "generate": False}))
+    runs = api.wait_idle(sid)
+
+    assert sorted(run["status"] for run in runs) == ["skipped", "skipped"]
+    assert len(openai_stub.requests) == 1
+    assert api.ok(api.get(f"/v1/sessions/{sid}/memory"))["processed"] == []
+
+
+def test_an_answer_that_breaks_the_parser_fails_the_run_and_records_what_it_tried(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S11: a malformed answer fails the run with its error; the items stay unprocessed and
+    # the run records what it tried to read; the next turn's run reads them all.
+    sid = api.session(model=STUB)["session"]["id"]
+    openai_stub.script(
+        Reply(content="[" * 100_000 + "]" * 100_000),
+        changes(remember("budget", "The trip budget is 1500 EUR.", ["m-1"])),
+    )
+    api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+    [failed] = api.wait_idle(sid)
+    assert failed["status"] == "failed"
+    assert failed["error"] == "malformed answer: nested too deeply"
+    assert failed["tried"] == ["m-1"]
+    assert failed["read"] == []
+
+    api.turn(sid, user("Thanks.", id="m-2"))
+    newest = api.wait_idle(sid)[0]
+    assert newest["status"] == "succeeded"
+    assert newest["read"] == ["m-1", "m-2"]
+
+
+def test_a_model_key_no_person_could_forget_is_dropped(api: Api, openai_stub: OpenAIStub) -> None:
+    # S9, S14: every key consolidation stores can be forgotten or replaced by a person.
+    sid = api.session(model=STUB)["session"]["id"]
+    openai_stub.script(
+        changes(
+            remember("budget\u200b", "The trip budget is 1500 EUR.", ["m-1"]),
+            remember("hotel", "The hotel is near the station.", ["m-1"]),
+        )
+    )
+    api.turn(sid, user("Budget and hotel.", id="m-1"))
+    [run] = api.wait_idle(sid)
+    assert set(api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]) == {"hotel"}
+    assert [d["reason"] for d in run["dropped"]] == [
+        "bad key: a key has no control or invisible characters"
+    ]
+
+
+def test_consolidated_changes_belong_to_entry_nodes(
+    api: Api, openai_stub: OpenAIStub, graph: Graph
+) -> None:
+    # Section 4: a change made by consolidation is linked to its entry and to the run.
+    sid = api.session(model=STUB)["session"]["id"]
+    openai_stub.script(changes(remember("budget", "The trip budget is 1500 EUR.", ["m-1"])))
+    api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+    [run] = api.wait_idle(sid)
+    rows = graph.rows(
+        """
+        MATCH (:Session {id: $sid})-[:HAS_ENTRY]->(e:Entry)<-[:OF_ENTRY]-(c:Change)
+              -[:MADE_BY]->(r:Run)
+        MATCH (c)-[:CITES]->(i:Item)
+        RETURN e.key AS key, c.maker AS maker, r.id AS run, i.id AS item
+        """,
+        sid=sid,
+    )
+    assert rows == [{"key": "budget", "maker": "consolidation", "run": run["id"], "item": "m-1"}]
+
+
+def test_graphql_lone_surrogate_is_a_validation_error(api: Api) -> None:
+    # REST and GraphQL refuse text storage cannot keep the same way: the field at fault.
+    sid = api.session()["session"]["id"]
+    current = api.view(sid)["session"]
+    query = """mutation($s: ID!, $e: String!, $r: Int!, $c: String!) {
+        remember(sessionId: $s, expected: $e, revision: $r, key: "k", content: $c,
+                 kind: "fact") { id } }"""
+    variables = {"s": sid, "e": current["head"], "r": current["revision"], "c": "\ud800"}
+    # JSON escapes the lone surrogate as \ud800, as a client's JSON encoder would
+    raw = json.dumps({"query": query, "variables": variables})
+    response = api.http.post(
+        "/graphql", content=raw, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 200
+    [error] = response.json()["errors"]
+    assert error["extensions"]["code"] == "VALIDATION_ERROR"
+    assert error["extensions"]["field"] == "content"
+
+
+def test_graphql_turn_items_and_agent_sessions_are_batched(
+    api: Api, start_server: Callable[..., RunningServer]
+) -> None:
+    # Issue 4: a nested read costs a bounded number of statements: agents -> sessions ->
+    # items -> turn -> items costs the same for 2 agents as for 6.
+    quiet = start_server(worker_poll_seconds=3600.0, workers=1)
+    client = Api(quiet.url, api.token)
+    query = """{ agents(limit: 10) { id sessions { id items { id turn { id items { id } } } } } }"""
+    try:
+        cost: list[int] = []
+        for added, total in ((2, 2), (4, 6)):
+            for _ in range(added):
+                agent = client.agent()["id"]
+                for _ in range(2):
+                    sid = client.session(agent)["session"]["id"]
+                    client.turn(sid, user("Hello."), {"type": "message", "role": "assistant",
+                                                      "content": "Hi."})
+                    client.wait_idle(sid)
+            before = quiet.service.db.statements
+            answer = client.graphql(query)
+            cost.append(quiet.service.db.statements - before)
+            assert "errors" not in answer, answer
+            found = answer["data"]["agents"]
+            assert len(found) == total
+            for agent_row in found:
+                assert len(agent_row["sessions"]) == 2
+                for session in agent_row["sessions"]:
+                    assert [i["turn"]["items"] for i in session["items"]] == [
+                        [{"id": "i-01"}, {"id": "i-02"}],
+                        [{"id": "i-01"}, {"id": "i-02"}],
+                    ]
+        assert cost[0] == cost[1], cost
+    finally:
+        client.http.close()
