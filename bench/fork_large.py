@@ -20,18 +20,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, default=10_000)
     parser.add_argument("--entries", type=int, default=1_000)
-    parser.add_argument("--forks", type=int, default=5)
+    parser.add_argument("--forks", type=int, default=10)
+    parser.add_argument(
+        "--warmup", type=int, default=1, help="unmeasured rounds first (Neo4j plans queries)"
+    )
     args = parser.parse_args()
 
     with neo4j_target() as target:
         served = Served(settings_for(target), target)
         try:
-            run(served.url, token(target, "bench", "ana"), args.items, args.entries, args.forks)
+            run(
+                served.url,
+                token(target, "bench", "ana"),
+                args.items,
+                args.entries,
+                args.forks,
+                args.warmup,
+            )
         finally:
             served.stop()
 
 
-def run(url: str, bearer: str, items: int, entries: int, forks: int) -> None:
+def run(url: str, bearer: str, items: int, entries: int, forks: int, warmup: int) -> None:
     http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {bearer}"}, timeout=120)
     agent = http.post("/v1/agents", json={"name": "bench"}).json()["id"]
     session = http.post("/v1/sessions", json={"agent": agent}).json()["session"]
@@ -76,18 +86,23 @@ def run(url: str, bearer: str, items: int, entries: int, forks: int) -> None:
     at_head: list[float] = []
     at_middle: list[float] = []
     reads: list[float] = []
-    for n in range(forks):
+    for n in range(warmup + forks):
         elapsed, answer = timed("POST", f"/v1/sessions/{sid}/fork", json={})
+        if n < warmup:
+            timed("POST", f"/v1/sessions/{sid}/fork", json={"at": middle})
+            timed("GET", f"/v1/sessions/{answer.json()['session']['id']}")
+            continue
         at_head.append(elapsed)
         assert len(answer.json()["memory"]["entries"]) == entries
         elapsed, answer = timed("POST", f"/v1/sessions/{sid}/fork", json={"at": middle})
         at_middle.append(elapsed)
         elapsed, _ = timed("GET", f"/v1/sessions/{answer.json()['session']['id']}")
         reads.append(elapsed)
-        progress("forks", n + 1, forks)
+        progress("forks", n + 1 - warmup, forks)
     print(
         table(
-            f"Fork of a session with {items} items and {entries} entries",
+            f"Fork of a session with {items} items and {entries} entries "
+            f"({warmup} warm-up round{'s' if warmup != 1 else ''} not counted)",
             [
                 ("POST fork (at head)", at_head),
                 (f"POST fork (at version {entries // 2 + 1})", at_middle),
