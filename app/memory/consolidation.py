@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,7 @@ class Consolidation:
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _busy: set[str] = field(default_factory=set)
     paused: bool = False  # a paused process claims no new run (to drain it before a stop)
+    _next_requeue: float = 0.0  # monotonic time of the next look for expired leases
 
     def wake(self) -> None:
         self._wake.set()
@@ -122,6 +124,10 @@ class Consolidation:
                 self.wake()
 
     async def _requeue_expired(self) -> None:
+        """Look for runs whose lease ran out, at most twice a lease period per process."""
+        if time.monotonic() < self._next_requeue:
+            return
+        self._next_requeue = time.monotonic() + self.settings.run_lease_seconds / 2
         row = await self.db.write(lambda tx: tx.row("requeue_runs", now=now_ms()))
         if row and row["requeued"]:
             log.info("requeued %s runs whose worker stopped renewing them", row["requeued"])

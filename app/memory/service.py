@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from app.config import Settings
 from app.memory.consolidation import Consolidation
+from app.memory.credentials import credential_reason
 from app.memory.history import History
 from app.memory.sessions import Sessions
 from app.memory.tokens import Tokens
@@ -44,6 +46,9 @@ class Service:
 
     async def start(self) -> None:
         await self.db.apply_schema()
+        # Load the credential detectors now, off the event loop: loading them on the first
+        # check would stall every request in flight for as long.
+        await asyncio.to_thread(credential_reason, "warm up")
         await self.consolidation.start()
 
     async def stop(self) -> None:
