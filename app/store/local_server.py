@@ -16,6 +16,8 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -107,22 +109,45 @@ def ensure_jars(settings: Settings) -> Path:
     staging = lib.with_name("lib.partial")
     shutil.rmtree(staging, ignore_errors=True)
     print(f"Fetching Neo4j {NEO4J_VERSION} jars from Maven Central (once, about 130 MB)...")
-    result = subprocess.run(
-        [
-            mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
-            f"-DoutputDirectory={staging}", "-DincludeScope=runtime",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).splitlines()[-15:])
+    with tempfile.TemporaryFile() as output:
+        maven = subprocess.Popen(
+            [
+                mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
+                f"-DoutputDirectory={staging}", "-DincludeScope=runtime",
+            ],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        _show_progress(maven, staging)
+        output.seek(0)
+        text = output.read().decode(errors="replace")
+    if maven.returncode != 0:
+        tail = "\n".join(text.splitlines()[-15:])
         raise SetupError(f"Maven could not fetch the Neo4j jars:\n{tail}")
     shutil.rmtree(lib, ignore_errors=True)
     staging.rename(lib)
     marker.touch()
     return lib
+
+
+def _show_progress(process: subprocess.Popen[bytes], staging: Path) -> None:
+    """Elapsed time (and jars copied) on stderr until `process` ends: a line that updates
+    itself on a terminal, a line every 15 s in a log."""
+    started = time.monotonic()
+    tty = sys.stderr.isatty()
+    last = 0.0
+    while process.poll() is None:
+        time.sleep(0.5)
+        elapsed = time.monotonic() - started
+        if tty or elapsed - last >= 15:
+            last = elapsed
+            jars = len(list(staging.glob("*.jar"))) if staging.exists() else 0
+            line = f"  fetching: {elapsed:4.0f} s, {jars} jars copied"
+            sys.stderr.write(f"\r{line}" if tty else f"{line}\n")
+            sys.stderr.flush()
+    if tty:
+        sys.stderr.write("\n")
 
 
 def _port_free(port: int) -> bool:
