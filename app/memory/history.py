@@ -15,7 +15,7 @@ from typing import Any
 from app.errors import NotFound
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.sessions import check_expected, load_view, lock, memory_at
-from app.memory.values import Entry, Item, Principal, SessionView
+from app.memory.values import Entry, Item, Principal, SessionView, entries_of
 from app.store.database import Database, Tx
 
 
@@ -134,7 +134,7 @@ class History:
 
         async def work(tx: Tx) -> dict[str, list[Entry]]:
             found = await memory_at(tx, who.org, versions)
-            return {v: _entries(row["entries"]) for v, row in found.items()}
+            return {v: entries_of(row["entries"]) for v, row in found.items()}
 
         return await self.db.read(work)
 
@@ -150,10 +150,6 @@ class History:
                 "version_items", org=who.org, versions=[version], offset=offset, limit=limit
             )
             items = [Item.from_record(i) for row in rows for i in row["items"]]
-            return found, _entries(memory["entries"]), list(memory["processed"]), items
+            return found, entries_of(memory["entries"]), list(memory["processed"]), items
 
         return await self.db.read(work)
-
-
-def _entries(records: Sequence[dict[str, Any]]) -> list[Entry]:
-    return sorted((Entry.from_record(e) for e in records), key=lambda e: (-e.updated_at, e.key))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -100,6 +100,11 @@ class Entry:
             "updatedAt": self.updated_at,
             "status": self.status,
         }
+
+
+def entries_of(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
+    """Entries from their records, newest first (ties by key): the order of every view."""
+    return sorted((Entry.from_record(r) for r in records), key=lambda e: (-e.updated_at, e.key))
 
 
 @dataclass(frozen=True)
@@ -226,9 +231,7 @@ class SessionView:
         s = row["session"]
         org = OrgSettings.from_record(row["org"])
         overrides = Overrides(use=s.get("useOverride"), generate=s.get("generateOverride"))
-        entries = sorted(
-            (Entry.from_record(e) for e in row["entries"]), key=lambda e: (-e.updated_at, e.key)
-        )
+        entries = entries_of(row["entries"])
         memory = Memory(
             entries={entry.key: entry for entry in entries},
             processed=tuple(row["processed"]),
