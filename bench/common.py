@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -12,7 +11,7 @@ from pydantic import SecretStr
 
 from app.config import Settings
 from app.store import local_server
-from app.store.database import Target
+from app.store.database import Target, resolve_target
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,13 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 @contextmanager
 def neo4j_target() -> Iterator[Target]:
     """`NEO4J_URI` if set, else the project's local Neo4j under `.openbot-memory-bench`."""
-    if os.environ.get("NEO4J_URI"):
-        yield Target(
-            os.environ["NEO4J_URI"],
-            os.environ.get("NEO4J_USER", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD", ""),
-            os.environ.get("NEO4J_DATABASE", "neo4j"),
-        )
+    if Settings().neo4j_uri:  # NEO4J_URI and friends, read as the service reads them
+        yield resolve_target(Settings())
         return
     settings = Settings(state_dir=ROOT / ".openbot-memory-bench")
     already = local_server.status(settings) is not None

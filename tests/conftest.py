@@ -29,7 +29,7 @@ from app.cli import _create_token
 from app.config import Settings
 from app.memory.service import Service
 from app.store import local_server
-from app.store.database import Target
+from app.store.database import Target, resolve_target
 from tests.openai_stub import OpenAIStub
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,13 +48,8 @@ def _docker_answers() -> bool:
 
 @pytest.fixture(scope="session")
 def neo4j_target() -> Iterator[Target]:
-    if os.environ.get("NEO4J_URI"):
-        yield Target(
-            os.environ["NEO4J_URI"],
-            os.environ.get("NEO4J_USER", "neo4j"),
-            os.environ.get("NEO4J_PASSWORD", ""),
-            os.environ.get("NEO4J_DATABASE", "neo4j"),
-        )
+    if Settings().neo4j_uri:  # NEO4J_URI and friends, read as the service reads them
+        yield resolve_target(Settings())
         return
     if _docker_answers():
         from testcontainers.neo4j import Neo4jContainer
