@@ -1,0 +1,106 @@
+"""The per-request context: the service, the caller, and the DataLoaders of each level."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.websockets import WebSocket
+from strawberry.dataloader import DataLoader
+from strawberry.types import Info
+
+from app.memory import values
+from app.memory.history import Version
+from app.memory.service import Service
+
+
+@dataclass
+class Context:
+    """Per request: the service, the caller, and the loaders that batch each nesting level."""
+
+    service: Service
+    who: values.Principal
+    request: Request | WebSocket
+    response: Response | WebSocket
+
+    def __post_init__(self) -> None:
+        sessions, who = self.service.sessions, self.who
+
+        async def load_sessions(ids: list[str]) -> list[values.SessionView | None]:
+            found = await sessions.views(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_agents(ids: list[str]) -> list[values.Agent | None]:
+            found = await sessions.agents(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_histories(ids: list[str]) -> list[list[values.Change]]:
+            found = await sessions.histories(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        service = self.service
+
+        async def load_turn_ids(uids: list[str]) -> list[str | None]:
+            found = await service.turns.turns_of_items(uids)
+            return [found.get(uid) for uid in uids]
+
+        async def load_turns(ids: list[str]) -> list[dict[str, Any] | None]:
+            found = await service.turns.find(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_run_ids(ids: list[str]) -> list[list[str]]:
+            found = await service.consolidation.run_ids(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        async def load_runs(ids: list[str]) -> list[dict[str, Any] | None]:
+            found = await service.consolidation.find(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_versions(ids: list[str]) -> list[list[Version]]:
+            found = await service.history.versions(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        async def load_memories(versions: list[str]) -> list[list[values.Entry]]:
+            found = await service.history.memories(who, versions)
+            return [found.get(v, []) for v in versions]
+
+        self.sessions = DataLoader(load_fn=load_sessions)
+        self.agents = DataLoader(load_fn=load_agents)
+        self.histories = DataLoader(load_fn=load_histories)
+        self.turn_ids = DataLoader(load_fn=load_turn_ids)
+        self.turns = DataLoader(load_fn=load_turns)
+        self.run_ids = DataLoader(load_fn=load_run_ids)
+        self.runs = DataLoader(load_fn=load_runs)
+        self.versions = DataLoader(load_fn=load_versions)
+        self.memories = DataLoader(load_fn=load_memories)
+        self._items: dict[tuple[int, int], DataLoader[str, list[values.Item]]] = {}
+        self._agent_sessions: dict[tuple[int, int], DataLoader[str, list[str]]] = {}
+
+    def agent_sessions(self, offset: int, limit: int) -> DataLoader[str, list[str]]:
+        """One loader per page shape, so sibling agents share one statement."""
+        if (offset, limit) not in self._agent_sessions:
+            sessions, who = self.service.sessions, self.who
+
+            async def load(ids: list[str]) -> list[list[str]]:
+                found = await sessions.agent_sessions(who, ids, offset, limit)
+                return [found.get(i, []) for i in ids]
+
+            self._agent_sessions[(offset, limit)] = DataLoader(load_fn=load)
+        return self._agent_sessions[(offset, limit)]
+
+    def items(self, offset: int, limit: int) -> DataLoader[str, list[values.Item]]:
+        """One loader per page shape, so sibling sessions share one statement."""
+        if (offset, limit) not in self._items:
+            sessions, who = self.service.sessions, self.who
+
+            async def load(ids: list[str]) -> list[list[values.Item]]:
+                found = await sessions.items(who, ids, offset, limit)
+                return [found.get(i, []) for i in ids]
+
+            self._items[(offset, limit)] = DataLoader(load_fn=load)
+        return self._items[(offset, limit)]
+
+
+GraphInfo = Info[Context, None]

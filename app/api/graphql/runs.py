@@ -1,0 +1,83 @@
+"""Consolidation runs and the changes they dropped."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from app.api.graphql.context import GraphInfo
+from app.api.graphql.scalars import EpochMillis
+from app.api.graphql.timeline import Turn
+
+if TYPE_CHECKING:
+    from app.api.graphql.sessions import Change
+
+
+@strawberry.type
+class DroppedChange:
+    """A change a model proposed that broke a rule (S9, S10), and which one."""
+
+    op: str
+    key: str
+    reason: str
+    proposal: str
+
+
+@strawberry.type
+class Run:
+    """One consolidation: what it read, the model, the changes it kept and dropped, its error."""
+
+    id: str
+    status: str
+    model: str | None
+    trigger: str
+    error: str | None
+    queued_at: EpochMillis
+    finished_at: EpochMillis | None
+    attempts: int
+    read: list[str] = strawberry.field(description="The ids of the items it read.")
+    tried: list[str] = strawberry.field(
+        description="The ids of the items a failed run tried to read (they stay unprocessed)."
+    )
+    dropped: list[DroppedChange]
+    kept_ids: strawberry.Private[list[str]]
+    turn_id: strawberry.Private[str | None]
+
+    @classmethod
+    def maybe(cls, run: dict[str, Any] | None) -> Run | None:
+        if run is None:
+            return None
+        finished = run.get("finishedAt")
+        return cls(
+            id=run["id"],
+            status=run["status"],
+            model=run.get("model"),
+            trigger=run.get("trigger") or "turn",
+            error=run.get("error"),
+            queued_at=EpochMillis(run["queuedAt"]),
+            finished_at=None if finished is None else EpochMillis(finished),
+            attempts=run.get("attempts") or 0,
+            read=list(run.get("read") or []),
+            tried=list(run.get("tried") or []),
+            dropped=[DroppedChange(**d) for d in run.get("dropped") or []],
+            kept_ids=list(run.get("kept") or []),
+            turn_id=run.get("turn"),
+        )
+
+    @strawberry.field(description="The changes it applied.")
+    async def changes(
+        self, info: GraphInfo
+    ) -> list[Annotated[Change, strawberry.lazy("app.api.graphql.sessions")]]:
+        from app.api.graphql.sessions import Change
+
+        chains = await info.context.histories.load_many(self.kept_ids)
+        return [Change.from_domain(chain[0]) for chain in chains if chain]
+
+    @strawberry.field
+    async def turn(
+        self, info: GraphInfo
+    ) -> Annotated[Turn, strawberry.lazy("app.api.graphql.timeline")] | None:
+        if self.turn_id is None:
+            return None
+        return Turn.maybe(await info.context.turns.load(self.turn_id))

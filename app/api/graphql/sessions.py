@@ -1,0 +1,309 @@
+"""Sessions and their memory: entries, the changes behind them, and the session mutations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from app.api.graphql.context import GraphInfo
+from app.api.graphql.runs import Run
+from app.api.graphql.scalars import EpochMillis, page
+from app.api.graphql.timeline import Item, SessionVersion
+from app.memory import commands, values
+from app.memory.turns import instructions_for
+
+if TYPE_CHECKING:
+    from app.api.graphql.agents import Agent
+
+
+@strawberry.type
+class Change:
+    """A recorded memory change: before and after, what made it, the items it cites."""
+
+    id: str
+    op: str
+    maker: str = strawberry.field(description="person, consolidation, promotion or fork")
+    made_by: str | None = strawberry.field(description="the person or run that made it")
+    key: str
+    content: str | None
+    kind: str | None
+    status: str | None
+    before_content: str | None
+    before_kind: str | None
+    before_status: str | None
+    at: EpochMillis
+    revision: int | None
+    head: str | None
+    model: str | None
+    cites: list[Annotated[Item, strawberry.lazy("app.api.graphql.timeline")]]
+    session_id: strawberry.Private[str | None]
+    run_id: strawberry.Private[str | None]
+
+    @classmethod
+    def from_domain(cls, change: values.Change) -> Change:
+        return cls(
+            id=change.id,
+            op=change.op,
+            maker=change.maker,
+            made_by=change.made_by,
+            key=change.key,
+            content=change.content,
+            kind=change.kind,
+            status=change.status,
+            before_content=change.before_content,
+            before_kind=change.before_kind,
+            before_status=change.before_status,
+            at=EpochMillis(change.at),
+            revision=change.revision,
+            head=change.head,
+            model=change.model,
+            cites=[Item.from_domain(item) for item in change.cites],
+            session_id=change.session,
+            run_id=change.run,
+        )
+
+    @strawberry.field(description="The consolidation run that made it, if one did.")
+    async def run(
+        self, info: GraphInfo
+    ) -> Annotated[Run, strawberry.lazy("app.api.graphql.runs")] | None:
+        if self.run_id is None:
+            return None
+        return Run.maybe(await info.context.runs.load(self.run_id))
+
+    @strawberry.field
+    async def session(self, info: GraphInfo) -> Session | None:
+        if self.session_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+
+@strawberry.type
+class Entry:
+    """S1: one fact under one key."""
+
+    key: str
+    content: str
+    kind: str
+    status: str
+    updated_at: EpochMillis
+    sources: list[Annotated[Item, strawberry.lazy("app.api.graphql.timeline")]]
+    change_id: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, entry: values.Entry) -> Entry:
+        return cls(
+            key=entry.key,
+            content=entry.content,
+            kind=entry.kind,
+            status=entry.status,
+            updated_at=EpochMillis(entry.updated_at),
+            sources=[Item.from_domain(item) for item in entry.source_items],
+            change_id=entry.change,
+        )
+
+    @strawberry.field(description="The entry's story, newest change first.")
+    async def changes(self, info: GraphInfo) -> list[Change]:
+        return [Change.from_domain(c) for c in await info.context.histories.load(self.change_id)]
+
+
+@strawberry.type
+class Switches:
+    use: bool
+    generate: bool
+
+
+@strawberry.type
+class Overrides:
+    use: bool | None
+    generate: bool | None
+
+
+@strawberry.type
+class Memory:
+    """S2: a session's memory view."""
+
+    entries: list[Entry]
+    processed: list[str]
+    settings: Switches
+    overrides: Overrides
+
+    @classmethod
+    def from_domain(cls, memory: values.Memory) -> Memory:
+        return cls(
+            entries=[Entry.from_domain(entry) for entry in memory.entries.values()],
+            processed=list(memory.processed),
+            settings=Switches(use=memory.settings.use, generate=memory.settings.generate),
+            overrides=Overrides(use=memory.overrides.use, generate=memory.overrides.generate),
+        )
+
+    @strawberry.field
+    def entry(self, key: str) -> Entry | None:
+        return next((entry for entry in self.entries if entry.key == key), None)
+
+
+@strawberry.type
+class Session:
+    """One conversation of an agent with a person, with its memory."""
+
+    id: str
+    kind: str
+    head: str
+    revision: int
+    person: str | None
+    model: str | None
+    created_at: EpochMillis
+    memory: Memory
+    agent_id: strawberry.Private[str]
+    parent_id: strawberry.Private[str | None]
+    forked_from_id: strawberry.Private[str | None]
+    forked_at: str | None
+
+    @classmethod
+    def from_domain(cls, view: values.SessionView) -> Session:
+        s = view.session
+        return cls(
+            id=s.id,
+            kind=s.kind,
+            head=s.head,
+            revision=s.revision,
+            person=s.person,
+            model=s.model,
+            created_at=EpochMillis(s.created_at),
+            memory=Memory.from_domain(view.memory),
+            agent_id=s.agent,
+            parent_id=s.parent,
+            forked_from_id=s.forked_from,
+            forked_at=s.forked_at,
+        )
+
+    @classmethod
+    def maybe(cls, view: values.SessionView | None) -> Session | None:
+        return None if view is None else cls.from_domain(view)
+
+    @strawberry.field
+    async def agent(
+        self, info: GraphInfo
+    ) -> Annotated[Agent, strawberry.lazy("app.api.graphql.agents")] | None:
+        from app.api.graphql.agents import Agent
+
+        return Agent.maybe(await info.context.agents.load(self.agent_id))
+
+    @strawberry.field
+    async def parent(self, info: GraphInfo) -> Session | None:
+        if self.parent_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.parent_id))
+
+    @strawberry.field
+    async def forked_from(self, info: GraphInfo) -> Session | None:
+        if self.forked_from_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.forked_from_id))
+
+    @strawberry.field(description="Consolidation runs, newest first.")
+    async def runs(
+        self, info: GraphInfo
+    ) -> list[Annotated[Run, strawberry.lazy("app.api.graphql.runs")]]:
+        ids = await info.context.run_ids.load(self.id)
+        return [run for run in map(Run.maybe, await info.context.runs.load_many(ids)) if run]
+
+    @strawberry.field(description="Every head the session ever had, oldest first.")
+    async def versions(
+        self, info: GraphInfo
+    ) -> list[Annotated[SessionVersion, strawberry.lazy("app.api.graphql.timeline")]]:
+        return [
+            SessionVersion.from_domain(v) for v in await info.context.versions.load(self.id)
+        ]
+
+    @strawberry.field(description="S5, S6: the memory text a turn would get now.")
+    async def instructions(self, info: GraphInfo) -> Instructions:
+        ctx = info.context
+        view = await ctx.sessions.load(self.id)
+        assert view is not None
+        shown = instructions_for(view, ctx.service.settings.max_length)
+        return Instructions(memory=shown.text, session_keys=list(shown.keys), agent_keys=[])
+
+    @strawberry.field(description="The timeline up to the head, oldest first.")
+    async def items(
+        self, info: GraphInfo, offset: int = 0, limit: int = 50
+    ) -> list[Annotated[Item, strawberry.lazy("app.api.graphql.timeline")]]:
+        loader = info.context.items(*page(offset, limit))
+        return [Item.from_domain(item) for item in await loader.load(self.head)]
+
+
+@strawberry.type
+class Instructions:
+    memory: str
+    session_keys: list[str]
+    agent_keys: list[str]
+
+
+async def _command(
+    info: GraphInfo, session_id: str, expected: str, revision: int, command: commands.Command
+) -> Session:
+    ctx = info.context
+    if isinstance(command, commands.Refresh):
+        view = await ctx.service.consolidation.refresh(ctx.who, session_id)
+    else:
+        view = await ctx.service.sessions.command(
+            ctx.who, session_id, expected, revision, command, field_prefix=""
+        )
+    return Session.from_domain(view)
+
+
+@strawberry.type
+class MemoryMutation:
+    @strawberry.mutation(description="S13: add or replace an entry and make it active.")
+    async def remember(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int,
+        key: str, content: str, kind: str,
+    ) -> Session:
+        command = commands.Remember(key=key, content=content, kind=kind)
+        return await _command(info, str(session_id), expected, revision, command)
+
+    @strawberry.mutation(description="S14: mark an entry retracted.")
+    async def forget(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int, key: str
+    ) -> Session:
+        command = commands.Forget(key=commands.check_key(key))
+        return await _command(info, str(session_id), expected, revision, command)
+
+    @strawberry.mutation(
+        description="S15: true/false set a switch, null removes the override, omitted keeps it."
+    )
+    async def configure(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int,
+        use: bool | None = strawberry.UNSET, generate: bool | None = strawberry.UNSET,
+    ) -> Session:
+        command = commands.Configure(
+            use=None if use is strawberry.UNSET else use,
+            generate=None if generate is strawberry.UNSET else generate,
+            set_use=use is not strawberry.UNSET,
+            set_generate=generate is not strawberry.UNSET,
+        )
+        return await _command(info, str(session_id), expected, revision, command)
+
+    @strawberry.mutation(description="S16: consolidate now with the session's model.")
+    async def refresh(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int
+    ) -> Session:
+        return await _command(info, str(session_id), expected, revision, commands.Refresh())
+
+
+@strawberry.type
+class HistoryMutation:
+    @strawberry.mutation(description="A new session with the history and memory of this one.")
+    async def fork(
+        self, info: GraphInfo, session_id: strawberry.ID, at: str | None = None
+    ) -> Session:
+        ctx = info.context
+        return Session.from_domain(await ctx.service.history.fork(ctx.who, str(session_id), at))
+
+    @strawberry.mutation(description="Make history and memory what they were at a version.")
+    async def revert(
+        self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int, to: str
+    ) -> Session:
+        ctx = info.context
+        view = await ctx.service.history.revert(ctx.who, str(session_id), expected, revision, to)
+        return Session.from_domain(view)

@@ -1,0 +1,132 @@
+"""A session's timeline: its items, the turns they came in, and the heads it had."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from app.api.graphql.context import GraphInfo
+from app.api.graphql.scalars import EpochMillis, page
+from app.memory import values
+from app.memory.history import Version
+
+if TYPE_CHECKING:
+    from app.api.graphql.sessions import Entry, Session
+
+
+@strawberry.type
+class Item:
+    """One entry of a session's timeline."""
+
+    id: str
+    type: str
+    role: str | None
+    content: str | None
+    app: str | None
+    author: str | None
+    at: EpochMillis
+    seq: int
+    uid: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, item: values.Item) -> Item:
+        return cls(
+            uid=item.uid,
+            id=item.id,
+            type=item.type,
+            role=item.role,
+            content=item.content,
+            app=item.app,
+            author=item.author,
+            at=EpochMillis(item.at),
+            seq=item.seq,
+        )
+
+    @strawberry.field(description="The turn the item came in (none for a memory edit).")
+    async def turn(self, info: GraphInfo) -> Turn | None:
+        turn_id = await info.context.turn_ids.load(self.uid)
+        if turn_id is None:
+            return None
+        return Turn.maybe(await info.context.turns.load(turn_id))
+
+
+@strawberry.type
+class Turn:
+    """One model step of a session, with the memory keys it was shown (S5)."""
+
+    id: str
+    status: str
+    model: str | None
+    shown: list[str] = strawberry.field(description="The session memory keys it was shown.")
+    item_ids: list[str]
+    items: list[Item]
+    at: EpochMillis
+    completed_at: EpochMillis | None
+    session_id: strawberry.Private[str]
+
+    @classmethod
+    def maybe(cls, answer: dict[str, Any] | None) -> Turn | None:
+        if answer is None:
+            return None
+        turn = answer["turn"]
+        completed = turn.get("completedAt")
+        return cls(
+            id=turn["id"],
+            status=turn["status"],
+            model=turn.get("model"),
+            shown=list(turn.get("shown") or []),
+            item_ids=list(turn.get("items") or []),
+            items=[Item.from_domain(item) for item in answer.get("records", [])],
+            at=EpochMillis(turn["at"]),
+            completed_at=None if completed is None else EpochMillis(completed),
+            session_id=answer["session"]["id"],
+        )
+
+    @strawberry.field
+    async def session(
+        self, info: GraphInfo
+    ) -> Annotated[Session, strawberry.lazy("app.api.graphql.sessions")] | None:
+        from app.api.graphql.sessions import Session
+
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+
+@strawberry.type(name="Version")
+class SessionVersion:
+    """A head the session had: when, what made it, and (on request) everything as it was."""
+
+    id: str
+    cause: str = strawberry.field(
+        description="start, turn, remember, forget, consolidation, fork or revert"
+    )
+    at: EpochMillis
+    parent: str | None
+    reverted_from: str | None
+    added: list[str] = strawberry.field(description="The ids of the items it added.")
+    current: bool
+
+    @classmethod
+    def from_domain(cls, version: Version) -> SessionVersion:
+        return cls(
+            id=version.id,
+            cause=version.cause,
+            at=EpochMillis(version.at),
+            parent=version.parent,
+            reverted_from=version.reverted_from,
+            added=list(version.added),
+            current=version.current,
+        )
+
+    @strawberry.field(description="The memory entries as they were at this version.")
+    async def entries(
+        self, info: GraphInfo
+    ) -> list[Annotated[Entry, strawberry.lazy("app.api.graphql.sessions")]]:
+        from app.api.graphql.sessions import Entry
+
+        return [Entry.from_domain(e) for e in await info.context.memories.load(self.id)]
+
+    @strawberry.field(description="The timeline as it was at this version, oldest first.")
+    async def items(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Item]:
+        loader = info.context.items(*page(offset, limit))
+        return [Item.from_domain(item) for item in await loader.load(self.id)]
