@@ -42,14 +42,21 @@ async def _check_connection(target: Target) -> None:
     await db.close()
 
 
-async def _create_token(settings: Settings, org: str, person: str) -> str:
+async def _create_token(
+    settings: Settings, org: str, person: str | None, service: str | None = None
+) -> str:
     from app.memory.tokens import Tokens, check_name
 
-    org, person = check_name(org, "org"), check_name(person, "person")
+    # Checked before connecting, so a bad name is told at once.
+    check_name(org, "org")
+    if person is not None:
+        check_name(person, "person")
+    if service is not None:
+        check_name(service, "service")
     db = await Database.connect(resolve_target(settings))
     try:
         await db.apply_schema()
-        return await Tokens(db, settings.default_model).create(org, person)
+        return await Tokens(db, settings.default_model).create(org, person, service)
     finally:
         await db.close()
 
@@ -90,7 +97,9 @@ def parser() -> argparse.ArgumentParser:
     token_actions = token.add_subparsers(dest="action", required=True)
     create = token_actions.add_parser("create", help="create a token (and the org and person)")
     create.add_argument("--org", required=True)
-    create.add_argument("--person", required=True)
+    who = create.add_mutually_exclusive_group(required=True)
+    who.add_argument("--person", help="a member of the org (created when new)")
+    who.add_argument("--service", help="an org-level service token that acts for no person")
     commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     return root
 
@@ -104,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         elif args.command == "neo4j":
             _neo4j(settings, args.action)
         elif args.command == "token":
-            print(asyncio.run(_create_token(settings, args.org, args.person)))
+            print(asyncio.run(_create_token(settings, args.org, args.person, args.service)))
         elif args.command == "schema":
             from app.api.graphql import export_schema
 

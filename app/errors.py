@@ -2,6 +2,7 @@
 
     ServiceError
     ├── SessionConflict   409  SESSION_CONFLICT   expected head/revision/version is stale, ...
+    ├── AgentConflict     409  AGENT_CONFLICT     the agent memory's expected version is stale, ...
     ├── NotFound          404  NOT_FOUND          no such object in the caller's org
     ├── Unauthorized      401  UNAUTHORIZED       no token, or a token we do not know
     ├── Forbidden         403  FORBIDDEN          known caller, not allowed
@@ -29,6 +30,10 @@ class ServiceError(Exception):
 
 class SessionConflict(ServiceError):
     tag, status, code = "SessionConflict", 409, "SESSION_CONFLICT"
+
+
+class AgentConflict(ServiceError):
+    tag, status, code = "AgentConflict", 409, "AGENT_CONFLICT"
 
 
 class NotFound(ServiceError):

@@ -1,9 +1,21 @@
-// token create: the org and person if new, and a token stored only as its hash.
+// token create: the org if new, the person (or, with $service, the org's service) if new, and
+// a token stored only as its hash that grants it.
 MERGE (o:Org {id: $org})
   ON CREATE SET o.memoryUse = true, o.memoryGenerate = true, o.agentMemory = true,
                 o.model = $defaultModel, o.helperModel = $defaultModel, o.createdAt = $now
-MERGE (p:Person {org: $org, id: $person})
-  ON CREATE SET p.createdAt = $now
-MERGE (p)-[:MEMBER_OF]->(o)
-CREATE (t:Token {hash: $hash, createdAt: $now})-[:GRANTS]->(p)
-RETURN o.id AS org, p.id AS person
+WITH o
+CALL (o) {
+  WITH o WHERE $service IS NULL
+  MERGE (p:Person {org: $org, id: $person})
+    ON CREATE SET p.createdAt = $now
+  MERGE (p)-[:MEMBER_OF]->(o)
+  RETURN p AS grantee
+  UNION
+  WITH o WHERE $service IS NOT NULL
+  MERGE (svc:Service {org: $org, id: $service})
+    ON CREATE SET svc.createdAt = $now
+  MERGE (svc)-[:SERVES]->(o)
+  RETURN svc AS grantee
+}
+CREATE (t:Token {hash: $hash, createdAt: $now})-[:GRANTS]->(grantee)
+RETURN o.id AS org

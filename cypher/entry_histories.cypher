@@ -1,7 +1,8 @@
 // Each entry's story, newest change first: the chain of REPLACES from the change that made
 // its current state, with what each change cites and what made it.
 UNWIND $ids AS cid
-MATCH (c0:Change {id: cid})-[:IN_SESSION]->(:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+MATCH (c0:Change {id: cid})-[:IN_SESSION]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 MATCH path = (c0)-[:REPLACES*0..]->(c:Change)
 WITH cid, c, length(path) AS depth
 OPTIONAL MATCH (c)-[:MADE_BY]->(maker)

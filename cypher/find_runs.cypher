@@ -1,6 +1,7 @@
 // Consolidation runs by id: status, model, error, the turn, and what they read, kept, dropped.
 UNWIND $ids AS rid
 MATCH (r:Run {id: rid})-[:FOR_SESSION]->(s:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 OPTIONAL MATCH (r)-[:FOR_TURN]->(t:Turn)
 CALL (r) {
   OPTIONAL MATCH (r)-[:READ]->(i:Item)

@@ -1,8 +1,10 @@
 // A fork: a new session whose first version continues the source's history at $fork.at,
-// with the source's overrides (S4), linked to the source by FORKED_FROM naming the version.
+// with the source's overrides (S4) and person, linked to the source by FORKED_FROM naming the
+// version.
 MATCH (src:Session {id: $source})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (src)-[:WITH]->(:Person {id: $person}) }
 MATCH (at:Version {id: $fork.at})
-MATCH (p:Person {org: $org, id: $fork.person})
+MATCH (src)-[:WITH]->(p:Person)
 OPTIONAL MATCH (src)-[:STARTED_FROM]->(parent:Session)
 CREATE (f:Session {id: $fork.id, kind: src.kind, revision: 0, model: src.model,
                    useOverride: src.useOverride, generateOverride: src.generateOverride,

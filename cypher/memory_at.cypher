@@ -1,7 +1,8 @@
 // S2 at any version, derived from the change record: for each key, the newest change on the
 // branch that ends at the version; processed items are those that runs on that branch read.
 UNWIND $versions AS vid
-MATCH (h:Version {id: vid})-[:OF]->(:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 CALL (h) {
   MATCH (h)-[:PARENT*0..]->(v:Version)<-[:AT]-(c:Change)
   WITH c, v ORDER BY v.depth DESC

@@ -1,10 +1,17 @@
 // S13, S14, S17: a person's Remember or Forget. It adds a memory-edit item, makes a new
-// version (the new head) that adds it, and records the change citing that item.
+// version (the new head) that adds it, and records the change citing that item. It is made by
+// the person, or by the org's service when a service token sent it.
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
-MATCH (p:Person {org: $org, id: $edit.person})
+CALL () {
+  MATCH (p:Person {org: $org, id: $edit.person})
+  RETURN p
+  UNION
+  MATCH (p:Service {org: $org, id: $edit.service})
+  RETURN p
+}
 OPTIONAL MATCH (prev:Change {id: $edit.replaces})
 CREATE (i:Item {uid: $edit.itemUid, id: $edit.itemId, type: 'memory_edit', role: 'person',
-                author: $edit.person, content: $edit.itemContent, at: $edit.at, seq: h.items + 1})
+                author: coalesce($edit.person, $edit.service), content: $edit.itemContent, at: $edit.at, seq: h.items + 1})
 CREATE (i)-[:BY]->(p)
 CREATE (v:Version {id: $edit.head, depth: h.depth + 1, items: h.items + 1, cause: $edit.op,
                    at: $edit.at})

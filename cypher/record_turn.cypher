@@ -2,7 +2,8 @@
 // approval is the same Turn node, completed later with the items of its second step.
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MERGE (t:Turn {id: $turn.id})
-  ON CREATE SET t.at = $turn.at, t.model = $turn.model, t.shown = $turn.shown
+  ON CREATE SET t.at = $turn.at, t.model = $turn.model, t.shown = $turn.shown,
+                t.shownAgent = $turn.shownAgent
 SET t.status = $turn.status,
     t.completedAt = CASE WHEN $turn.status = 'completed' THEN $turn.at ELSE null END,
     t.head = $turn.head, t.revision = s.revision + 1
@@ -26,6 +27,11 @@ CALL (t, v, h) {
 CALL (t) {
   UNWIND $turn.saw AS cid
   MATCH (c:Change {id: cid})
+  MERGE (t)-[:SAW]->(c)
+}
+CALL (t) {
+  UNWIND $turn.sawAgent AS cid
+  MATCH (c:AgentChange {id: cid})
   MERGE (t)-[:SAW]->(c)
 }
 RETURN t.id AS id

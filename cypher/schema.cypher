@@ -1,6 +1,7 @@
 // Constraints and indexes, applied at every start; each one IF NOT EXISTS.
 CREATE CONSTRAINT org_id IF NOT EXISTS FOR (o:Org) REQUIRE o.id IS UNIQUE;
 CREATE CONSTRAINT person_org_id IF NOT EXISTS FOR (p:Person) REQUIRE (p.org, p.id) IS UNIQUE;
+CREATE CONSTRAINT service_org_id IF NOT EXISTS FOR (s:Service) REQUIRE (s.org, s.id) IS UNIQUE;
 CREATE CONSTRAINT token_hash IF NOT EXISTS FOR (t:Token) REQUIRE t.hash IS UNIQUE;
 CREATE CONSTRAINT agent_id IF NOT EXISTS FOR (a:Agent) REQUIRE a.id IS UNIQUE;
 CREATE CONSTRAINT session_id IF NOT EXISTS FOR (s:Session) REQUIRE s.id IS UNIQUE;
@@ -10,6 +11,9 @@ CREATE CONSTRAINT turn_id IF NOT EXISTS FOR (t:Turn) REQUIRE t.id IS UNIQUE;
 CREATE CONSTRAINT entry_session_key IF NOT EXISTS FOR (e:Entry) REQUIRE (e.session, e.key) IS UNIQUE;
 CREATE CONSTRAINT change_id IF NOT EXISTS FOR (c:Change) REQUIRE c.id IS UNIQUE;
 CREATE CONSTRAINT run_id IF NOT EXISTS FOR (r:Run) REQUIRE r.id IS UNIQUE;
+CREATE CONSTRAINT agent_entry_identity IF NOT EXISTS FOR (e:AgentEntry) REQUIRE (e.agent, e.key, e.owner) IS UNIQUE;
+CREATE CONSTRAINT agent_change_id IF NOT EXISTS FOR (c:AgentChange) REQUIRE c.id IS UNIQUE;
+CREATE INDEX agent_change_version IF NOT EXISTS FOR (c:AgentChange) ON (c.agent, c.version);
 CREATE INDEX change_key IF NOT EXISTS FOR (c:Change) ON (c.key);
 CREATE INDEX item_id IF NOT EXISTS FOR (i:Item) ON (i.id);
 CREATE INDEX run_status IF NOT EXISTS FOR (r:Run) ON (r.status);

@@ -1,6 +1,7 @@
 // Every head each session ever had, oldest first: when, what made it, what it added.
 UNWIND $ids AS sid
 MATCH (s:Session {id: sid})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 MATCH (s)-[:HEAD]->(head:Version)
 MATCH (v:Version)-[:OF]->(s)
 OPTIONAL MATCH (v)-[:PARENT]->(parent:Version)

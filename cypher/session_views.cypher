@@ -1,6 +1,7 @@
 // The Session view's own fields; the memory comes from memory_at for the head.
 UNWIND $ids AS sid
 MATCH (s:Session {id: sid})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 MATCH (s)-[:HEAD]->(h:Version)
 OPTIONAL MATCH (s)-[:WITH]->(p:Person)
 OPTIONAL MATCH (s)-[:STARTED_FROM]->(parent:Session)

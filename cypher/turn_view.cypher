@@ -1,9 +1,10 @@
 MATCH (t:Turn {id: $turn})-[:IN_SESSION]->(s:Session {id: $id})
       -[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 CALL (t) {
   OPTIONAL MATCH (i:Item)-[:IN_TURN]->(t)
   WITH i ORDER BY i.seq
   RETURN collect(i.id) AS items, collect(i.type) AS types
 }
-RETURN t {.id, .status, .model, .shown, .at, .completedAt, .head, .revision,
+RETURN t {.id, .status, .model, .shown, .shownAgent, .at, .completedAt, .head, .revision,
           session: s.id, items: items, types: types} AS turn

@@ -281,7 +281,8 @@ def assistant(content: str) -> dict[str, Any]:
     return {"type": "message", "role": "assistant", "content": content}
 
 
-def make_token(target: Target, org: str, person: str) -> str:
+def make_token(target: Target, org: str, person: str | None, service: str | None = None) -> str:
+    """A person's token, or with `service` an org's service token (acting for no person)."""
     settings = Settings.model_validate(
         {
             "neo4j_uri": target.uri,
@@ -289,7 +290,7 @@ def make_token(target: Target, org: str, person: str) -> str:
             "neo4j_password": SecretStr(target.password),
         }
     )
-    return asyncio.run(_create_token(settings, org, person))
+    return asyncio.run(_create_token(settings, org, person, service))
 
 
 @pytest.fixture
@@ -302,6 +303,22 @@ def tokens(neo4j_target: Target, graph: Graph) -> Callable[[str, str], str]:
 def api(server: RunningServer, tokens: Callable[[str, str], str]) -> Iterator[Api]:
     """A client for person `ana` of org `acme`."""
     client = Api(server.url, tokens("acme", "ana"))
+    yield client
+    client.http.close()
+
+
+@pytest.fixture
+def member(server: RunningServer, tokens: Callable[[str, str], str]) -> Iterator[Api]:
+    """A client for `ben`, another member of `acme` (ana's org)."""
+    client = Api(server.url, tokens("acme", "ben"))
+    yield client
+    client.http.close()
+
+
+@pytest.fixture
+def platform(server: RunningServer, neo4j_target: Target, graph: Graph) -> Iterator[Api]:
+    """A client with acme's service token: the platform itself, acting for no person."""
+    client = Api(server.url, make_token(neo4j_target, "acme", None, service="platform"))
     yield client
     client.http.close()
 

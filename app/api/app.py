@@ -8,10 +8,13 @@ from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.graphql import GraphQLApp
 from app.api.rest import routes
 from app.config import Settings
@@ -77,6 +80,10 @@ def create_app(settings: Settings | None = None, target: Target | None = None) -
     return Starlette(
         routes=[*routes, Route("/graphql", graphql)],
         lifespan=lifespan,
+        middleware=[
+            Middleware(AuthenticationMiddleware, backend=BearerTokens(), on_error=refused),
+            Middleware(RequirePrincipal),
+        ],
         exception_handlers={
             ServiceError: service_error,
             HTTPException: http_error,

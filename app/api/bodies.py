@@ -86,6 +86,36 @@ class MemoryCommand(Strict):
     command: CommandBody
 
 
+class AgentRememberBody(Strict):
+    tag: Literal["Remember"] = Field(alias="_tag")
+    key: str
+    content: str
+    kind: str
+    about: str | None = None
+    visibility: Literal["shared", "private"] = "shared"
+
+    def to_command(self) -> commands.AgentCommand:
+        return commands.AgentRemember(
+            self.key, self.content, self.kind, self.about, self.visibility
+        )
+
+
+class AgentForgetBody(Strict):
+    tag: Literal["Forget"] = Field(alias="_tag")
+    key: str
+    about: str | None = None
+
+    def to_command(self) -> commands.AgentCommand:
+        return commands.AgentForget(commands.check_key(self.key, "command.key"), self.about)
+
+
+class AgentMemoryCommand(Strict):
+    """A10: `{expected: <version>, command}`."""
+
+    expected: Annotated[int, Field(ge=0)]
+    command: Annotated[AgentRememberBody | AgentForgetBody, Field(discriminator="tag")]
+
+
 class MemorySwitches(Strict):
     use: bool | None = None
     generate: bool | None = None

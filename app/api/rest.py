@@ -9,11 +9,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.api import bodies
+from app.api.auth import principal_of
 from app.errors import ValidationError
 from app.memory.commands import Refresh
 from app.memory.service import Service
-from app.memory.turns import TurnItem, instructions_for
-from app.memory.values import Principal
+from app.memory.turns import TurnItem
 
 MAX_PAGE = 200
 
@@ -21,10 +21,6 @@ MAX_PAGE = 200
 def service_of(request: Request) -> Service:
     service: Service = request.app.state.service
     return service
-
-
-async def principal_of(request: Request) -> Principal:
-    return await service_of(request).tokens.principal(request.headers.get("authorization"))
 
 
 def _int_param(request: Request, name: str, default: str) -> int:
@@ -61,29 +57,27 @@ async def readyz(request: Request) -> Response:
 
 
 async def create_agent(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateAgent)
-    agent = await service_of(request).sessions.create_agent(
-        who, body.name, body.shared, body.model
-    )
+    agent = await service_of(request).agents.create(who, body.name, body.shared, body.model)
     return json(agent.to_json(), 201)
 
 
 async def list_agents(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     offset, limit = page_of(request)
-    agents = await service_of(request).sessions.list_agents(who, offset, limit)
+    agents = await service_of(request).agents.page(who, offset, limit)
     return json({"agents": [agent.to_json() for agent in agents]})
 
 
 async def get_agent(request: Request) -> Response:
-    who = await principal_of(request)
-    agent = await service_of(request).sessions.agent(who, request.path_params["id"])
+    who = principal_of(request)
+    agent = await service_of(request).agents.get(who, request.path_params["id"])
     return json(agent.to_json())
 
 
 async def create_session(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateSession)
     view = await service_of(request).sessions.create_session(
         who, body.agent, body.kind, body.parent, body.person, body.model
@@ -92,7 +86,7 @@ async def create_session(request: Request) -> Response:
 
 
 async def list_sessions(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     offset, limit = page_of(request)
     agent = request.query_params.get("agent")
     views = await service_of(request).sessions.list_sessions(who, agent, offset, limit)
@@ -100,19 +94,19 @@ async def list_sessions(request: Request) -> Response:
 
 
 async def get_session(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     view = await service_of(request).sessions.view(who, request.path_params["id"])
     return json(view.to_json())
 
 
 async def get_memory(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     view = await service_of(request).sessions.view(who, request.path_params["id"])
     return json(view.memory.to_json())
 
 
 async def post_memory(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.MemoryCommand)
     command = body.command.to_command()
     service = service_of(request)
@@ -131,7 +125,7 @@ def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
 
 
 async def record_turn(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.RecordTurn)
     answer, created = await service_of(request).turns.record(
         who, request.path_params["id"], _items(body.items), body.model, body.status
@@ -141,7 +135,7 @@ async def record_turn(request: Request) -> Response:
 
 async def complete_turn(request: Request) -> Response:
     """A turn that waited for an approval completes, with the items of its second step."""
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.CompleteTurn)
     answer, _ = await service_of(request).turns.record(
         who, request.path_params["id"], _items(body.items), None, "completed",
@@ -151,7 +145,7 @@ async def complete_turn(request: Request) -> Response:
 
 
 async def get_turn(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     answer = await service_of(request).turns.turn(
         who, request.path_params["id"], request.path_params["turn"]
     )
@@ -159,15 +153,18 @@ async def get_turn(request: Request) -> Response:
 
 
 async def get_instructions(request: Request) -> Response:
-    who = await principal_of(request)
-    service = service_of(request)
-    view = await service.sessions.view(who, request.path_params["id"])
-    shown = instructions_for(view, service.settings.max_length)
-    return json({"memory": shown.text, "included": {"session": list(shown.keys), "agent": []}})
+    who = principal_of(request)
+    shown = await service_of(request).turns.instructions(who, request.path_params["id"])
+    return json(
+        {
+            "memory": shown.text,
+            "included": {"session": list(shown.keys), "agent": list(shown.agent_keys)},
+        }
+    )
 
 
 async def get_runs(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     session_id = request.path_params["id"]
     service = service_of(request)
     await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
@@ -175,14 +172,14 @@ async def get_runs(request: Request) -> Response:
 
 
 async def fork_session(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.Fork, empty_ok=True)
     view = await service_of(request).history.fork(who, request.path_params["id"], body.at)
     return json(view.to_json(), 201)
 
 
 async def revert_session(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.Revert)
     view = await service_of(request).history.revert(
         who, request.path_params["id"], body.expected, body.revision, body.to
@@ -191,7 +188,7 @@ async def revert_session(request: Request) -> Response:
 
 
 async def list_versions(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     session_id = request.path_params["id"]
     service = service_of(request)
     await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
@@ -201,7 +198,7 @@ async def list_versions(request: Request) -> Response:
 
 async def get_version(request: Request) -> Response:
     """A version as it was: its memory entries, processed items, and a page of its timeline."""
-    who = await principal_of(request)
+    who = principal_of(request)
     offset, limit = page_of(request)
     version, entries, processed, items = await service_of(request).history.at_version(
         who, request.path_params["id"], request.path_params["version"], offset, limit
@@ -219,16 +216,39 @@ async def get_version(request: Request) -> Response:
 
 
 async def get_org_settings(request: Request) -> Response:
-    who = await principal_of(request)
-    settings = await service_of(request).sessions.org_settings(who)
+    who = principal_of(request)
+    settings = await service_of(request).orgs.settings(who)
     return json(settings.to_json())
 
 
 async def patch_org_settings(request: Request) -> Response:
-    who = await principal_of(request)
+    who = principal_of(request)
     body = await bodies.parse(request, bodies.OrgSettingsPatch)
-    settings = await service_of(request).sessions.update_org_settings(who, body.changes())
+    settings = await service_of(request).orgs.update(who, body.changes())
     return json(settings.to_json())
+
+
+async def get_agent_memory(request: Request) -> Response:
+    who = principal_of(request)
+    memory = await service_of(request).agent_memory.view(who, request.path_params["id"])
+    return json(memory.to_json())
+
+
+async def post_agent_memory(request: Request) -> Response:
+    who = principal_of(request)
+    body = await bodies.parse(request, bodies.AgentMemoryCommand)
+    memory = await service_of(request).agent_memory.command(
+        who, request.path_params["id"], body.expected, body.command.to_command()
+    )
+    return json(memory.to_json())
+
+
+async def get_agent_log(request: Request) -> Response:
+    who = principal_of(request)
+    after = _int_param(request, "after", "0")
+    limit = _int_param(request, "limit", "50")
+    log = await service_of(request).agent_memory.log(who, request.path_params["id"], after, limit)
+    return json({"changes": [entry.to_json() for entry in log]})
 
 
 routes = [
@@ -237,6 +257,9 @@ routes = [
     Route("/v1/agents", create_agent, methods=["POST"]),
     Route("/v1/agents", list_agents, methods=["GET"]),
     Route("/v1/agents/{id}", get_agent, methods=["GET"]),
+    Route("/v1/agents/{id}/memory", get_agent_memory, methods=["GET"]),
+    Route("/v1/agents/{id}/memory", post_agent_memory, methods=["POST"]),
+    Route("/v1/agents/{id}/memory/log", get_agent_log, methods=["GET"]),
     Route("/v1/sessions", create_session, methods=["POST"]),
     Route("/v1/sessions", list_sessions, methods=["GET"]),
     Route("/v1/sessions/{id}", get_session, methods=["GET"]),

@@ -6,8 +6,9 @@ import unicodedata
 from dataclasses import dataclass
 
 from app.errors import ValidationError
+from app.memory.agent_entries import AGENT_KINDS, VISIBILITIES
 from app.memory.credentials import credential_reason
-from app.memory.values import KINDS
+from app.memory.values import KINDS, Principal
 
 MAX_KEY_LENGTH = 200
 MAX_CONTENT_LENGTH = 4000
@@ -68,21 +69,77 @@ def check_key(key: str, field: str = "key") -> str:
     return key
 
 
-def check_remember(command: Remember, prefix: str = "command.") -> Remember:
-    """S1, S10: a valid key and kind, non-empty content, and no credential in it."""
-    key = check_key(command.key, f"{prefix}key")
-    content = check_text(command.content, f"{prefix}content").strip()
+def check_content(content: str, field: str) -> str:
+    """S10: non-empty content of a sane length, with no credential in it."""
+    content = check_text(content, field).strip()
     if not content:
-        raise ValidationError("content must not be empty", f"{prefix}content")
+        raise ValidationError("content must not be empty", field)
     if len(content) > MAX_CONTENT_LENGTH:
-        raise ValidationError(
-            f"content has at most {MAX_CONTENT_LENGTH} characters", f"{prefix}content"
-        )
-    if check_text(command.kind, f"{prefix}kind") not in KINDS:
-        raise ValidationError(f"kind must be one of {', '.join(KINDS)}", f"{prefix}kind")
+        raise ValidationError(f"content has at most {MAX_CONTENT_LENGTH} characters", field)
     reason = credential_reason(content)
     if reason is not None:
         raise ValidationError(
-            f"memory never stores credentials (this looks like a {reason})", f"{prefix}content"
+            f"memory never stores credentials (this looks like a {reason})", field
         )
-    return Remember(key=key, content=content, kind=command.kind)
+    return content
+
+
+def check_kind(kind: str, allowed: tuple[str, ...], field: str) -> str:
+    if check_text(kind, field) not in allowed:
+        raise ValidationError(f"kind must be one of {', '.join(allowed)}", field)
+    return kind
+
+
+def check_remember(command: Remember, prefix: str = "command.") -> Remember:
+    """S1, S10: a valid key and kind, non-empty content, and no credential in it."""
+    key = check_key(command.key, f"{prefix}key")
+    content = check_content(command.content, f"{prefix}content")
+    kind = check_kind(command.kind, KINDS, f"{prefix}kind")
+    return Remember(key=key, content=content, kind=kind)
+
+
+@dataclass(frozen=True)
+class AgentRemember:
+    """A10: add or replace an agent entry and make it active (the only way back, A6)."""
+
+    key: str
+    content: str
+    kind: str
+    about: str | None = None
+    visibility: str = "shared"
+
+
+@dataclass(frozen=True)
+class AgentForget:
+    """A10: retract an agent entry; `about` picks that person's private entry of the key."""
+
+    key: str
+    about: str | None = None
+
+
+AgentCommand = AgentRemember | AgentForget
+
+
+def check_agent_remember(
+    command: AgentRemember, who: Principal, prefix: str = "command."
+) -> AgentRemember:
+    """A1, A5, A9, S10: a lasting kind, a valid visibility, and a private entry about someone;
+    a person keeps private entries about themselves only."""
+    key = check_key(command.key, f"{prefix}key")
+    content = check_content(command.content, f"{prefix}content")
+    kind = check_kind(command.kind, AGENT_KINDS, f"{prefix}kind")
+    if command.visibility not in VISIBILITIES:
+        raise ValidationError(
+            f"visibility is one of {', '.join(VISIBILITIES)}", f"{prefix}visibility"
+        )
+    about = None if command.about is None else check_key(command.about, f"{prefix}about")
+    if command.visibility == "private":
+        if about is None:
+            raise ValidationError(
+                "a private entry names the person it is about", f"{prefix}visibility"
+            )
+        if who.person is not None and about != who.person:
+            raise ValidationError(
+                "a person keeps private entries about themselves only", f"{prefix}about"
+            )
+    return AgentRemember(key, content, kind, about, command.visibility)

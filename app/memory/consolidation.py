@@ -24,12 +24,13 @@ from app.config import Settings
 from app.errors import SessionConflict
 from app.memory.checks import check_changes, keep_newer_edits
 from app.memory.ids import new_head, new_id, now_ms
+from app.memory.model_names import resolve_model
 from app.memory.prompts import (
     CONSOLIDATION_SCHEMA_NAME,
     consolidation_messages,
     memory_changes_schema,
 )
-from app.memory.sessions import load_view, lock, resolve_model
+from app.memory.sessions import load_view, lock
 from app.memory.values import Item, Principal, SessionView
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
@@ -176,7 +177,7 @@ class Consolidation:
         model_name = context["run"]["model"]
 
         async def read(tx: Tx) -> tuple[SessionView, list[Item]]:
-            view = await load_view(tx, org, session_id)
+            view = await load_view(tx, Principal(org), session_id)
             return view, unprocessed(await branch_items(tx, session_id))
 
         view, items = await self.db.read(read)
@@ -222,8 +223,8 @@ class Consolidation:
         seen: dict[str, str],
         proposed: list[Any],
     ) -> None:
-        await lock(tx, org, session_id)
-        view = await load_view(tx, org, session_id)  # the newest memory (S7)
+        await lock(tx, Principal(org), session_id)
+        view = await load_view(tx, Principal(org), session_id)  # the newest memory (S7)
         if not view.memory.settings.generate:
             await self._finish_in(tx, run_id, "skipped", None)
             return
@@ -284,8 +285,8 @@ class Consolidation:
         """S16: consolidate now. Nothing with `generate` off; 409 without a model."""
 
         async def queue(tx: Tx) -> str | None:
-            state = await lock(tx, who.org, session_id)
-            view = await load_view(tx, who.org, session_id)
+            state = await lock(tx, who, session_id)
+            view = await load_view(tx, who, session_id)
             if not view.memory.settings.generate:
                 return None
             model = resolve_model(state["model"], state["agentModel"], view.org.model)
@@ -300,7 +301,7 @@ class Consolidation:
         if run_id is not None:
             self.wake()
             await self._wait_for(run_id)
-        return await self.db.read(lambda tx: load_view(tx, who.org, session_id))
+        return await self.db.read(lambda tx: load_view(tx, who, session_id))
 
     async def _wait_for(self, run_id: str) -> None:
         async def status() -> str | None:
@@ -322,7 +323,7 @@ class Consolidation:
         """Each session's runs, newest first."""
 
         async def work(tx: Tx) -> dict[str, list[str]]:
-            rows = await tx.rows("session_runs", org=who.org, ids=list(session_ids))
+            rows = await tx.rows("session_runs", **who.scope(), ids=list(session_ids))
             return {row["sid"]: row["runs"] for row in rows}
 
         return await self.db.read(work)
@@ -331,7 +332,7 @@ class Consolidation:
         """Runs by id: status, model, error, turn, and the items read, changes kept and dropped."""
 
         async def work(tx: Tx) -> dict[str, dict[str, Any]]:
-            rows = await tx.rows("find_runs", org=who.org, ids=list(run_ids))
+            rows = await tx.rows("find_runs", **who.scope(), ids=list(run_ids))
             return {row["run"]["id"]: row["run"] for row in rows}
 
         return await self.db.read(work)

@@ -57,9 +57,11 @@ class Version:
         }
 
 
-async def find_version(tx: Tx, org: str, session_id: str, version: str) -> dict[str, Any]:
+async def find_version(
+    tx: Tx, who: Principal, session_id: str, version: str
+) -> dict[str, Any]:
     """A version in the session's history; 404 when the session never had it."""
-    row = await tx.row("session_version", org=org, id=session_id, version=version)
+    row = await tx.row("session_version", **who.scope(), id=session_id, version=version)
     if row is None:
         raise NotFound(f"session {session_id} has no version {version}")
     found: dict[str, Any] = row["version"]
@@ -77,29 +79,28 @@ class History:
 
         async def work(tx: Tx) -> SessionView:
             # The source's lock makes the fork wait for a writer in flight: one version, whole.
-            state = await lock(tx, who.org, session_id)
+            state = await lock(tx, who, session_id)
             version = state["head"] if at is None else at
             if version != state["head"]:
-                await find_version(tx, who.org, session_id, version)
-            memory = (await memory_at(tx, who.org, [version]))[version]
+                await find_version(tx, who, session_id, version)
+            memory = (await memory_at(tx, who, [version]))[version]
             fork = {
                 "id": new_id("ses"),
                 "at": version,
-                "person": who.person,
                 "head": new_head(),
                 "createdAt": now_ms(),
             }
             copies = {entry["change"]: new_id("chg") for entry in memory["entries"]}
             await tx.row(
                 "fork_session",
-                org=who.org,
+                **who.scope(),
                 source=session_id,
                 fork=fork,
                 copies=[{"id": copy, "from": original} for original, copy in copies.items()],
             )
             # The fork's memory is the one just read, each entry now made by its copy: no need
             # to derive it again.
-            rows = await tx.rows("session_views", org=who.org, ids=[fork["id"]])
+            rows = await tx.rows("session_views", **who.scope(), ids=[fork["id"]])
             entries = [{**entry, "change": copies[entry["change"]]} for entry in memory["entries"]]
             return SessionView.from_record({**rows[0], **memory, "entries": entries})
 
@@ -111,12 +112,12 @@ class History:
         """Make history and memory what they were at `to`, as a new head (S12's check first)."""
 
         async def work(tx: Tx) -> SessionView:
-            state = await lock(tx, who.org, session_id)
+            state = await lock(tx, who, session_id)
             check_expected(state, expected, revision)
-            await find_version(tx, who.org, session_id, to)
+            await find_version(tx, who, session_id, to)
             revert = {"to": to, "head": new_head(), "at": now_ms()}
             await tx.row("revert_session", id=session_id, revert=revert)
-            return await load_view(tx, who.org, session_id)
+            return await load_view(tx, who, session_id)
 
         return await self.db.write(work)
 
@@ -124,7 +125,7 @@ class History:
         self, who: Principal, session_ids: Sequence[str]
     ) -> dict[str, list[Version]]:
         async def work(tx: Tx) -> dict[str, list[Version]]:
-            rows = await tx.rows("session_versions", org=who.org, ids=list(session_ids))
+            rows = await tx.rows("session_versions", **who.scope(), ids=list(session_ids))
             return {row["sid"]: [Version.from_record(v) for v in row["versions"]] for row in rows}
 
         return await self.db.read(work)
@@ -133,7 +134,7 @@ class History:
         """The memory entries as they were at each version, newest first."""
 
         async def work(tx: Tx) -> dict[str, list[Entry]]:
-            found = await memory_at(tx, who.org, versions)
+            found = await memory_at(tx, who, versions)
             return {v: entries_of(row["entries"]) for v, row in found.items()}
 
         return await self.db.read(work)
@@ -144,10 +145,10 @@ class History:
         """A version as it was: the version, its memory entries, processed ids, and items."""
 
         async def work(tx: Tx) -> tuple[dict[str, Any], list[Entry], list[str], list[Item]]:
-            found = await find_version(tx, who.org, session_id, version)
-            memory = (await memory_at(tx, who.org, [version]))[version]
+            found = await find_version(tx, who, session_id, version)
+            memory = (await memory_at(tx, who, [version]))[version]
             rows = await tx.rows(
-                "version_items", org=who.org, versions=[version], offset=offset, limit=limit
+                "version_items", **who.scope(), versions=[version], offset=offset, limit=limit
             )
             items = [Item.from_record(i) for row in rows for i in row["items"]]
             return found, entries_of(memory["entries"]), list(memory["processed"]), items

@@ -6,9 +6,12 @@ import asyncio
 from dataclasses import dataclass
 
 from app.config import Settings
+from app.memory.agent_memory import AgentMemories
+from app.memory.agents import Agents
 from app.memory.consolidation import Consolidation
 from app.memory.credentials import credential_reason
 from app.memory.history import History
+from app.memory.orgs import Orgs
 from app.memory.sessions import Sessions
 from app.memory.tokens import Tokens
 from app.memory.turns import Turns
@@ -23,6 +26,9 @@ class Service:
     settings: Settings
     db: Database
     sessions: Sessions
+    agents: Agents
+    agent_memory: AgentMemories
+    orgs: Orgs
     tokens: Tokens
     turns: Turns
     consolidation: Consolidation
@@ -36,7 +42,10 @@ class Service:
         return cls(
             settings=settings,
             db=db,
-            sessions=Sessions(db, settings.default_model),
+            sessions=Sessions(db),
+            agents=Agents(db),
+            agent_memory=AgentMemories(db),
+            orgs=Orgs(db),
             tokens=Tokens(db, settings.default_model),
             turns=Turns(db, settings.max_length, consolidation.wake),
             consolidation=consolidation,

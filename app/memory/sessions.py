@@ -1,5 +1,5 @@
-"""Sessions, agents and org settings: creating them, reading their views, and the memory
-commands of S12-S17, each as one transaction."""
+"""Sessions: creating them, reading their views, and the memory commands of S12-S17, each as
+one transaction. A person reaches only their own sessions; a service token all of its org's."""
 
 from __future__ import annotations
 
@@ -7,63 +7,51 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.errors import NotFound, SessionConflict, ValidationError
+from app.errors import Forbidden, NotFound, SessionConflict, ValidationError
 from app.memory.commands import Command, Configure, Forget, Refresh, Remember, check_remember
 from app.memory.ids import item_id, new_head, new_id, now_ms
+from app.memory.model_names import check_model_name
 from app.memory.values import (
     SESSION_KINDS,
-    Agent,
     Change,
     Item,
-    OrgSettings,
     Principal,
     SessionView,
 )
 from app.store.database import Database, Tx
 
 
-def check_model_name(model: str | None, field: str) -> str | None:
-    """A model is `builtin` or `openai:<name>`; None means none is set."""
-    if model is None:
-        return None
-    if model == "builtin" or (model.startswith("openai:") and len(model) > len("openai:")):
-        return model
-    raise ValidationError("a model is `builtin` or `openai:<model name>`", field)
-
-
-def resolve_model(*choices: str | None) -> str | None:
-    """The first model set among turn, session, agent and org (in that order)."""
-    return next((choice for choice in choices if choice), None)
-
-
-async def memory_at(tx: Tx, org: str, versions: Sequence[str]) -> dict[str, dict[str, Any]]:
+async def memory_at(
+    tx: Tx, who: Principal, versions: Sequence[str]
+) -> dict[str, dict[str, Any]]:
     """The memory (entries and processed items) as it was at each version, in one statement."""
-    rows = await tx.rows("memory_at", org=org, versions=list(versions))
+    rows = await tx.rows("memory_at", **who.scope(), versions=list(versions))
     return {row["vid"]: row for row in rows}
 
 
-async def load_views(tx: Tx, org: str, ids: Sequence[str]) -> dict[str, SessionView]:
-    """Session views by id, in two statements; ids of other orgs are simply absent."""
-    rows = await tx.rows("session_views", org=org, ids=list(ids))
-    memories = await memory_at(tx, org, [row["session"]["head"] for row in rows])
+async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
+    """Session views by id, in two statements; ids the caller may not reach (another org's,
+    another member's) are simply absent."""
+    rows = await tx.rows("session_views", **who.scope(), ids=list(ids))
+    memories = await memory_at(tx, who, [row["session"]["head"] for row in rows])
     return {
         row["session"]["id"]: SessionView.from_record({**row, **memories[row["session"]["head"]]})
         for row in rows
     }
 
 
-async def load_view(tx: Tx, org: str, session_id: str) -> SessionView:
-    views = await load_views(tx, org, [session_id])
+async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
+    views = await load_views(tx, who, [session_id])
     if session_id not in views:
         raise NotFound(f"no session {session_id}")
     return views[session_id]
 
 
-async def lock(tx: Tx, org: str, session_id: str) -> dict[str, Any]:
+async def lock(tx: Tx, who: Principal, session_id: str) -> dict[str, Any]:
     """Lock the session for this transaction, then read its state (head, revision, ...)."""
-    if await tx.row("lock_session", org=org, id=session_id) is None:
+    if await tx.row("lock_session", **who.scope(), id=session_id) is None:
         raise NotFound(f"no session {session_id}")
-    state = await tx.row("session_state", org=org, id=session_id)
+    state = await tx.row("session_state", **who.scope(), id=session_id)
     assert state is not None
     return state
 
@@ -90,75 +78,33 @@ async def fresh_item_ids(tx: Tx, session_id: str, first_seq: int, count: int) ->
     ]
 
 
+def session_person(who: Principal, person: str | None) -> str:
+    """Whom a new session is with: a person starts their own; a service token names one."""
+    if who.person is None:
+        if person is None:
+            raise ValidationError("a service token names the person of a new session", "person")
+        return person
+    if person is not None and person != who.person:
+        raise Forbidden("a person starts sessions of their own only")
+    return who.person
+
+
 @dataclass
 class Sessions:
     """The session-memory operations of the service."""
 
     db: Database
-    default_model: str | None
-
-    async def create_agent(
-        self, who: Principal, name: str, shared: bool, model: str | None
-    ) -> Agent:
-        agent = {
-            "id": new_id("agt"),
-            "name": name,
-            "shared": shared,
-            "model": check_model_name(model, "model"),
-            "createdAt": now_ms(),
-        }
-
-        async def work(tx: Tx) -> Agent:
-            row = await tx.row("create_agent", org=who.org, agent=agent)
-            if row is None:
-                raise NotFound(f"no org {who.org}")
-            return Agent.from_record(row["agent"])
-
-        return await self.db.write(work)
-
-    async def agents(self, who: Principal, ids: Sequence[str]) -> dict[str, Agent]:
-        async def work(tx: Tx) -> dict[str, Agent]:
-            rows = await tx.rows("find_agents", org=who.org, ids=list(ids))
-            return {row["agent"]["id"]: Agent.from_record(row["agent"]) for row in rows}
-
-        return await self.db.read(work)
-
-    async def agent(self, who: Principal, agent_id: str) -> Agent:
-        found = await self.agents(who, [agent_id])
-        if agent_id not in found:
-            raise NotFound(f"no agent {agent_id}")
-        return found[agent_id]
-
-    async def list_agents(self, who: Principal, offset: int, limit: int) -> list[Agent]:
-        async def work(tx: Tx) -> list[Agent]:
-            rows = await tx.rows("list_agents", org=who.org, offset=offset, limit=limit)
-            return [Agent.from_record(row["agent"]) for row in rows]
-
-        return await self.db.read(work)
 
     async def list_sessions(
         self, who: Principal, agent: str | None, offset: int, limit: int
     ) -> list[SessionView]:
         async def work(tx: Tx) -> list[SessionView]:
             rows = await tx.rows(
-                "list_sessions", org=who.org, agent=agent, offset=offset, limit=limit
+                "list_sessions", **who.scope(), agent=agent, offset=offset, limit=limit
             )
             ids = [row["id"] for row in rows]
-            views = await load_views(tx, who.org, ids)
+            views = await load_views(tx, who, ids)
             return [views[i] for i in ids if i in views]
-
-        return await self.db.read(work)
-
-    async def agent_sessions(
-        self, who: Principal, agents: Sequence[str], offset: int, limit: int
-    ) -> dict[str, list[str]]:
-        """A page of each agent's session ids, in one statement."""
-
-        async def work(tx: Tx) -> dict[str, list[str]]:
-            rows = await tx.rows(
-                "agent_sessions", org=who.org, agents=list(agents), offset=offset, limit=limit
-            )
-            return {row["aid"]: row["ids"] for row in rows}
 
         return await self.db.read(work)
 
@@ -171,6 +117,7 @@ class Sessions:
         person: str | None,
         model: str | None,
     ) -> SessionView:
+        person = session_person(who, person)
         kind = kind or "chat"
         if kind not in SESSION_KINDS:
             raise ValidationError(f"kind must be one of {', '.join(SESSION_KINDS)}", "kind")
@@ -181,33 +128,29 @@ class Sessions:
             "agent": agent,
             "kind": kind,
             "parent": parent,
-            "person": person or who.person,
+            "person": person,
             "model": check_model_name(model, "model"),
             "head": new_head(),
             "createdAt": now_ms(),
         }
 
         async def work(tx: Tx) -> SessionView:
-            if not await self.agents_exist(tx, who, agent):
+            if not await tx.rows("find_agents", org=who.org, ids=[agent]):
                 raise NotFound(f"no agent {agent}")
             if await tx.row("find_person", org=who.org, person=session["person"]) is None:
                 raise NotFound(f"no person {session['person']} in your org")
             if parent is not None:
-                await load_view(tx, who.org, parent)
+                await load_view(tx, who, parent)
             await tx.row("create_session", org=who.org, session=session)
-            return await load_view(tx, who.org, str(session["id"]))
+            return await load_view(tx, who, str(session["id"]))
 
         return await self.db.write(work)
 
-    @staticmethod
-    async def agents_exist(tx: Tx, who: Principal, agent: str) -> bool:
-        return bool(await tx.rows("find_agents", org=who.org, ids=[agent]))
-
     async def views(self, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
-        return await self.db.read(lambda tx: load_views(tx, who.org, ids))
+        return await self.db.read(lambda tx: load_views(tx, who, ids))
 
     async def view(self, who: Principal, session_id: str) -> SessionView:
-        return await self.db.read(lambda tx: load_view(tx, who.org, session_id))
+        return await self.db.read(lambda tx: load_view(tx, who, session_id))
 
     async def items(
         self, who: Principal, versions: Sequence[str], offset: int, limit: int
@@ -216,9 +159,18 @@ class Sessions:
 
         async def work(tx: Tx) -> dict[str, list[Item]]:
             rows = await tx.rows(
-                "version_items", org=who.org, versions=list(versions), offset=offset, limit=limit
+                "version_items", **who.scope(), versions=list(versions), offset=offset, limit=limit
             )
             return {row["vid"]: [Item.from_record(i) for i in row["items"]] for row in rows}
+
+        return await self.db.read(work)
+
+    async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
+        """Items by uid, those of sessions the caller may reach."""
+
+        async def work(tx: Tx) -> dict[str, Item]:
+            rows = await tx.rows("find_items", **who.scope(), uids=list(uids))
+            return {row["item"]["uid"]: Item.from_record(row["item"]) for row in rows}
 
         return await self.db.read(work)
 
@@ -226,32 +178,10 @@ class Sessions:
         """For each change id, the chain of changes it replaced, newest first."""
 
         async def work(tx: Tx) -> dict[str, list[Change]]:
-            rows = await tx.rows("entry_histories", org=who.org, ids=list(change_ids))
+            rows = await tx.rows("entry_histories", **who.scope(), ids=list(change_ids))
             return {row["cid"]: [Change.from_record(c) for c in row["changes"]] for row in rows}
 
         return await self.db.read(work)
-
-    async def org_settings(self, who: Principal) -> OrgSettings:
-        async def work(tx: Tx) -> OrgSettings:
-            row = await tx.row("org_settings", org=who.org)
-            if row is None:
-                raise NotFound(f"no org {who.org}")
-            return OrgSettings.from_record(row["org"])
-
-        return await self.db.read(work)
-
-    async def update_org_settings(self, who: Principal, changes: dict[str, Any]) -> OrgSettings:
-        for field in ("model", "helperModel"):
-            if field in changes:
-                check_model_name(changes[field], field)
-
-        async def work(tx: Tx) -> OrgSettings:
-            row = await tx.row("update_org_settings", org=who.org, changes=changes)
-            if row is None:
-                raise NotFound(f"no org {who.org}")
-            return OrgSettings.from_record(row["org"])
-
-        return await self.db.write(work)
 
     async def command(
         self,
@@ -270,12 +200,12 @@ class Sessions:
             command = check_remember(command, field_prefix)
 
         async def work(tx: Tx) -> SessionView:
-            state = await lock(tx, who.org, session_id)
+            state = await lock(tx, who, session_id)
             check_expected(state, expected, revision)
             if isinstance(command, Configure):
                 await tx.row(
                     "configure_session",
-                    org=who.org,
+                    **who.scope(),
                     id=session_id,
                     setUse=command.set_use,
                     use=command.use,
@@ -284,7 +214,7 @@ class Sessions:
                 )
             else:
                 await self._record_edit(tx, who, session_id, state, command)
-            return await load_view(tx, who.org, session_id)
+            return await load_view(tx, who, session_id)
 
         return await self.db.write(work)
 
@@ -310,6 +240,7 @@ class Sessions:
             "kind": kind,
             "status": status,
             "person": who.person,
+            "service": who.service,
             "replaces": previous["id"] if previous else None,
             "itemUid": new_id("itm"),
             "itemId": edit_item,

@@ -32,15 +32,21 @@ class Tokens:
     db: Database
     default_model: str | None
 
-    async def create(self, org: str, person: str) -> str:
-        """Create the org and person if new; answer a new token (shown once, stored hashed)."""
-        org, person = check_name(org, "org"), check_name(person, "person")
+    async def create(self, org: str, person: str | None, service: str | None = None) -> str:
+        """Create the org and the person (or the org's service) if new; answer a new token for
+        it (shown once, stored hashed). Exactly one of `person` and `service` is given."""
+        if (person is None) == (service is None):
+            raise ValidationError("a token is for a person or for a service", "person")
+        org = check_name(org, "org")
+        person = None if person is None else check_name(person, "person")
+        service = None if service is None else check_name(service, "service")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         await self.db.write(
             lambda tx: tx.row(
                 "create_principal",
                 org=org,
                 person=person,
+                service=service,
                 hash=token_hash(token),
                 now=now_ms(),
                 defaultModel=self.default_model,
@@ -58,7 +64,9 @@ class Tokens:
 
         async def work(tx: Tx) -> Principal | None:
             row = await tx.row("find_principal", hash=token_hash(token.strip()))
-            return Principal(org=row["org"], person=row["person"]) if row else None
+            if row is None:
+                return None
+            return Principal(org=row["org"], person=row["person"], service=row["service"])
 
         principal = await self.db.read(work)
         if principal is None:

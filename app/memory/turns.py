@@ -8,15 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import NotFound, SessionConflict, ValidationError
+from app.memory.agent_entries import AgentEntry, view_of
+from app.memory.agent_memory import read_entries
 from app.memory.ids import new_head, new_id, now_ms
-from app.memory.instructions import Instructions, render
-from app.memory.sessions import (
-    check_model_name,
-    fresh_item_ids,
-    load_view,
-    lock,
-    resolve_model,
-)
+from app.memory.instructions import Instructions, compose
+from app.memory.model_names import check_model_name, resolve_model
+from app.memory.sessions import fresh_item_ids, load_view, lock
 from app.memory.values import Item, Principal, SessionView
 from app.store.database import Database, Tx
 
@@ -36,11 +33,23 @@ class TurnItem:
     app: str | None = None
 
 
-def instructions_for(view: SessionView, max_length: int) -> Instructions:
-    """S5, S6: the session memory text a turn would get now (none when `use` is off)."""
-    if not view.memory.settings.use:
-        return Instructions("", ())
-    return render(view.memory.entries.values(), max_length)
+async def instructions_in(
+    tx: Tx, org: str, view: SessionView, max_length: int
+) -> tuple[Instructions, dict[str, str]]:
+    """S5, S6, A8: the memory text a turn of this session would get now, and the change each
+    agent key shown stands for. Session memory follows the session's `use`; agent memory the
+    org's `agentMemory`, filtered to what the session's person may see (A9)."""
+    session = view.memory.entries.values() if view.memory.settings.use else ()
+    agent: list[AgentEntry] = []
+    shared = False
+    if view.org.agent_memory:
+        person = Principal(org, person=view.session.person)
+        found = await read_entries(tx, person, [view.session.agent])
+        if view.session.agent in found:
+            _, shared, entries = found[view.session.agent]
+            agent = list(view_of(person, entries).values())
+    shown = compose(session, [e.as_entry() for e in agent], max_length, shared)
+    return shown, {e.key: e.change for e in agent}
 
 
 def needs_consolidation(items: Sequence[TurnItem]) -> bool:
@@ -75,7 +84,7 @@ class Turns:
             raise ValidationError("item ids are unique within a turn", "items")
 
         async def work(tx: Tx) -> tuple[dict[str, Any], bool, bool]:
-            state = await lock(tx, who.org, session_id)
+            state = await lock(tx, who, session_id)
             existing = await tx.rows("branch_item_ids", id=session_id, ids=client_ids)
             if existing:
                 turns = {row["turn"] for row in existing}
@@ -93,9 +102,13 @@ class Turns:
             earlier: dict[str, Any] = {}  # the turn a completing step continues
             if turn_id is not None:
                 earlier = await self._check_awaiting(tx, who, session_id, turn_id)
-            view = await load_view(tx, who.org, session_id)
+            view = await load_view(tx, who, session_id)
             # What a turn was shown is fixed when it starts; a completing step adds nothing.
-            shown = instructions_for(view, self.max_length) if not earlier else Instructions("", ())
+            shown, agent_changes = (
+                await instructions_in(tx, who.org, view, self.max_length)
+                if not earlier
+                else (Instructions("", ()), {})
+            )
             generated = await fresh_item_ids(tx, session_id, state["items"] + 1, len(items))
             ids = [
                 item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)
@@ -111,6 +124,8 @@ class Turns:
                 "head": new_head(),
                 "shown": list(shown.keys),
                 "saw": [view.memory.entries[key].change for key in shown.keys],
+                "shownAgent": list(shown.agent_keys),
+                "sawAgent": [agent_changes[key] for key in shown.agent_keys],
                 "items": [
                     {
                         "uid": new_id("itm"),
@@ -119,7 +134,7 @@ class Turns:
                         "role": item.role,
                         "content": item.content,
                         "app": item.app,
-                        "author": who.person if item.role == "user" else item.role,
+                        "author": state["person"] if item.role == "user" else item.role,
                     }
                     for n, item in enumerate(items)
                 ],
@@ -154,7 +169,7 @@ class Turns:
         self, tx: Tx, who: Principal, session_id: str, turn: str
     ) -> dict[str, Any]:
         """The turn that a completing step continues; 409 unless it awaits an approval."""
-        row = await tx.row("turn_view", org=who.org, id=session_id, turn=turn)
+        row = await tx.row("turn_view", **who.scope(), id=session_id, turn=turn)
         if row is None:
             raise NotFound(f"no turn {turn} in session {session_id}")
         if row["turn"]["status"] != "awaiting_approval":
@@ -163,10 +178,19 @@ class Turns:
         return found
 
     async def _view(self, tx: Tx, who: Principal, session_id: str, turn: str) -> dict[str, Any]:
-        row = await tx.row("turn_view", org=who.org, id=session_id, turn=turn)
+        row = await tx.row("turn_view", **who.scope(), id=session_id, turn=turn)
         if row is None:
             raise NotFound(f"no turn {turn} in session {session_id}")
         return turn_json(row["turn"])
+
+    async def instructions(self, who: Principal, session_id: str) -> Instructions:
+        """What a turn of the session would be shown now (GET .../instructions)."""
+
+        async def work(tx: Tx) -> Instructions:
+            view = await load_view(tx, who, session_id)
+            return (await instructions_in(tx, who.org, view, self.max_length))[0]
+
+        return await self.db.read(work)
 
     async def turn(self, who: Principal, session_id: str, turn: str) -> dict[str, Any]:
         return await self.db.read(lambda tx: self._view(tx, who, session_id, turn))
@@ -184,7 +208,7 @@ class Turns:
         """Turns by id, as `turn_json` answers them, with their items under `records`."""
 
         async def work(tx: Tx) -> dict[str, dict[str, Any]]:
-            rows = await tx.rows("find_turns", org=who.org, ids=list(turn_ids))
+            rows = await tx.rows("find_turns", **who.scope(), ids=list(turn_ids))
             return {
                 row["turn"]["id"]: {
                     **turn_json(row["turn"]),
@@ -204,6 +228,7 @@ def turn_json(turn: dict[str, Any]) -> dict[str, Any]:
             "model": turn.get("model"),
             "items": turn.get("items", []),
             "shown": turn.get("shown") or [],
+            "shownAgent": turn.get("shownAgent") or [],
             "at": turn["at"],
             "completedAt": turn.get("completedAt"),
         },

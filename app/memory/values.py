@@ -15,10 +15,17 @@ SESSION_KINDS: tuple[SessionKind, ...] = ("chat", "review", "subagent")
 
 @dataclass(frozen=True)
 class Principal:
-    """Who a request acts for: a person of an org."""
+    """Who a request acts for: a person of an org, or an org's service token (no person), which
+    reaches every session of its org and every agent entry. The service itself, working for an
+    org (consolidation, learning), acts as a principal with neither."""
 
     org: str
-    person: str
+    person: str | None = None
+    service: str | None = None
+
+    def scope(self) -> dict[str, str | None]:
+        """The parameters every statement that reaches sessions filters by."""
+        return {"org": self.org, "person": self.person}
 
 
 @dataclass(frozen=True)

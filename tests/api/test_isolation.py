@@ -122,6 +122,11 @@ def bodies_for(path: str, world: World) -> list[Any]:
         "/v1/sessions/{id}/turns": [{"items": [user("Hi.")]}],
         "/v1/sessions/{id}/turns/{turn}/complete": [{"items": []}],
         "/v1/sessions/{id}/fork": [{}, {"at": world.first_version}],
+        "/v1/agents/{id}/memory": [
+            {"expected": 0, "command": {"_tag": "Remember", "key": "k", "content": "c",
+                                        "kind": "procedure"}},
+            {"expected": 0, "command": {"_tag": "Forget", "key": "k"}},
+        ],
         "/v1/sessions/{id}/revert": [
             {"expected": world.head, "revision": world.revision, "to": world.first_version}
         ],
@@ -195,7 +200,6 @@ def test_own_objects_cannot_point_at_another_orgs(
         ("POST", "/v1/sessions", {"agent": acme.agent}),
         ("POST", "/v1/sessions", {"agent": globex.agent, "kind": "subagent",
                                   "parent": acme.session}),
-        ("POST", "/v1/sessions", {"agent": globex.agent, "person": "ana"}),
         ("POST", f"/v1/sessions/{own}/fork", {"at": acme.head}),
         ("POST", f"/v1/sessions/{own}/fork", {"at": acme.first_version}),
         ("POST", f"/v1/sessions/{own}/revert", {"expected": globex.head,
@@ -211,6 +215,10 @@ def test_own_objects_cannot_point_at_another_orgs(
             assert other_org.ok(response) == {"sessions": []}
             continue
         assert_not_found(response, ACME)
+    # A person starts sessions of their own only, whoever the other person is (403).
+    response = other_org.post("/v1/sessions", {"agent": globex.agent, "person": "ana"})
+    assert response.status_code == 403, response.text
+    assert response.json()["_tag"] == "Forbidden"
     assert state(api, graph, acme) == before
     # globex's session is as it was too: no failed call moved it.
     view = other_org.view(own)

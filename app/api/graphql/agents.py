@@ -1,4 +1,5 @@
-"""Agents: the configured assistants of an org, and their sessions."""
+"""Agents: the configured assistants of an org, their sessions, and their lasting memory
+(A10, A11) as the caller may see it (A9)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,151 @@ from typing import Annotated
 import strawberry
 
 from app.api.graphql.context import GraphInfo
-from app.api.graphql.scalars import page
+from app.api.graphql.scalars import EpochMillis, page
 from app.api.graphql.sessions import Session
-from app.memory import values
+from app.api.graphql.timeline import Item
+from app.memory import agent_entries, commands, values
+
+
+@strawberry.type
+class AgentSource:
+    """A3: an item of a session that supports an agent entry; both are null for a caller who
+    may not reach that session (another member's)."""
+
+    session_id: strawberry.Private[str]
+    uid: strawberry.Private[str]
+
+    @strawberry.field
+    async def session(
+        self, info: GraphInfo
+    ) -> Annotated[Session, strawberry.lazy("app.api.graphql.sessions")] | None:
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+    @strawberry.field
+    async def item(
+        self, info: GraphInfo
+    ) -> Annotated[Item, strawberry.lazy("app.api.graphql.timeline")] | None:
+        found = await info.context.item.load(self.uid)
+        return None if found is None else Item.from_domain(found)
+
+
+def _sources(sources: tuple[agent_entries.Source, ...]) -> list[AgentSource]:
+    return [AgentSource(session_id=s.session, uid=s.uid) for s in sources]
+
+
+@strawberry.type
+class AgentChange:
+    """One recorded change of an agent entry: its version, what made it, before and after."""
+
+    id: str
+    version: int
+    op: str
+    maker: str = strawberry.field(description="person, consolidation or promotion")
+    person: str | None = strawberry.field(description="the person who made it, if one did")
+    key: str
+    before: str | None
+    content: str
+    kind: str
+    status: str
+    about: str | None
+    visibility: str
+    at: EpochMillis
+    job: str | None = strawberry.field(description="the learning job that made it, if one did")
+    sources: list[AgentSource]
+
+    @classmethod
+    def from_domain(cls, change: agent_entries.AgentChange) -> AgentChange:
+        return cls(
+            id=change.id,
+            version=change.version,
+            op=change.op,
+            maker=change.maker,
+            person=change.person,
+            key=change.key,
+            before=change.before_content,
+            content=change.content,
+            kind=change.kind,
+            status=change.status,
+            about=change.about,
+            visibility=change.visibility,
+            at=EpochMillis(change.at),
+            job=change.job,
+            sources=_sources(change.sources),
+        )
+
+
+@strawberry.type
+class AgentEntry:
+    """A1: one lasting experience of an agent under one key."""
+
+    key: str
+    content: str
+    kind: str
+    status: str
+    about: str | None = strawberry.field(description="the person it is about (A5)")
+    visibility: str = strawberry.field(description="shared, or private to `about` (A9)")
+    updated_at: EpochMillis
+    sources: list[AgentSource]
+    change_id: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, entry: agent_entries.AgentEntry) -> AgentEntry:
+        return cls(
+            key=entry.key,
+            content=entry.content,
+            kind=entry.kind,
+            status=entry.status,
+            about=entry.about,
+            visibility=entry.visibility,
+            updated_at=EpochMillis(entry.updated_at),
+            sources=_sources(entry.sources),
+            change_id=entry.change,
+        )
+
+    @strawberry.field(description="The entry's story, newest change first.")
+    async def changes(self, info: GraphInfo) -> list[AgentChange]:
+        history = await info.context.agent_histories.load(self.change_id)
+        return [AgentChange.from_domain(change) for change in history]
+
+
+@strawberry.type
+class AgentLogEntry:
+    """A11: one version of an agent's memory and the keys it changed that the caller may see."""
+
+    version: int
+    at: EpochMillis
+    maker: str
+    person: str | None
+    keys: list[str]
+
+
+@strawberry.type
+class AgentMemory:
+    """A10: an agent's memory as the caller may see it, and its version."""
+
+    version: int
+    entries: list[AgentEntry]
+    agent_id: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, agent_id: str, memory: agent_entries.AgentMemory) -> AgentMemory:
+        return cls(
+            version=memory.version,
+            entries=[AgentEntry.from_domain(e) for e in memory.entries.values()],
+            agent_id=agent_id,
+        )
+
+    @strawberry.field(description="A11: the versions after `after`, oldest first.")
+    async def log(self, info: GraphInfo, after: int = 0, limit: int = 50) -> list[AgentLogEntry]:
+        ctx = info.context
+        found = await ctx.service.agent_memory.log(ctx.who, self.agent_id, after, limit)
+        return [
+            AgentLogEntry(
+                version=e.version, at=EpochMillis(e.at), maker=e.maker, person=e.person,
+                keys=list(e.keys),
+            )
+            for e in found
+        ]
 
 
 @strawberry.type
@@ -36,3 +179,39 @@ class Agent:
         ids = await info.context.agent_sessions(*page(offset, limit)).load(self.id)
         views = await info.context.sessions.load_many(ids)
         return [session for session in map(Session.maybe, views) if session is not None]
+
+    @strawberry.field(description="A10: the agent's lasting memory, as the caller may see it.")
+    async def memory(self, info: GraphInfo) -> AgentMemory:
+        found = await info.context.agent_memories.load(self.id)
+        assert found is not None  # the agent was just found in the caller's org
+        return AgentMemory.from_domain(self.id, found)
+
+
+@strawberry.type
+class AgentMutation:
+    @strawberry.mutation(
+        description="A10: add or replace an agent entry and make it active (A6: the only way "
+        "back for a retracted one)."
+    )
+    async def remember_for_agent(
+        self, info: GraphInfo, agent_id: strawberry.ID, expected: int, key: str, content: str,
+        kind: str, about: str | None = None, visibility: str = "shared",
+    ) -> AgentMemory:
+        ctx = info.context
+        command = commands.AgentRemember(key, content, kind, about, visibility)
+        memory = await ctx.service.agent_memory.command(
+            ctx.who, str(agent_id), expected, command, field_prefix=""
+        )
+        return AgentMemory.from_domain(str(agent_id), memory)
+
+    @strawberry.mutation(description="A10: retract an agent entry.")
+    async def forget_for_agent(
+        self, info: GraphInfo, agent_id: strawberry.ID, expected: int, key: str,
+        about: str | None = None,
+    ) -> AgentMemory:
+        ctx = info.context
+        command = commands.AgentForget(commands.check_key(key), about)
+        memory = await ctx.service.agent_memory.command(
+            ctx.who, str(agent_id), expected, command, field_prefix=""
+        )
+        return AgentMemory.from_domain(str(agent_id), memory)

@@ -12,6 +12,7 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
 from app.memory import values
+from app.memory.agent_entries import AgentChange, AgentMemory
 from app.memory.history import Version
 from app.memory.service import Service
 
@@ -33,7 +34,7 @@ class Context:
             return [found.get(i) for i in ids]
 
         async def load_agents(ids: list[str]) -> list[values.Agent | None]:
-            found = await sessions.agents(who, ids)
+            found = await self.service.agents.find(who, ids)
             return [found.get(i) for i in ids]
 
         async def load_histories(ids: list[str]) -> list[list[values.Change]]:
@@ -66,7 +67,22 @@ class Context:
             found = await service.history.memories(who, versions)
             return [found.get(v, []) for v in versions]
 
+        async def load_items(uids: list[str]) -> list[values.Item | None]:
+            found = await sessions.items_by_uid(who, uids)
+            return [found.get(uid) for uid in uids]
+
+        async def load_agent_memories(ids: list[str]) -> list[AgentMemory | None]:
+            found = await service.agent_memory.views(who, ids)
+            return [found.get(i) for i in ids]
+
+        async def load_agent_histories(ids: list[str]) -> list[list[AgentChange]]:
+            found = await service.agent_memory.histories(who, ids)
+            return [found.get(i, []) for i in ids]
+
         self.sessions = DataLoader(load_fn=load_sessions)
+        self.item = DataLoader(load_fn=load_items)
+        self.agent_memories = DataLoader(load_fn=load_agent_memories)
+        self.agent_histories = DataLoader(load_fn=load_agent_histories)
         self.agents = DataLoader(load_fn=load_agents)
         self.histories = DataLoader(load_fn=load_histories)
         self.turn_ids = DataLoader(load_fn=load_turn_ids)
@@ -81,10 +97,10 @@ class Context:
     def agent_sessions(self, offset: int, limit: int) -> DataLoader[str, list[str]]:
         """One loader per page shape, so sibling agents share one statement."""
         if (offset, limit) not in self._agent_sessions:
-            sessions, who = self.service.sessions, self.who
+            agents, who = self.service.agents, self.who
 
             async def load(ids: list[str]) -> list[list[str]]:
-                found = await sessions.agent_sessions(who, ids, offset, limit)
+                found = await agents.session_ids(who, ids, offset, limit)
                 return [found.get(i, []) for i in ids]
 
             self._agent_sessions[(offset, limit)] = DataLoader(load_fn=load)

@@ -6,7 +6,7 @@ import strawberry
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
 from strawberry.schema.config import StrawberryConfig
 
-from app.api.graphql.agents import Agent
+from app.api.graphql.agents import Agent, AgentMutation
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.errors import ServiceErrors
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis, page
@@ -36,12 +36,12 @@ class Query:
         ctx = info.context
         return [
             Agent.from_domain(agent)
-            for agent in await ctx.service.sessions.list_agents(ctx.who, *page(offset, limit))
+            for agent in await ctx.service.agents.page(ctx.who, *page(offset, limit))
         ]
 
 
 @strawberry.type
-class Mutation(MemoryMutation, HistoryMutation):
+class Mutation(MemoryMutation, HistoryMutation, AgentMutation):
     pass
 
 

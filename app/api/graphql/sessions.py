@@ -11,7 +11,6 @@ from app.api.graphql.runs import Run
 from app.api.graphql.scalars import EpochMillis, page
 from app.api.graphql.timeline import Item, SessionVersion
 from app.memory import commands, values
-from app.memory.turns import instructions_for
 
 if TYPE_CHECKING:
     from app.api.graphql.agents import Agent
@@ -216,13 +215,13 @@ class Session:
             SessionVersion.from_domain(v) for v in await info.context.versions.load(self.id)
         ]
 
-    @strawberry.field(description="S5, S6: the memory text a turn would get now.")
+    @strawberry.field(description="S5, S6, A8: the memory text a turn would get now.")
     async def instructions(self, info: GraphInfo) -> Instructions:
         ctx = info.context
-        view = await ctx.sessions.load(self.id)
-        assert view is not None
-        shown = instructions_for(view, ctx.service.settings.max_length)
-        return Instructions(memory=shown.text, session_keys=list(shown.keys), agent_keys=[])
+        shown = await ctx.service.turns.instructions(ctx.who, self.id)
+        return Instructions(
+            memory=shown.text, session_keys=list(shown.keys), agent_keys=list(shown.agent_keys)
+        )
 
     @strawberry.field(description="The timeline up to the head, oldest first.")
     async def items(

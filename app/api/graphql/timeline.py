@@ -59,6 +59,7 @@ class Turn:
     status: str
     model: str | None
     shown: list[str] = strawberry.field(description="The session memory keys it was shown.")
+    shown_agent: list[str] = strawberry.field(description="The agent memory keys it was shown.")
     item_ids: list[str]
     items: list[Item]
     at: EpochMillis
@@ -76,6 +77,7 @@ class Turn:
             status=turn["status"],
             model=turn.get("model"),
             shown=list(turn.get("shown") or []),
+            shown_agent=list(turn.get("shownAgent") or []),
             item_ids=list(turn.get("items") or []),
             items=[Item.from_domain(item) for item in answer.get("records", [])],
             at=EpochMillis(turn["at"]),

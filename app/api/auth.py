@@ -1,0 +1,96 @@
+"""Authentication, once for every route: a Starlette `AuthenticationMiddleware` backend reads
+the Bearer token, and `RequirePrincipal` denies every request that has no principal, except
+the few public ones (health, and GraphiQL's page)."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from starlette.authentication import (
+    AuthCredentials,
+    AuthenticationBackend,
+    AuthenticationError,
+    BaseUser,
+)
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from app.errors import Unauthorized
+from app.memory.values import Principal
+
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz"})
+
+
+class PrincipalUser(BaseUser):
+    """The request's principal, as Starlette's `request.user`."""
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def display_name(self) -> str:
+        return self.principal.person or f"service {self.principal.service}"
+
+
+class BearerTokens(AuthenticationBackend):
+    """`Authorization: Bearer <token>` to the principal it grants; a bad token is an error."""
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        header = conn.headers.get("authorization")
+        if header is None:
+            return None
+        try:
+            principal = await conn.app.state.service.tokens.principal(header)
+        except Unauthorized as exc:
+            raise AuthenticationError(exc.message) from exc
+        return AuthCredentials(["authenticated"]), PrincipalUser(principal)
+
+
+def refused(conn: HTTPConnection, exc: AuthenticationError) -> Response:
+    return JSONResponse(Unauthorized(str(exc)).body(), status_code=401)
+
+
+def is_public(scope: Scope) -> bool:
+    """Health checks, and GraphiQL's page (a GET of /graphql without a query)."""
+    if scope["type"] != "http":
+        return False
+    if scope["path"] in PUBLIC_PATHS:
+        return True
+    if scope["path"] != "/graphql" or scope["method"] != "GET":
+        return False
+    return "query" not in parse_qs(scope.get("query_string", b"").decode("latin-1"))
+
+
+class RequirePrincipal:
+    """Deny by default: a request without a principal is 401 unless the route is public."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        denied = (
+            scope["type"] in ("http", "websocket")
+            and not is_public(scope)
+            and not scope["user"].is_authenticated
+        )
+        if denied and scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 4401})
+            return
+        if denied:
+            error = Unauthorized("send Authorization: Bearer <token>")
+            await JSONResponse(error.body(), status_code=401)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def principal_of(conn: HTTPConnection) -> Principal:
+    """The principal of a request that passed `RequirePrincipal`."""
+    user = conn.user
+    if not isinstance(user, PrincipalUser):
+        raise Unauthorized("send Authorization: Bearer <token>")
+    return user.principal

@@ -1,0 +1,69 @@
+"""Agents: the configured assistants of an org, visible to all its members."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.errors import NotFound
+from app.memory.ids import new_id, now_ms
+from app.memory.model_names import check_model_name
+from app.memory.values import Agent, Principal
+from app.store.database import Database, Tx
+
+
+@dataclass
+class Agents:
+    """Creating and finding agents, and the sessions of each that the caller may reach."""
+
+    db: Database
+
+    async def create(self, who: Principal, name: str, shared: bool, model: str | None) -> Agent:
+        agent = {
+            "id": new_id("agt"),
+            "name": name,
+            "shared": shared,
+            "model": check_model_name(model, "model"),
+            "createdAt": now_ms(),
+        }
+
+        async def work(tx: Tx) -> Agent:
+            row = await tx.row("create_agent", org=who.org, agent=agent)
+            if row is None:
+                raise NotFound(f"no org {who.org}")
+            return Agent.from_record(row["agent"])
+
+        return await self.db.write(work)
+
+    async def find(self, who: Principal, ids: Sequence[str]) -> dict[str, Agent]:
+        async def work(tx: Tx) -> dict[str, Agent]:
+            rows = await tx.rows("find_agents", org=who.org, ids=list(ids))
+            return {row["agent"]["id"]: Agent.from_record(row["agent"]) for row in rows}
+
+        return await self.db.read(work)
+
+    async def get(self, who: Principal, agent_id: str) -> Agent:
+        found = await self.find(who, [agent_id])
+        if agent_id not in found:
+            raise NotFound(f"no agent {agent_id}")
+        return found[agent_id]
+
+    async def page(self, who: Principal, offset: int, limit: int) -> list[Agent]:
+        async def work(tx: Tx) -> list[Agent]:
+            rows = await tx.rows("list_agents", org=who.org, offset=offset, limit=limit)
+            return [Agent.from_record(row["agent"]) for row in rows]
+
+        return await self.db.read(work)
+
+    async def session_ids(
+        self, who: Principal, agents: Sequence[str], offset: int, limit: int
+    ) -> dict[str, list[str]]:
+        """A page of each agent's session ids that the caller may reach, in one statement."""
+
+        async def work(tx: Tx) -> dict[str, list[str]]:
+            rows = await tx.rows(
+                "agent_sessions", **who.scope(), agents=list(agents), offset=offset, limit=limit
+            )
+            return {row["aid"]: row["ids"] for row in rows}
+
+        return await self.db.read(work)

@@ -1,0 +1,16 @@
+// The current agent entries (state kept on each entry, never derived from history) that a
+// reader may see: shared ones and $person's private ones, or all with $all (A9).
+UNWIND $agents AS aid
+MATCH (a:Agent {id: aid})-[:IN_ORG]->(:Org {id: $org})
+OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
+  WHERE $all OR e.owner = '' OR e.owner = $person
+CALL (e) {
+  OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
+  WITH r, i ORDER BY r.session, i.seq
+  RETURN collect(CASE WHEN i IS NULL THEN null
+                      ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources
+}
+WITH a, aid, e, sources
+RETURN aid, coalesce(a.memoryVersion, 0) AS version, a.shared AS shared,
+       collect(e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt,
+                  .change, sources: sources}) AS entries
