@@ -39,7 +39,8 @@ CALL (c) {
 }
 CALL (c, ch) {
   UNWIND ch.from AS origin
-  MATCH (original:Change {id: origin})
+  MATCH (original:Change {id: origin})-[:OF_ENTRY]->(entry:Entry)
   CREATE (c)-[:PROMOTED_FROM]->(original)
+  CREATE (c)-[:PROMOTED_FROM]->(entry)
 }
 RETURN count(c) AS changes

@@ -6,7 +6,8 @@ MERGE (t:Turn {id: $turn.id})
                 t.shownAgent = $turn.shownAgent
 SET t.status = $turn.status,
     t.completedAt = CASE WHEN $turn.status = 'completed' THEN $turn.at ELSE null END,
-    t.head = $turn.head, t.revision = s.revision + 1
+    t.head = $turn.head, t.revision = s.revision + 1,
+    t.learnPending = $turn.learn OR coalesce(t.learnPending, false)
 MERGE (t)-[:IN_SESSION]->(s)
 CREATE (v:Version {id: $turn.head, depth: h.depth + 1, items: h.items + size($turn.items),
                    cause: 'turn', at: $turn.at})

@@ -14,6 +14,8 @@ CREATE CONSTRAINT run_id IF NOT EXISTS FOR (r:Run) REQUIRE r.id IS UNIQUE;
 CREATE CONSTRAINT agent_entry_identity IF NOT EXISTS FOR (e:AgentEntry) REQUIRE (e.agent, e.key, e.owner) IS UNIQUE;
 CREATE CONSTRAINT agent_change_id IF NOT EXISTS FOR (c:AgentChange) REQUIRE c.id IS UNIQUE;
 CREATE INDEX agent_change_version IF NOT EXISTS FOR (c:AgentChange) ON (c.agent, c.version);
+CREATE CONSTRAINT learning_job_id IF NOT EXISTS FOR (j:LearningJob) REQUIRE j.id IS UNIQUE;
+CREATE INDEX learning_job_status IF NOT EXISTS FOR (j:LearningJob) ON (j.status);
 CREATE INDEX change_key IF NOT EXISTS FOR (c:Change) ON (c.key);
 CREATE INDEX item_id IF NOT EXISTS FOR (i:Item) ON (i.id);
 CREATE INDEX run_status IF NOT EXISTS FOR (r:Run) ON (r.status);

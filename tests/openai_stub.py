@@ -2,7 +2,10 @@
 
 Each POST to /v1/chat/completions takes the next scripted reply: an answer (message content),
 an HTTP error status, or a delay before either. With nothing scripted it answers no changes.
-Every request body is kept, so a test can read what the service sent.
+Replies can be scripted for one response format only (`script_for("agent_memory_changes",
+...)`), and a reply can wait on a gate the test opens, so a test holds a model "still working"
+for as long as it needs, with no timing window. Every request body is kept, so a test can read
+what the service sent.
 """
 
 from __future__ import annotations
@@ -21,6 +24,14 @@ class Reply:
     content: str = '{"changes": []}'
     status: int = 200
     delay: float = 0.0
+    gate: threading.Event | None = None  # the reply waits until the test sets it
+    started: threading.Event | None = None  # set when the request arrives
+
+
+def schema_of(body: dict[str, Any]) -> str:
+    """The name of a request's `json_schema` response format ("" without one)."""
+    form = body.get("response_format") or {}
+    return str((form.get("json_schema") or {}).get("name", ""))
 
 
 def changes(*items: dict[str, Any]) -> Reply:
@@ -32,6 +43,7 @@ class OpenAIStub:
 
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
+        self.by_schema: dict[str, deque[Reply]] = {}
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
         stub = self
@@ -45,7 +57,15 @@ class OpenAIStub:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub.lock:
                     stub.requests.append(body)
-                    reply = stub.replies.popleft() if stub.replies else Reply()
+                    queue = stub.by_schema.get(schema_of(body))
+                    if queue:
+                        reply = queue.popleft()
+                    else:
+                        reply = stub.replies.popleft() if stub.replies else Reply()
+                if reply.started is not None:
+                    reply.started.set()
+                if reply.gate is not None:
+                    reply.gate.wait(timeout=60)
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status != 200:
@@ -88,9 +108,19 @@ class OpenAIStub:
         with self.lock:
             self.replies.extend(replies)
 
+    def script_for(self, schema: str, *replies: Reply) -> None:
+        """Replies for requests with this response format's name only."""
+        with self.lock:
+            self.by_schema.setdefault(schema, deque()).extend(replies)
+
+    def requests_for(self, schema: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return [body for body in self.requests if schema_of(body) == schema]
+
     def reset(self) -> None:
         with self.lock:
             self.replies.clear()
+            self.by_schema.clear()
             self.requests.clear()
 
     def close(self) -> None:

@@ -222,6 +222,10 @@ class Fork(Strict):
     at: str | None = None
 
 
+class Promote(Strict):
+    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
 class Revert(Strict):
     """Going back is checked like a memory command: the head and revision the client saw."""
 

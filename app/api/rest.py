@@ -251,6 +251,22 @@ async def get_agent_log(request: Request) -> Response:
     return json({"changes": [entry.to_json() for entry in log]})
 
 
+async def get_learning_jobs(request: Request) -> Response:
+    who = principal_of(request)
+    service = service_of(request)
+    agent = await service.agents.get(who, request.path_params["id"])  # 404 for a foreign one
+    return json({"jobs": await service.learning.jobs(who, agent.id)})
+
+
+async def promote_session(request: Request) -> Response:
+    who = principal_of(request)
+    body = await bodies.parse(request, bodies.Promote, empty_ok=True)
+    agent, memory = await service_of(request).promotion.promote(
+        who, request.path_params["id"], body.name
+    )
+    return json({"agent": agent.to_json(), "memory": memory.to_json()}, 201)
+
+
 routes = [
     Route("/healthz", healthz, methods=["GET"]),
     Route("/readyz", readyz, methods=["GET"]),
@@ -260,6 +276,7 @@ routes = [
     Route("/v1/agents/{id}/memory", get_agent_memory, methods=["GET"]),
     Route("/v1/agents/{id}/memory", post_agent_memory, methods=["POST"]),
     Route("/v1/agents/{id}/memory/log", get_agent_log, methods=["GET"]),
+    Route("/v1/agents/{id}/learning", get_learning_jobs, methods=["GET"]),
     Route("/v1/sessions", create_session, methods=["POST"]),
     Route("/v1/sessions", list_sessions, methods=["GET"]),
     Route("/v1/sessions/{id}", get_session, methods=["GET"]),
@@ -272,6 +289,7 @@ routes = [
     Route("/v1/sessions/{id}/runs", get_runs, methods=["GET"]),
     Route("/v1/sessions/{id}/fork", fork_session, methods=["POST"]),
     Route("/v1/sessions/{id}/revert", revert_session, methods=["POST"]),
+    Route("/v1/sessions/{id}/promote", promote_session, methods=["POST"]),
     Route("/v1/sessions/{id}/versions", list_versions, methods=["GET"]),
     Route("/v1/sessions/{id}/versions/{version}", get_version, methods=["GET"]),
     Route("/v1/org/settings", get_org_settings, methods=["GET"]),

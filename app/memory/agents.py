@@ -12,6 +12,23 @@ from app.memory.values import Agent, Principal
 from app.store.database import Database, Tx
 
 
+async def create_agent(
+    tx: Tx, who: Principal, name: str, shared: bool, model: str | None
+) -> Agent:
+    """A new agent of the caller's org, in the caller's transaction."""
+    agent = {
+        "id": new_id("agt"),
+        "name": name,
+        "shared": shared,
+        "model": check_model_name(model, "model"),
+        "createdAt": now_ms(),
+    }
+    row = await tx.row("create_agent", org=who.org, agent=agent)
+    if row is None:
+        raise NotFound(f"no org {who.org}")
+    return Agent.from_record(row["agent"])
+
+
 @dataclass
 class Agents:
     """Creating and finding agents, and the sessions of each that the caller may reach."""
@@ -19,21 +36,8 @@ class Agents:
     db: Database
 
     async def create(self, who: Principal, name: str, shared: bool, model: str | None) -> Agent:
-        agent = {
-            "id": new_id("agt"),
-            "name": name,
-            "shared": shared,
-            "model": check_model_name(model, "model"),
-            "createdAt": now_ms(),
-        }
-
-        async def work(tx: Tx) -> Agent:
-            row = await tx.row("create_agent", org=who.org, agent=agent)
-            if row is None:
-                raise NotFound(f"no org {who.org}")
-            return Agent.from_record(row["agent"])
-
-        return await self.db.write(work)
+        check_model_name(model, "model")
+        return await self.db.write(lambda tx: create_agent(tx, who, name, shared, model))
 
     async def find(self, who: Principal, ids: Sequence[str]) -> dict[str, Agent]:
         async def work(tx: Tx) -> dict[str, Agent]:

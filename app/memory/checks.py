@@ -13,10 +13,11 @@ from typing import Any
 import pydantic
 
 from app.errors import ValidationError
+from app.memory.agent_entries import AGENT_KINDS, SHARED, VISIBILITIES, AgentEntry
 from app.memory.commands import MAX_CONTENT_LENGTH, check_key, check_text
 from app.memory.credentials import credential_reason
-from app.memory.prompts import ProposedChange
-from app.memory.values import KINDS, Entry
+from app.memory.prompts import ProposedAgentChange, ProposedChange
+from app.memory.values import KINDS, Entry, Item
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,130 @@ def keep_newer_edits(
         entry = current.get(change.key)
         now = entry.change if entry is not None else None
         if now != seen.get(change.key):
+            overtaken.append(
+                Dropped(
+                    change.op,
+                    change.key,
+                    "the entry changed while the model worked: the newer edit is kept",
+                    _proposal_text({"op": change.op, "key": change.key, "content": change.content,
+                                    "kind": change.kind, "sources": list(change.sources)}),
+                )
+            )
+        else:
+            still.append(change)
+    return still, overtaken
+
+
+@dataclass(frozen=True)
+class AgentKept:
+    """A learned agent change that passed every check, ready to apply."""
+
+    op: str
+    key: str
+    owner: str
+    content: str
+    kind: str
+    status: str
+    about: str | None
+    visibility: str
+    sources: tuple[str, ...]  # item ids of the session learned from
+    replaces: str | None  # the change id of the entry's current state, if any
+
+
+def _agent_problem(
+    change: ProposedAgentChange,
+    person: str | None,
+    members: Collection[str],
+    readable: Mapping[str, Item],
+) -> str | None:
+    """What A4, A5 and A9 say against a learned change, before the checks all changes share."""
+    visibility = change.visibility or "shared"
+    if visibility not in VISIBILITIES:
+        return f"unknown visibility {visibility!r}"
+    if change.about is not None and change.about not in members:
+        return "about names no person of the org"
+    if visibility == "private" and change.about is None:
+        return "a private change names the person it is about"
+    if change.about is not None and change.about != person:
+        return "a change about a person is made only from that person's own session"
+    cited = [readable[s] for s in change.sources if s in readable]
+    if cited and len(cited) == len(change.sources) and all(i.app is not None for i in cited):
+        return "only tool results from Apps support it (outside data, A4)"
+    return None
+
+
+def check_agent_changes(
+    proposed: Sequence[Any],
+    current: Sequence[AgentEntry],
+    readable: Mapping[str, Item],
+    person: str | None,
+    members: Collection[str],
+) -> tuple[list[AgentKept], list[Dropped]]:
+    """Split the helper model's proposed agent changes into those that apply and those dropped.
+
+    `current` are the agent entries the session's person may see; `readable` the session's
+    items not yet learned from, by id; `person` the session's person; `members` the org's.
+    Every rule of `check_changes` holds (sources, one change per key, no revival, no
+    credentials) with the lasting kinds only (A1), plus A4, A5 and A9.
+    """
+    entries = {(e.key, e.owner): e for e in current}
+    kept: list[AgentKept] = []
+    dropped: list[Dropped] = []
+    claimed: set[str] = set()
+    for raw in proposed:
+        try:
+            change = ProposedAgentChange.model_validate(raw)
+        except pydantic.ValidationError:
+            key = str(raw.get("key", "")) if isinstance(raw, dict) else ""
+            op = str(raw.get("op", "")) if isinstance(raw, dict) else ""
+            dropped.append(Dropped(op, _safe(key), "malformed change", _proposal_text(raw)))
+            continue
+        key = change.key.strip()
+        if key in claimed:
+            dropped.append(
+                Dropped(
+                    change.op, _safe(key), "a second change for the same key", _proposal_text(raw)
+                )
+            )
+            continue
+        claimed.add(key)
+        problem = _agent_problem(change, person, members, readable)
+        visibility = change.visibility or "shared"
+        owner = change.about if visibility == "private" and change.about else SHARED
+        entry = entries.get((key, owner))
+        if problem is None:
+            problem = _problem(
+                change, entry.as_entry() if entry else None, readable, (), AGENT_KINDS
+            )
+        if problem is not None:
+            dropped.append(Dropped(change.op, _safe(key), problem, _proposal_text(raw)))
+            continue
+        sources = tuple(dict.fromkeys(change.sources))
+        if change.op == "forget":
+            assert entry is not None
+            kept.append(
+                AgentKept("forget", key, owner, entry.content, entry.kind, "retracted",
+                          entry.about, entry.visibility, sources, entry.change)
+            )
+        else:
+            kept.append(
+                AgentKept("remember", key, owner, (change.content or "").strip(),
+                          str(change.kind), "active", change.about, visibility, sources,
+                          entry.change if entry else None)
+            )
+    return kept, dropped
+
+
+def keep_newer_agent_edits(
+    kept: Sequence[AgentKept], current: Sequence[AgentEntry]
+) -> tuple[list[AgentKept], list[Dropped]]:
+    """S7 for agents: a change to an entry that changed while the model worked (a person's
+    edit) is dropped: the newer edit is kept."""
+    now = {(e.key, e.owner): e.change for e in current}
+    still: list[AgentKept] = []
+    overtaken: list[Dropped] = []
+    for change in kept:
+        if now.get((change.key, change.owner)) != change.replaces:
             overtaken.append(
                 Dropped(
                     change.op,

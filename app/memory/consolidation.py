@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,14 +22,17 @@ from app.config import Settings
 from app.errors import SessionConflict
 from app.memory.checks import check_changes, keep_newer_edits
 from app.memory.ids import new_head, new_id, now_ms
+from app.memory.learning import queue_learning
 from app.memory.model_names import resolve_model
 from app.memory.prompts import (
     CONSOLIDATION_SCHEMA_NAME,
     consolidation_messages,
     memory_changes_schema,
+    parse_answer,
 )
 from app.memory.sessions import load_view, lock
 from app.memory.values import Item, Principal, SessionView
+from app.memory.workers import Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx
@@ -39,20 +40,6 @@ from app.store.database import Database, Tx
 log = logging.getLogger("openbot_memory.consolidation")
 
 REFRESH_WAIT_SECONDS = 120.0
-
-
-def parse_answer(content: str) -> list[Any]:
-    """The `changes` list of a model's answer; ModelError when the answer is malformed."""
-    try:
-        data = json.loads(content)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"malformed answer: not JSON ({exc.msg})") from exc
-    except RecursionError as exc:
-        raise ModelError("malformed answer: nested too deeply") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
-        raise ModelError('malformed answer: expected {"changes": [...]}')
-    changes: list[Any] = data["changes"]
-    return changes
 
 
 def unprocessed(branch: Sequence[tuple[Item, bool]]) -> list[Item]:
@@ -67,75 +54,49 @@ async def branch_items(tx: Tx, session_id: str) -> list[tuple[Item, bool]]:
 
 @dataclass
 class Consolidation:
-    """The durable queue of consolidation runs and the workers that run them."""
+    """The durable queue of consolidation runs and the workers that run them (one run at a
+    time per session)."""
 
     db: Database
     models: Models
     settings: Settings
     workers: int = 2
-    _wake: asyncio.Event = field(default_factory=asyncio.Event)
-    _done: asyncio.Condition = field(default_factory=asyncio.Condition)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    _busy: set[str] = field(default_factory=set)
-    paused: bool = False  # a paused process claims no new run (to drain it before a stop)
-    _next_requeue: float = 0.0  # monotonic time of the next look for expired leases
+    # Called when a run ends (learning may be due, A2): wakes the learning workers.
+    on_run_end: Callable[[], None] = field(default=lambda: None)
+    pool: Workers = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pool = Workers(
+            name="consolidation",
+            claim=self._claim,
+            run=self.execute,
+            extend=self._extend,
+            requeue=self._requeue,
+            count=self.workers,
+            poll_seconds=self.settings.worker_poll_seconds,
+            lease_seconds=self.settings.run_lease_seconds,
+        )
 
     def wake(self) -> None:
-        self._wake.set()
+        self.pool.wake()
 
     async def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._work(n)) for n in range(self.workers)]
-        self.wake()
+        await self.pool.start()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+        await self.pool.stop()
 
     @property
     def _lease_ms(self) -> int:
         return int(self.settings.run_lease_seconds * 1000)
 
-    async def _work(self, n: int) -> None:
-        while True:
-            self._wake.clear()  # before claiming, so a wake during the claim is not lost
-            try:
-                claimed = None
-                if not self.paused:
-                    await self._requeue_expired()
-                    claimed = await self._claim()
-            except Exception:
-                log.exception("worker %s could not claim a run", n)
-                claimed = None
-            if claimed is None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.settings.worker_poll_seconds)
-                continue
-            run_id, session_id = claimed
-            self._busy.add(session_id)
-            try:
-                await self.execute(run_id)
-            finally:
-                self._busy.discard(session_id)
-                async with self._done:
-                    self._done.notify_all()
-                self.wake()
-
-    async def _requeue_expired(self) -> None:
-        """Look for runs whose lease ran out, at most twice a lease period per process."""
-        if time.monotonic() < self._next_requeue:
-            return
-        self._next_requeue = time.monotonic() + self.settings.run_lease_seconds / 2
+    async def _requeue(self) -> int:
         row = await self.db.write(lambda tx: tx.row("requeue_runs", now=now_ms()))
-        if row and row["requeued"]:
-            log.info("requeued %s runs whose worker stopped renewing them", row["requeued"])
+        return int(row["requeued"]) if row else 0
 
-    async def _claim(self) -> tuple[str, str] | None:
+    async def _claim(self, busy: frozenset[str]) -> tuple[str, str] | None:
         async def work(tx: Tx) -> tuple[str, str] | None:
-            candidate = await tx.row("next_run", busy=sorted(self._busy))
+            candidate = await tx.row("next_run", busy=sorted(busy))
             if candidate is None:
                 return None
             claimed = await tx.row(
@@ -145,19 +106,14 @@ class Consolidation:
 
         return await self.db.write(work)
 
-    async def _keep_lease(self, run_id: str) -> None:
-        """Renew the run's lease while it works, so no other process takes it over."""
-        while True:
-            await asyncio.sleep(self.settings.run_lease_seconds / 3)
-            with contextlib.suppress(Exception):
-                await self.db.write(
-                    lambda tx: tx.row("extend_lease", run=run_id, until=now_ms() + self._lease_ms)
-                )
+    async def _extend(self, run_id: str) -> None:
+        await self.db.write(
+            lambda tx: tx.row("extend_lease", run=run_id, until=now_ms() + self._lease_ms)
+        )
 
     async def execute(self, run_id: str) -> None:
         """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read.
         Whatever goes wrong, the run ends recorded as failed, never left running."""
-        lease = asyncio.create_task(self._keep_lease(run_id))
         try:
             await self._execute(run_id)
         except Exception as exc:
@@ -165,9 +121,7 @@ class Consolidation:
             with contextlib.suppress(Exception):
                 await self._finish(run_id, "failed", f"internal error ({exc.__class__.__name__})")
         finally:
-            lease.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await lease
+            self.on_run_end()
 
     async def _execute(self, run_id: str) -> None:
         context = await self.db.read(lambda tx: tx.row("run_context", run=run_id))
@@ -267,19 +221,29 @@ class Consolidation:
                 for d in dropped
             ],
         )
+        await self._ended(tx, run_id)
 
     async def _finish(
         self, run_id: str, status: str, error: str | None, tried: Sequence[str] = ()
     ) -> None:
         await self.db.write(lambda tx: self._finish_in(tx, run_id, status, error, tried))
 
-    @staticmethod
+    @classmethod
     async def _finish_in(
-        tx: Tx, run_id: str, status: str, error: str | None, tried: Sequence[str] = ()
+        cls, tx: Tx, run_id: str, status: str, error: str | None, tried: Sequence[str] = ()
     ) -> None:
         await tx.row(
             "finish_run", run=run_id, status=status, error=error, now=now_ms(), tried=list(tried)
         )
+        await cls._ended(tx, run_id)
+
+    @staticmethod
+    async def _ended(tx: Tx, run_id: str) -> None:
+        """A run ended in this transaction: if that emptied its agent's queue, learning is due
+        (A2), queued here so that it is never lost."""
+        context = await tx.row("run_context", run=run_id)
+        if context is not None:
+            await queue_learning(tx, context["org"], context["agent"])
 
     async def refresh(self, who: Principal, session_id: str) -> SessionView:
         """S16: consolidate now. Nothing with `generate` off; 409 without a model."""
@@ -310,9 +274,7 @@ class Consolidation:
 
         async def finished() -> None:
             while await status() in ("queued", "running"):
-                async with self._done:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._done.wait(), 1.0)
+                await self.pool.finished(1.0)
 
         try:
             await asyncio.wait_for(finished(), REFRESH_WAIT_SECONDS)

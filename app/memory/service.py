@@ -11,7 +11,9 @@ from app.memory.agents import Agents
 from app.memory.consolidation import Consolidation
 from app.memory.credentials import credential_reason
 from app.memory.history import History
+from app.memory.learning import Learning
 from app.memory.orgs import Orgs
+from app.memory.promotion import Promotion
 from app.memory.sessions import Sessions
 from app.memory.tokens import Tokens
 from app.memory.turns import Turns
@@ -32,13 +34,23 @@ class Service:
     tokens: Tokens
     turns: Turns
     consolidation: Consolidation
+    learning: Learning
+    promotion: Promotion
     history: History
     models: Models
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
         models = Models(settings)
-        consolidation = Consolidation(db, models, settings, workers=settings.workers)
+        learning = Learning(db, models, settings)
+        consolidation = Consolidation(
+            db, models, settings, workers=settings.workers, on_run_end=learning.wake
+        )
+
+        def wake() -> None:
+            consolidation.wake()
+            learning.wake()
+
         return cls(
             settings=settings,
             db=db,
@@ -47,8 +59,10 @@ class Service:
             agent_memory=AgentMemories(db),
             orgs=Orgs(db),
             tokens=Tokens(db, settings.default_model),
-            turns=Turns(db, settings.max_length, consolidation.wake),
+            turns=Turns(db, settings.max_length, wake),
             consolidation=consolidation,
+            learning=learning,
+            promotion=Promotion(db),
             history=History(db),
             models=models,
         )
@@ -59,8 +73,10 @@ class Service:
         # check would stall every request in flight for as long.
         await asyncio.to_thread(credential_reason, "warm up")
         await self.consolidation.start()
+        await self.learning.start()
 
     async def stop(self) -> None:
         """Stop background work; the caller closes the database."""
         await self.consolidation.stop()
+        await self.learning.stop()
         await self.models.close()

@@ -28,12 +28,22 @@ async def memory_at(
     rows = await tx.rows("memory_at", **who.scope(), versions=list(versions))
     return {row["vid"]: row for row in rows}
 
+READ_ATTEMPTS = 5
+
 
 async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
     """Session views by id, in two statements; ids the caller may not reach (another org's,
     another member's) are simply absent."""
-    rows = await tx.rows("session_views", **who.scope(), ids=list(ids))
-    memories = await memory_at(tx, who, [row["session"]["head"] for row in rows])
+    # Outside a write lock each statement reads what is committed when it runs, so a write that
+    # commits between the two can leave the first statement's head unmatched by the second:
+    # then both are read again (seen under load while consolidation applied).
+    for _ in range(READ_ATTEMPTS):
+        rows = await tx.rows("session_views", **who.scope(), ids=list(ids))
+        memories = await memory_at(tx, who, [row["session"]["head"] for row in rows])
+        if all(row["session"]["head"] in memories for row in rows):
+            break
+    else:
+        raise RuntimeError("session heads kept moving while their views were read")
     return {
         row["session"]["id"]: SessionView.from_record({**row, **memories[row["session"]["head"]]})
         for row in rows

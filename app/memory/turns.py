@@ -12,6 +12,7 @@ from app.memory.agent_entries import AgentEntry, view_of
 from app.memory.agent_memory import read_entries
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.instructions import Instructions, compose
+from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
 from app.memory.sessions import fresh_item_ids, load_view, lock
 from app.memory.values import Item, Principal, SessionView
@@ -59,7 +60,8 @@ def needs_consolidation(items: Sequence[TurnItem]) -> bool:
 
 @dataclass
 class Turns:
-    """Recording turns; `wake` tells the consolidation worker a run was queued."""
+    """Recording turns; `wake` tells the workers a consolidation run or learning job may have
+    been queued."""
 
     db: Database
     max_length: int
@@ -116,8 +118,18 @@ class Turns:
             run_model = resolve_model(
                 earlier.get("model") or model, state["model"], state["agentModel"], view.org.model
             )
+            # S8 over the whole turn, its earlier step included
+            model_ran = needs_consolidation(
+                [*items, *(TurnItem(t, "assistant", "") for t in earlier.get("types", []))]
+            )
+            generate = view.memory.settings.generate
+            queued = status == "completed" and generate and run_model is not None and model_ran
+            learn = status == "completed" and teaches(
+                state["kind"], generate, view.org.agent_memory, only_app_actions=not model_ran
+            )
             turn = {
                 "id": turn_id or new_id("trn"),
+                "learn": learn,
                 "status": status,
                 "model": run_model,
                 "at": now_ms(),
@@ -140,15 +152,6 @@ class Turns:
                 ],
             }
             await tx.row("record_turn", id=session_id, turn=turn)
-            queued = (
-                status == "completed"
-                and view.memory.settings.generate
-                and run_model is not None
-                # S8 over the whole turn, its earlier step included
-                and needs_consolidation(
-                    [*items, *(TurnItem(t, "assistant", "") for t in earlier.get("types", []))]
-                )
-            )
             if queued:
                 run = {
                     "id": new_id("run"),
@@ -158,10 +161,12 @@ class Turns:
                     "at": turn["at"],
                 }
                 await tx.row("queue_run", id=session_id, run=run)
-            return await self._view(tx, who, session_id, str(turn["id"])), True, queued
+            elif learn:  # with no run queued, the agent's queue may be empty now (A2)
+                await queue_learning(tx, who.org, state["agent"])
+            return await self._view(tx, who, session_id, str(turn["id"])), True, queued or learn
 
-        answer, created, queued = await self.db.write(work)
-        if queued:
+        answer, created, woke = await self.db.write(work)
+        if woke:
             self.wake()
         return answer, created
 

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+LEARNING_SCHEMA = "agent_memory_changes"  # the response format of agent learning's requests
+
 
 class ModelError(Exception):
     """The model failed: an error, a timeout, or an answer that is not what was asked."""
@@ -20,6 +22,7 @@ class ContextItem:
     role: str | None
     content: str | None
     app: str | None
+    author: str | None = None
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class ModelRequest:
     schema: dict[str, Any]
     items: Sequence[ContextItem]
     entries: Sequence[ContextEntry]
+    person: str | None = None  # the person of the session (agent learning, A5)
 
 
 class Model(Protocol):

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from app.models.base import ContextItem, ModelRequest
+from app.models.base import LEARNING_SCHEMA, ContextItem, ModelRequest
 
 _NAME = re.compile(r"\b(?i:my name is|call me|i am called)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)")
 _BUDGET = re.compile(
@@ -28,6 +28,9 @@ _DECISION = re.compile(
     r"\b(?:we|I)\s+(?:have\s+)?(decided|agreed|chose|will go with)\s+(?:to\s+|on\s+)?"
     r"([^.!?\n]{3,120})",
     re.IGNORECASE,
+)
+_PROCEDURE = re.compile(
+    r"\b(?:please\s+)?(always|never)\s+([a-z][^.!?\n]{3,120})", re.IGNORECASE
 )
 _REMEMBER = re.compile(r"\bremember\s+(?:that\s+)?([^.!?\n]{3,200})", re.IGNORECASE)
 _STOPWORDS = frozenset({"the", "a", "an", "to", "that", "my", "our", "we", "i", "is", "of", "and"})
@@ -71,18 +74,34 @@ def learn(item: ContextItem) -> Iterator[dict[str, Any]]:
         yield {"key": slug(what), "content": _sentence(what), "kind": "fact"}
 
 
+def lasting(item: ContextItem, person: str | None) -> Iterator[dict[str, Any]]:
+    """The lasting experience (A1) one user message supports: a preference the person stated
+    about themselves (private to them, A9), a decision, or a procedure ("always ...")."""
+    for change in learn(item):
+        if change["kind"] == "preference" and person is not None:
+            yield {**change, "about": person, "visibility": "private"}
+        elif change["kind"] == "decision":
+            yield {**change, "about": person, "visibility": "shared"}
+    if procedure := _PROCEDURE.search(item.content or ""):
+        what = f"{procedure.group(1).lower()} {procedure.group(2)}"
+        yield {"key": f"procedure-{slug(what)}", "content": _sentence(what),
+               "kind": "procedure", "about": None, "visibility": "shared"}
+
+
 class BuiltinModel:
     """Rule-based learning from the user's own messages."""
 
     name = "builtin"
 
     async def complete(self, request: ModelRequest) -> str:
+        learning = request.schema_name == LEARNING_SCHEMA
         known = {entry.key: entry for entry in request.entries}
         changes: dict[str, dict[str, Any]] = {}
         for item in request.items:
             if item.type != "message" or item.role != "user":
                 continue
-            for change in learn(item):
+            found = lasting(item, request.person) if learning else learn(item)
+            for change in found:
                 entry = known.get(change["key"])
                 if entry is not None and entry.status == "retracted":
                     continue

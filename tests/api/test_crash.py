@@ -97,12 +97,12 @@ def service(
 ) -> Iterator[Service]:
     # The run's in-process server shares the database: paused, it claims none of this
     # service's runs, so each test sees what one process and its restart do.
-    server.service.consolidation.paused = True
+    server.service.consolidation.pool.paused = True
     running = Service(neo4j_target, openai_stub, tmp_path / "service.log")
     running.start()
     yield running
     running.stop()
-    server.service.consolidation.paused = False
+    server.service.consolidation.pool.paused = False
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import strawberry
 
@@ -41,6 +41,62 @@ def _sources(sources: tuple[agent_entries.Source, ...]) -> list[AgentSource]:
 
 
 @strawberry.type
+class LearnedDrop:
+    """A change the helper model proposed that broke a rule, and which one."""
+
+    op: str
+    key: str
+    reason: str
+    proposal: str
+    session: str | None
+
+
+@strawberry.type
+class LearningJob:
+    """One learning job of an agent (A2): the helper model, what it read, kept and dropped."""
+
+    id: str
+    status: str
+    model: str | None
+    error: str | None
+    queued_at: EpochMillis
+    finished_at: EpochMillis | None
+    attempts: int
+    read: list[str] = strawberry.field(description="The ids of the items it learned from.")
+    tried: list[str] = strawberry.field(
+        description="The ids of the items a failed call tried (they stay to learn from)."
+    )
+    sessions: list[str] = strawberry.field(description="The sessions it learned from.")
+    dropped: list[LearnedDrop]
+    kept_ids: strawberry.Private[list[str]]
+
+    @classmethod
+    def maybe(cls, job: dict[str, Any] | None) -> LearningJob | None:
+        if job is None:
+            return None
+        finished = job.get("finishedAt")
+        return cls(
+            id=job["id"],
+            status=job["status"],
+            model=job.get("model"),
+            error=job.get("error"),
+            queued_at=EpochMillis(job["queuedAt"]),
+            finished_at=None if finished is None else EpochMillis(finished),
+            attempts=job.get("attempts") or 0,
+            read=list(job.get("read") or []),
+            tried=list(job.get("tried") or []),
+            sessions=list(job.get("sessions") or []),
+            dropped=[LearnedDrop(**d) for d in job.get("dropped") or []],
+            kept_ids=list(job.get("kept") or []),
+        )
+
+    @strawberry.field(description="The agent memory changes it made.")
+    async def changes(self, info: GraphInfo) -> list[AgentChange]:
+        chains = await info.context.agent_histories.load_many(self.kept_ids)
+        return [AgentChange.from_domain(chain[0]) for chain in chains if chain]
+
+
+@strawberry.type
 class AgentChange:
     """One recorded change of an agent entry: its version, what made it, before and after."""
 
@@ -57,8 +113,14 @@ class AgentChange:
     about: str | None
     visibility: str
     at: EpochMillis
-    job: str | None = strawberry.field(description="the learning job that made it, if one did")
+    job_id: strawberry.Private[str | None]
     sources: list[AgentSource]
+
+    @strawberry.field(description="The learning job that made it, if one did.")
+    async def job(self, info: GraphInfo) -> LearningJob | None:
+        if self.job_id is None:
+            return None
+        return LearningJob.maybe(await info.context.jobs.load(self.job_id))
 
     @classmethod
     def from_domain(cls, change: agent_entries.AgentChange) -> AgentChange:
@@ -76,7 +138,7 @@ class AgentChange:
             about=change.about,
             visibility=change.visibility,
             at=EpochMillis(change.at),
-            job=change.job,
+            job_id=change.job,
             sources=_sources(change.sources),
         )
 
@@ -180,6 +242,12 @@ class Agent:
         views = await info.context.sessions.load_many(ids)
         return [session for session in map(Session.maybe, views) if session is not None]
 
+    @strawberry.field(description="A2: the agent's learning jobs, newest first.")
+    async def learning_jobs(self, info: GraphInfo) -> list[LearningJob]:
+        ids = await info.context.job_ids.load(self.id)
+        jobs = await info.context.jobs.load_many(ids)
+        return [job for job in map(LearningJob.maybe, jobs) if job is not None]
+
     @strawberry.field(description="A10: the agent's lasting memory, as the caller may see it.")
     async def memory(self, info: GraphInfo) -> AgentMemory:
         found = await info.context.agent_memories.load(self.id)
@@ -188,7 +256,27 @@ class Agent:
 
 
 @strawberry.type
+class Promoted:
+    """A12: the agent a subagent became, and its memory."""
+
+    agent: Agent
+    memory: AgentMemory
+
+
+@strawberry.type
 class AgentMutation:
+    @strawberry.mutation(
+        description="A12: make a subagent session's lasting entries the memory of a new agent."
+    )
+    async def promote(
+        self, info: GraphInfo, session_id: strawberry.ID, name: str | None = None
+    ) -> Promoted:
+        ctx = info.context
+        agent, memory = await ctx.service.promotion.promote(ctx.who, str(session_id), name)
+        return Promoted(
+            agent=Agent.from_domain(agent), memory=AgentMemory.from_domain(agent.id, memory)
+        )
+
     @strawberry.mutation(
         description="A10: add or replace an agent entry and make it active (A6: the only way "
         "back for a retracted one)."

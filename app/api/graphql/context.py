@@ -79,7 +79,17 @@ class Context:
             found = await service.agent_memory.histories(who, ids)
             return [found.get(i, []) for i in ids]
 
+        async def load_job_ids(ids: list[str]) -> list[list[str]]:
+            found = await service.learning.job_ids(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        async def load_jobs(ids: list[str]) -> list[dict[str, Any] | None]:
+            found = await service.learning.find(who, ids)
+            return [found.get(i) for i in ids]
+
         self.sessions = DataLoader(load_fn=load_sessions)
+        self.job_ids = DataLoader(load_fn=load_job_ids)
+        self.jobs = DataLoader(load_fn=load_jobs)
         self.item = DataLoader(load_fn=load_items)
         self.agent_memories = DataLoader(load_fn=load_agent_memories)
         self.agent_histories = DataLoader(load_fn=load_agent_histories)

@@ -1,0 +1,109 @@
+"""In-process workers for durable jobs (consolidation runs, learning jobs).
+
+A job is a node written in the transaction that asks for it. Workers claim one at a time with a
+lease they keep renewing while they work; a job whose lease ran out (its process died) goes
+back to the queue. A job writes what it found in one transaction at its end, so running it again
+after a crash reads the same input and applies it once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+log = logging.getLogger("openbot_memory.workers")
+
+
+@dataclass
+class Workers:
+    """`count` loops that claim a job (`claim`, told the groups this process is busy with, and
+    answering a job id and its group) and run it (`run`) under a renewed lease (`extend`);
+    `requeue` puts back jobs whose lease ran out, at most twice a lease period."""
+
+    name: str
+    claim: Callable[[frozenset[str]], Awaitable[tuple[str, str] | None]]
+    run: Callable[[str], Awaitable[None]]
+    extend: Callable[[str], Awaitable[None]]
+    requeue: Callable[[], Awaitable[int]]
+    count: int
+    poll_seconds: float
+    lease_seconds: float
+    paused: bool = False  # a paused process claims nothing new (to drain it before a stop)
+    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _done: asyncio.Condition = field(default_factory=asyncio.Condition)
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _busy: set[str] = field(default_factory=set)
+    _next_requeue: float = 0.0
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._work(n)) for n in range(self.count)]
+        self.wake()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def finished(self, seconds: float) -> None:
+        """Wait until some job of this process ends, or `seconds` have passed."""
+        async with self._done:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._done.wait(), seconds)
+
+    async def _work(self, n: int) -> None:
+        while True:
+            self._wake.clear()  # before claiming, so a wake during the claim is not lost
+            try:
+                claimed = None
+                if not self.paused:
+                    await self._requeue_expired()
+                    claimed = await self.claim(frozenset(self._busy))
+            except Exception:
+                log.exception("%s worker %s could not claim a job", self.name, n)
+                claimed = None
+            if claimed is None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                continue
+            job, group = claimed
+            self._busy.add(group)
+            try:
+                await self._run_leased(job)
+            finally:
+                self._busy.discard(group)
+                async with self._done:
+                    self._done.notify_all()
+                self.wake()
+
+    async def _requeue_expired(self) -> None:
+        if time.monotonic() < self._next_requeue:
+            return
+        self._next_requeue = time.monotonic() + self.lease_seconds / 2
+        requeued = await self.requeue()
+        if requeued:
+            log.info("requeued %s %s jobs whose worker stopped renewing them", requeued, self.name)
+
+    async def _keep_lease(self, job: str) -> None:
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            with contextlib.suppress(Exception):
+                await self.extend(job)
+
+    async def _run_leased(self, job: str) -> None:
+        lease = asyncio.create_task(self._keep_lease(job))
+        try:
+            await self.run(job)
+        finally:
+            lease.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lease

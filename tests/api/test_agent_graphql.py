@@ -1,0 +1,353 @@
+"""Agent memory over GraphQL (SPEC A1, A3, A5-A11, sections 5 and 6; issue 9 item 6).
+
+The fields and mutations of notes/agent-memory-contract.md: `agent(id) { memory { version
+entries { ... sources changes } log(after, limit) } sessions }`, `rememberForAgent`,
+`forgetForAgent`, and `AGENT_CONFLICT` for a stale `expected`. Arguments are written into the
+documents as literals, so the tests do not depend on how each argument type is spelled.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.test_agent_memory import (
+    CREDENTIAL,
+    agent_changes,
+    agent_log,
+    agent_memory,
+    agent_remember,
+)
+from tests.conftest import Api, Graph, RunningServer, user
+
+Body = dict[str, Any]
+
+MEMORY = """
+query($a: ID!) {
+  agent(id: $a) {
+    id
+    memory {
+      version
+      entries {
+        key content kind status about visibility updatedAt
+        sources { session { id } item { id content turn { id } } }
+        changes { version maker person before content at }
+      }
+      log { version maker person keys at }
+    }
+    sessions { id }
+  }
+}
+"""
+
+ANSWER = "version entries { key content kind status about visibility sources { session { id } } }"
+
+
+def literal(value: Any) -> str:
+    return json.dumps(value)
+
+
+def remember_for_agent(agent: str, expected: int, key: str, content: str,
+                       kind: str = "procedure", **fields: str) -> str:
+    args = {"agentId": agent, "expected": expected, "key": key, "content": content,
+            "kind": kind, **fields}
+    written = ", ".join(f"{name}: {literal(value)}" for name, value in args.items())
+    return f"mutation {{ rememberForAgent({written}) {{ {ANSWER} }} }}"
+
+
+def forget_for_agent(agent: str, expected: int, key: str) -> str:
+    return (f"mutation {{ forgetForAgent(agentId: {literal(agent)}, expected: {expected}, "
+            f"key: {literal(key)}) {{ {ANSWER} }} }}")
+
+
+def data_of(answer: Body) -> Body:
+    assert "errors" not in answer, answer
+    data: Body = answer["data"]
+    return data
+
+
+def error_of(answer: Body, code: str) -> Body:
+    """The one error of a failed mutation, with its extensions.code; data is null."""
+    assert answer.get("data") is None, answer
+    [error] = answer["errors"]
+    assert error["extensions"]["code"] == code, error
+    assert "Traceback" not in str(error)
+    found: Body = error
+    return found
+
+
+def memory_of(client: Api, agent: str) -> Body:
+    memory: Body = data_of(client.graphql(MEMORY, a=agent))["agent"]["memory"]
+    return memory
+
+
+def by_key(entries: list[Body]) -> dict[str, Body]:
+    return {entry["key"]: entry for entry in entries}
+
+
+# --- Reads ---------------------------------------------------------------------------------
+
+
+def test_agent_memory_reads_version_entries_changes_and_log(api: Api, member: Api) -> None:
+    agent = api.agent("shared planner", shared=True)["id"]
+    sid = api.session(agent)["session"]["id"]
+    start = int(time.time() * 1000)
+    agent_remember(api, agent, "seat", "Ana prefers a window seat.", "preference")
+    agent_remember(api, agent, "seat", "Ana prefers an aisle seat.", "preference")
+    agent_remember(member, agent, "dates", "Ben books trips in May.", "decision", about="ben")
+    end = int(time.time() * 1000)
+
+    data = data_of(api.graphql(MEMORY, a=agent))["agent"]
+    memory = data["memory"]
+    assert memory["version"] == 3  # A10
+    entries = by_key(memory["entries"])
+    assert set(entries) == {"seat", "dates"}
+    seat = entries["seat"]
+    assert (seat["content"], seat["kind"], seat["status"], seat["about"],
+            seat["visibility"]) == ("Ana prefers an aisle seat.", "preference", "active", None,
+                                    "shared")
+    assert seat["sources"] == []  # A3: a person's Remember cites no item
+    assert entries["dates"]["about"] == "ben"  # A5
+    # The entry's story: each change with its version, maker, person, before and after.
+    story = sorted(seat["changes"], key=lambda c: c["version"])
+    assert [(c["version"], c["maker"], c["person"], c["before"], c["content"])
+            for c in story] == [
+        (1, "person", "ana", None, "Ana prefers a window seat."),
+        (2, "person", "ana", "Ana prefers a window seat.", "Ana prefers an aisle seat."),
+    ]
+    assert all(start <= c["at"] <= end for c in story)
+    assert [(c["version"], c["person"]) for c in entries["dates"]["changes"]] == [(3, "ben")]
+    # A11: the log, oldest first; the same as REST's.
+    assert [(c["version"], c["maker"], c["person"], c["keys"]) for c in memory["log"]] == [
+        (1, "person", "ana", ["seat"]),
+        (2, "person", "ana", ["seat"]),
+        (3, "person", "ben", ["dates"]),
+    ]
+    assert memory["log"] == agent_log(api, agent)
+    assert data["sessions"] == [{"id": sid}]
+    # The same as the REST view, field by field.
+    rest = agent_memory(api, agent)["entries"]
+    for key, entry in entries.items():
+        assert {k: entry[k] for k in ("content", "kind", "status", "about", "visibility",
+                                      "updatedAt")} == {
+            k: rest[key][k] for k in ("content", "kind", "status", "about", "visibility",
+                                      "updatedAt")}
+
+
+def test_a_new_agent_has_version_0_and_no_entries(api: Api) -> None:
+    agent = api.agent()["id"]
+    assert memory_of(api, agent) == {"version": 0, "entries": [], "log": []}  # A10
+
+
+def test_the_log_pages_with_after_and_limit(api: Api) -> None:
+    agent = api.agent()["id"]
+    for n in range(1, 7):
+        agent_remember(api, agent, f"k{n}", f"Habit {n}.")
+
+    def versions(args: str) -> list[int]:
+        query = (f"query($a: ID!) {{ agent(id: $a) {{ memory {{ log{args} {{ version keys }} }} "
+                 "} }")
+        log = data_of(api.graphql(query, a=agent))["agent"]["memory"]["log"]
+        return [c["version"] for c in log]
+
+    assert versions("") == [1, 2, 3, 4, 5, 6]  # A11
+    assert versions("(after: 2, limit: 3)") == [3, 4, 5]
+    assert versions("(after: 4)") == [5, 6]
+    assert versions("(limit: 1)") == [1]
+    assert versions("(after: 6)") == []
+
+
+# --- Mutations -----------------------------------------------------------------------------
+
+
+def test_remember_and_forget_for_agent(api: Api, graph: Graph) -> None:
+    agent = api.agent()["id"]
+    remembered = data_of(api.graphql(remember_for_agent(
+        agent, 0, "seat", "Ana prefers a window seat.", "preference")))["rememberForAgent"]
+    assert remembered["version"] == 1  # A10
+    assert remembered["entries"] == [{
+        "key": "seat", "content": "Ana prefers a window seat.", "kind": "preference",
+        "status": "active", "about": None, "visibility": "shared", "sources": [],
+    }]
+    forgotten = data_of(api.graphql(forget_for_agent(agent, 1, "seat")))["forgetForAgent"]
+    assert forgotten["version"] == 2
+    [entry] = forgotten["entries"]
+    assert (entry["status"], entry["content"]) == ("retracted", "Ana prefers a window seat.")
+    back = data_of(api.graphql(remember_for_agent(
+        agent, 2, "seat", "Ana prefers an aisle seat.", "preference")))["rememberForAgent"]
+    assert back["version"] == 3
+    assert [(e["status"], e["content"]) for e in back["entries"]] == [
+        ("active", "Ana prefers an aisle seat.")]  # A6: a person's Remember brings it back
+    assert agent_changes(graph) == 3
+    # What the mutations answered is what REST and the query read.
+    assert agent_memory(api, agent)["version"] == 3
+    assert memory_of(api, agent)["version"] == 3
+    assert [c["keys"] for c in agent_log(api, agent)] == [["seat"], ["seat"], ["seat"]]
+
+
+def test_about_and_visibility_through_the_mutation(api: Api, member: Api) -> None:
+    agent = api.agent("shared planner", shared=True)["id"]
+    agent_memory(member, agent)
+    answer = data_of(api.graphql(remember_for_agent(
+        agent, 0, "mine", "Ana's own way.", "preference", about="ana",
+        visibility="private")))["rememberForAgent"]
+    assert [(e["about"], e["visibility"]) for e in answer["entries"]] == [("ana", "private")]
+    answer = data_of(api.graphql(remember_for_agent(
+        agent, 1, "dates", "Ben books trips in May.", "decision",
+        about="ben")))["rememberForAgent"]
+    assert {e["key"]: (e["about"], e["visibility"]) for e in answer["entries"]} == {
+        "mine": ("ana", "private"), "dates": ("ben", "shared")}  # A5
+    assert [e["key"] for e in memory_of(member, agent)["entries"]] == ["dates"]  # A9
+
+
+def test_a_stale_expected_is_agent_conflict_and_changes_nothing(
+    api: Api, graph: Graph
+) -> None:
+    agent = api.agent()["id"]
+    agent_remember(api, agent, "seat", "Ana prefers a window seat.", "preference")
+    agent_remember(api, agent, "tone", "Keep answers friendly.")
+    before = memory_of(api, agent)
+    for expected in (0, 1, 3, 42):
+        for document in (
+            remember_for_agent(agent, expected, "seat", "Stale write.", "preference"),
+            remember_for_agent(agent, expected, "new", "A new entry."),
+            forget_for_agent(agent, expected, "seat"),
+        ):
+            error = error_of(api.graphql(document), "AGENT_CONFLICT")  # A10
+            assert error["message"]
+    assert memory_of(api, agent) == before
+    assert agent_changes(graph) == 2
+
+
+def test_forget_for_agent_of_an_unknown_key_is_agent_conflict(api: Api, graph: Graph) -> None:
+    agent = api.agent()["id"]
+    error_of(api.graphql(forget_for_agent(agent, 0, "nope")), "AGENT_CONFLICT")
+    assert memory_of(api, agent)["version"] == 0
+    assert agent_changes(graph) == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "kind", "fields", "field"),
+    [
+        ("A fact.", "fact", {}, "kind"),  # A1
+        ("Maybe.", "hypothesis", {}, "kind"),
+        (CREDENTIAL, "procedure", {}, "content"),  # S10
+        ("Mine.", "procedure", {"visibility": "private"}, "visibility"),  # A9
+        ("Zoe's way.", "procedure", {"about": "zoe"}, "about"),  # A5
+        ("Ben's way.", "preference", {"about": "ben", "visibility": "private"}, "about"),
+    ],
+)
+def test_a_bad_argument_is_a_validation_error_naming_it_and_writes_nothing(
+    api: Api, member: Api, graph: Graph, content: str, kind: str, fields: dict[str, str],
+    field: str
+) -> None:
+    agent = api.agent("shared planner", shared=True)["id"]
+    agent_memory(member, agent)  # ben is a person of the org
+    answer = api.graphql(remember_for_agent(agent, 0, "k", content, kind, **fields))
+    error = error_of(answer, "VALIDATION_ERROR")
+    assert error["extensions"]["field"] == field
+    assert CREDENTIAL not in json.dumps(answer)
+    assert memory_of(api, agent)["version"] == 0
+    assert agent_changes(graph) == 0
+
+
+# --- A9: the same filtering on every field -------------------------------------------------
+
+
+def test_every_field_shows_a_member_only_shared_and_their_own_private_entries(
+    api: Api, member: Api, platform: Api
+) -> None:
+    agent = api.agent("shared planner", shared=True)["id"]
+    bens = member.session(agent)["session"]["id"]
+    agent_remember(api, agent, "tone", "Keep answers friendly.")
+    agent_remember(api, agent, "seat", "ANA-SECRET window seat.", "preference", about="ana",
+                   visibility="private")
+    agent_remember(api, agent, "ana-only", "ANA-SECRET only key.", "preference", about="ana",
+                   visibility="private")
+    agent_remember(member, agent, "seat", "Ben takes any seat.", "preference", about="ben",
+                   visibility="private")
+    agent_remember(api, agent, "tone", "Keep answers friendly and short.")
+    agent_remember(api, agent, "seat", "ANA-SECRET aisle seat now.", "preference",
+                   about="ana", visibility="private")
+
+    query = MEMORY.replace("sessions { id }", "sessions { id instructions { memory agentKeys } }")
+    answer = member.graphql(query, a=agent)
+    memory = data_of(answer)["agent"]["memory"]
+    text = json.dumps(answer)
+    assert "ANA-SECRET" not in text  # A9: not in entries, changes, log or instructions
+    assert "ana-only" not in text
+    assert memory["version"] == 6  # the one version number of the agent
+    assert {(e["key"], e["content"]) for e in memory["entries"]} == {
+        ("tone", "Keep answers friendly and short."), ("seat", "Ben takes any seat.")}
+    assert [c["version"] for c in memory["log"]] == [1, 4, 5]  # ana's private ones left out
+    seat = by_key(memory["entries"])["seat"]
+    assert [(c["version"], c["person"], c["before"]) for c in seat["changes"]] == [
+        (4, "ben", None)]
+    [session] = data_of(answer)["agent"]["sessions"]
+    assert session["id"] == bens
+    assert set(session["instructions"]["agentKeys"]) == {"tone", "seat"}
+    assert "Ben takes any seat." in session["instructions"]["memory"]
+
+    # Ana sees her own private ones, not Ben's; the service token sees all of them.
+    ana_text = json.dumps(api.graphql(MEMORY, a=agent))
+    assert "Ben takes any seat." not in ana_text
+    assert "ANA-SECRET aisle seat now." in ana_text
+    everything = memory_of(platform, agent)
+    assert {(e["key"], e["about"], e["visibility"]) for e in everything["entries"]} == {
+        ("tone", None, "shared"), ("seat", "ana", "private"), ("ana-only", "ana", "private"),
+        ("seat", "ben", "private")}
+    assert [c["version"] for c in everything["log"]] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_turn_shows_the_agent_keys_it_was_shown(api: Api) -> None:
+    agent = api.agent()["id"]
+    sid = api.session(agent)["session"]["id"]
+    agent_remember(api, agent, "seat", "Ana prefers a window seat.", "preference")
+    turn = api.turn(sid, user("Plan a trip to Porto."))["turn"]["id"]
+    query = """query($s: ID!) { session(id: $s) {
+        instructions { agentKeys }
+        items { id turn { id shownAgent } } } }"""
+    data = data_of(api.graphql(query, s=sid))["session"]
+    assert data["instructions"]["agentKeys"] == ["seat"]  # A8
+    turns = {item["turn"]["id"]: item["turn"]["shownAgent"] for item in data["items"]
+             if item["turn"]}
+    assert turns == {turn: ["seat"]}  # the turn records the agent keys it was shown
+    api.wait_idle(sid)
+
+
+# --- Section 5: tenancy and tokens ---------------------------------------------------------
+
+
+def test_another_orgs_agent_is_null_and_its_mutations_are_not_found(
+    api: Api, other_org: Api, graph: Graph
+) -> None:
+    agent = api.agent()["id"]
+    agent_remember(api, agent, "seat", "ACME-only window seat.", "preference")
+    assert data_of(other_org.graphql(MEMORY, a=agent)) == {"agent": None}
+    for document in (remember_for_agent(agent, 1, "seat", "Stolen.", "preference"),
+                     forget_for_agent(agent, 1, "seat"),
+                     remember_for_agent("agt-nope", 0, "seat", "Nowhere.", "preference")):
+        answer = other_org.graphql(document)
+        error_of(answer, "NOT_FOUND")
+        assert "ACME-only" not in json.dumps(answer)
+    assert memory_of(api, agent)["version"] == 1
+    assert agent_changes(graph) == 1
+
+
+@pytest.mark.parametrize("authorization", [None, "Bearer obm_nope"])
+def test_agent_memory_over_graphql_without_a_valid_token_is_401(
+    api: Api, graph: Graph, server: RunningServer, authorization: str | None
+) -> None:
+    agent = api.agent()["id"]
+    headers = {} if authorization is None else {"Authorization": authorization}
+    with httpx.Client(base_url=server.url, headers=headers, timeout=30) as anonymous:
+        for document in (MEMORY, remember_for_agent(agent, 0, "seat", "A seat.", "preference")):
+            response = anonymous.post("/graphql", json={"query": document,
+                                                        "variables": {"a": agent}})
+            assert response.status_code == 401, response.text  # section 5
+            assert response.json()["_tag"] == "Unauthorized"
+    assert agent_changes(graph) == 0
