@@ -179,7 +179,10 @@ def start_server(
 
 
 def _idle(graph: Graph) -> bool:
-    pending = graph.value("MATCH (r:Run) WHERE r.status IN ['queued', 'running'] RETURN count(r)")
+    pending = graph.value(
+        "MATCH (r) WHERE (r:Run OR r:LearningJob) AND r.status IN ['queued', 'running'] "
+        "RETURN count(r)"
+    )
     return int(pending) == 0
 
 

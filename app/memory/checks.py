@@ -14,7 +14,7 @@ import pydantic
 
 from app.errors import ValidationError
 from app.memory.agent_entries import AGENT_KINDS, SHARED, VISIBILITIES, AgentEntry
-from app.memory.commands import MAX_CONTENT_LENGTH, check_key, check_text
+from app.memory.commands import MAX_CONTENT_LENGTH, check_agent_key, check_key, check_text
 from app.memory.credentials import credential_reason
 from app.memory.prompts import ProposedAgentChange, ProposedChange
 from app.memory.values import KINDS, Entry, Item
@@ -222,6 +222,10 @@ def _agent_problem(
     readable: Mapping[str, Item],
 ) -> str | None:
     """What A4, A5 and A9 say against a learned change, before the checks all changes share."""
+    try:
+        check_agent_key(change.key)
+    except ValidationError as exc:
+        return f"bad key: {exc.message}"
     visibility = change.visibility or "shared"
     if visibility not in VISIBILITIES:
         return f"unknown visibility {visibility!r}"

@@ -120,12 +120,21 @@ class AgentForget:
 AgentCommand = AgentRemember | AgentForget
 
 
+def check_agent_key(key: str, field: str = "key") -> str:
+    """An agent key is a key without `@`: a service token sees private entries listed as
+    `key@person`, so no key may look like one."""
+    key = check_key(key, field)
+    if "@" in key:
+        raise ValidationError("an agent memory key has no @", field)
+    return key
+
+
 def check_agent_remember(
     command: AgentRemember, who: Principal, prefix: str = "command."
 ) -> AgentRemember:
     """A1, A5, A9, S10: a lasting kind, a valid visibility, and a private entry about someone;
     a person keeps private entries about themselves only."""
-    key = check_key(command.key, f"{prefix}key")
+    key = check_agent_key(command.key, f"{prefix}key")
     content = check_content(command.content, f"{prefix}content")
     kind = check_kind(command.kind, AGENT_KINDS, f"{prefix}kind")
     if command.visibility not in VISIBILITIES:

@@ -164,7 +164,7 @@ class Learning:
         members: Sequence[str],
     ) -> str | None:
         """One helper call for one session, then its changes applied; the error, if any."""
-        person = Principal(org, person=part.person)
+        person = Principal(org, person=part.person or "")  # no person: shared entries only
         if not part.items:  # its turns' items were all learned already: just close them
             await self.db.write(lambda tx: self._record(tx, job, part, model_name, (), []))
             return None

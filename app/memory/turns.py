@@ -44,7 +44,8 @@ async def instructions_in(
     agent: list[AgentEntry] = []
     shared = False
     if view.org.agent_memory:
-        person = Principal(org, person=view.session.person)
+        # A session always has a person; were one without, it would see shared entries only.
+        person = Principal(org, person=view.session.person or "")
         found = await read_entries(tx, person, [view.session.agent])
         if view.session.agent in found:
             _, shared, entries = found[view.session.agent]

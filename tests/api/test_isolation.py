@@ -398,7 +398,7 @@ def mutation_calls(schema: dict[str, Any], world: World) -> list[tuple[str, str]
             f"{arg['name']}: {values.get(arg['name'], by_type[named(arg['type'])[0]])}"
             for arg in field["args"]
         )
-        calls.append((field["name"], f"mutation {{ {field['name']}({args}) {{ id head }} }}"))
+        calls.append((field["name"], f"mutation {{ {field['name']}({args}) {{ __typename }} }}"))
     return calls
 
 

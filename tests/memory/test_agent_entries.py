@@ -141,18 +141,12 @@ def test_ben_sees_his_seat_and_the_shared_tone_not_anas_seat() -> None:
     assert list(view_of(SERVICE, entries)) == ["tone", "seat@ana", "seat@ben", "seat"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a shared key that looks like `key@owner` collides with that owner's private "
-    "entry in the service view (view_key), so one of the two is not listed",
-)
-def test_the_service_view_lists_a_shared_key_with_an_at_sign_and_a_private_entry() -> None:
-    # A9: every entry exactly once, even when a shared key is spelled like `key@person`
-    # (check_key allows "@" in keys)
-    shared = agent_entry("seat@ana", SHARED, 1, "The seat plan of ana's team.")
-    private = agent_entry("seat", "ana", 2, "Ana prefers window seats.")
-    view = view_of(SERVICE, [shared, private])
-    assert sorted(map(id, view.values())) == sorted(map(id, [shared, private]))
+def test_an_agent_key_with_an_at_sign_is_refused() -> None:
+    # A9: a service token sees private entries as `key@person`, so no agent key may look like
+    # one (else a shared `seat@ana` and ana's private `seat` would collide in its view)
+    with pytest.raises(ValidationError) as caught:
+        check_agent_remember(AgentRemember("seat@ana", "The seat plan.", "decision"), SERVICE)
+    assert caught.value.field == "command.key"
 
 
 # --- target_of ---------------------------------------------------------------------------------
