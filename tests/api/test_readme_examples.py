@@ -1,0 +1,101 @@
+"""The README's agent-memory and learning walk-throughs, run as written with bash, curl and jq
+against the service (A5-A11, A2), so the README cannot drift from the service.
+
+A block is the ```sh fence after a `<!-- readme-test: NAME -->` line. The blocks run in one
+shell, in order, with `$API` and `$OPENBOT_TOKEN` (acme's ana) set and the repository as the
+working directory (the blocks call `.venv/bin/openbot-memory`). Every `jq -c` command's
+documented answer (the `# ...` lines after it) must appear in the output, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.store.database import Target
+from tests.conftest import ROOT, Graph, RunningServer
+
+MARKER = re.compile(r"<!-- readme-test: ([\w-]+) -->\n```sh\n(.*?)```", re.DOTALL)
+
+
+def readme_blocks() -> dict[str, str]:
+    return dict(MARKER.findall((ROOT / "README.md").read_text()))
+
+
+def documented_answers(block: str) -> list[object]:
+    """The answers documented under each `jq -c` command, parsed as JSON."""
+    answers: list[object] = []
+    lines = block.splitlines()
+    for n, line in enumerate(lines):
+        if "jq -c" not in line:
+            continue
+        comment: list[str] = []
+        for follow in lines[n + 1 :]:
+            if not follow.startswith("#"):
+                break
+            comment.append(follow.lstrip("#").strip())
+        if comment:
+            answers.append(json.loads(" ".join(comment)))
+    return answers
+
+
+def json_lines(output: str) -> list[object]:
+    """Every line of the output that is JSON on its own (what `jq -c` printed)."""
+    found: list[object] = []
+    for line in output.splitlines():
+        for start in range(len(line)):  # a curl answer without a newline may come first
+            if line[start] not in "[{\"":
+                continue
+            try:
+                found.append(json.loads(line[start:]))
+                break
+            except json.JSONDecodeError:
+                continue
+    return found
+
+
+def test_the_readme_blocks_run_as_written_and_answer_as_documented(
+    server: RunningServer,
+    neo4j_target: Target,
+    graph: Graph,
+    tokens: Callable[[str, str], str],
+) -> None:
+    missing = [tool for tool in ("bash", "curl", "jq") if shutil.which(tool) is None]
+    assert not missing, f"the README's examples need {missing}: apt-get install -y curl jq"
+    blocks = readme_blocks()
+    assert {"agent-memory", "learning"} <= set(blocks), "README lost a tested block"
+    script = "set -euo pipefail\n" + blocks["agent-memory"] + blocks["learning"]
+    env = {
+        **os.environ,
+        "API": server.url,
+        "OPENBOT_TOKEN": tokens("acme", "ana"),
+        "NEO4J_URI": neo4j_target.uri,
+        "NEO4J_USER": neo4j_target.user,
+        "NEO4J_PASSWORD": neo4j_target.password,
+    }
+    done = subprocess.run(
+        ["bash", "-c", script], cwd=Path(ROOT), env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    printed = json_lines(done.stdout)
+    expected = documented_answers(blocks["agent-memory"]) + documented_answers(blocks["learning"])
+    assert len(expected) >= 6
+    position = 0
+    for answer in expected:  # in order, each documented answer is printed
+        assert answer in printed[position:], (answer, printed)
+        position = printed.index(answer, position) + 1
+    # the two Remembers of the first block, made by ana (the stale Forget wrote nothing)
+    assert graph.value("MATCH (c:AgentChange {maker: 'person'}) RETURN count(c)") == 2
+
+
+@pytest.mark.parametrize("name", ["agent-memory", "learning"])
+def test_each_tested_block_documents_its_answers(name: str) -> None:
+    assert documented_answers(readme_blocks()[name])
