@@ -31,6 +31,7 @@ from app.memory.prompts import (
     learning_messages,
     parse_answer,
 )
+from app.memory.sessions import lock
 from app.memory.values import Item, Principal
 from app.memory.workers import Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
@@ -192,6 +193,9 @@ class Learning:
             return message
 
         async def work(tx: Tx) -> None:
+            # Session first, then agent: the order every writer takes them in (a turn locks its
+            # session, then the agent to queue learning), so no two wait on each other.
+            await lock(tx, Principal(org), part.session)
             version = await lock_agent(tx, Principal(org), agent)
             now = (await read_entries(tx, person, [agent]))[agent][2]
             visible = list(view_of(person, now).values())
