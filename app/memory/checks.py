@@ -61,6 +61,21 @@ def _safe(key: str) -> str:
     return WITHHELD if credential_reason(key) is not None else key
 
 
+def _shown(value: Any) -> str:
+    """A value the model sent, as a reason may quote it: never a credential."""
+    return repr(_safe(str(value))[:80])
+
+
+def _drop(op: Any, key: Any, reason: str, raw: Any) -> Dropped:
+    """The record of a dropped change; nothing the model sent is kept if it holds a credential."""
+    return Dropped(
+        _safe(op if isinstance(op, str) else ""),
+        _safe(key if isinstance(key, str) else ""),
+        reason,
+        _proposal_text(raw),
+    )
+
+
 def _proposal_text(raw: Any) -> str:
     try:
         text = json.dumps(_withhold(raw), ensure_ascii=False, sort_keys=True)
@@ -79,7 +94,7 @@ def _problem(
 ) -> str | None:
     """Why `change` must not apply, or None when it may."""
     if change.op not in ("remember", "forget"):
-        return f"unknown op {change.op!r}"
+        return f"unknown op {_shown(change.op)}"
     try:
         check_key(change.key)
     except ValidationError as exc:
@@ -88,9 +103,9 @@ def _problem(
         return "cites no source"
     for source in change.sources:
         if source in processed:
-            return f"cites an item already processed: {source}"
+            return f"cites an item already processed: {_shown(source)}"
         if source not in readable:
-            return f"cites an item that is not among the unprocessed items: {source}"
+            return f"cites an item that is not among the unprocessed items: {_shown(source)}"
     if change.op == "forget":
         if current is None:
             return "forgets a key that memory does not hold"
@@ -103,7 +118,7 @@ def _problem(
     if reason is not None:
         return f"holds a credential in its key ({reason})"
     if change.kind not in allowed_kinds:
-        return f"unknown kind {change.kind!r}"
+        return f"unknown kind {_shown(change.kind)}"
     try:
         content = check_text(change.content or "", "content").strip()
     except ValidationError:
@@ -135,23 +150,18 @@ def check_changes(
         try:
             change = ProposedChange.model_validate(raw)
         except pydantic.ValidationError:
-            key = str(raw.get("key", "")) if isinstance(raw, dict) else ""
-            op = str(raw.get("op", "")) if isinstance(raw, dict) else ""
-            dropped.append(Dropped(op, _safe(key), "malformed change", _proposal_text(raw)))
+            fields = raw if isinstance(raw, dict) else {}
+            dropped.append(_drop(fields.get("op"), fields.get("key"), "malformed change", raw))
             continue
         key = change.key.strip()
         if key in claimed:
-            dropped.append(
-                Dropped(
-                    change.op, _safe(key), "a second change for the same key", _proposal_text(raw)
-                )
-            )
+            dropped.append(_drop(change.op, key, "a second change for the same key", raw))
             continue
         claimed.add(key)
         entry = current.get(key)
         problem = _problem(change, entry, readable, processed, allowed_kinds)
         if problem is not None:
-            dropped.append(Dropped(change.op, _safe(key), problem, _proposal_text(raw)))
+            dropped.append(_drop(change.op, key, problem, raw))
             continue
         sources = tuple(dict.fromkeys(change.sources))
         if change.op == "forget":
@@ -228,7 +238,7 @@ def _agent_problem(
         return f"bad key: {exc.message}"
     visibility = change.visibility or "shared"
     if visibility not in VISIBILITIES:
-        return f"unknown visibility {visibility!r}"
+        return f"unknown visibility {_shown(visibility)}"
     if change.about is not None and change.about not in members:
         return "about names no person of the org"
     if visibility == "private" and change.about is None:
@@ -263,17 +273,12 @@ def check_agent_changes(
         try:
             change = ProposedAgentChange.model_validate(raw)
         except pydantic.ValidationError:
-            key = str(raw.get("key", "")) if isinstance(raw, dict) else ""
-            op = str(raw.get("op", "")) if isinstance(raw, dict) else ""
-            dropped.append(Dropped(op, _safe(key), "malformed change", _proposal_text(raw)))
+            fields = raw if isinstance(raw, dict) else {}
+            dropped.append(_drop(fields.get("op"), fields.get("key"), "malformed change", raw))
             continue
         key = change.key.strip()
         if key in claimed:
-            dropped.append(
-                Dropped(
-                    change.op, _safe(key), "a second change for the same key", _proposal_text(raw)
-                )
-            )
+            dropped.append(_drop(change.op, key, "a second change for the same key", raw))
             continue
         claimed.add(key)
         problem = _agent_problem(change, person, members, readable)
@@ -285,7 +290,7 @@ def check_agent_changes(
                 change, entry.as_entry() if entry else None, readable, (), AGENT_KINDS
             )
         if problem is not None:
-            dropped.append(Dropped(change.op, _safe(key), problem, _proposal_text(raw)))
+            dropped.append(_drop(change.op, key, problem, raw))
             continue
         sources = tuple(dict.fromkeys(change.sources))
         if change.op == "forget":

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import Settings
-from app.memory.agent_entries import view_of
 from app.memory.agent_memory import Maker, NewChange, apply, lock_agent, read_entries
 from app.memory.checks import check_agent_changes, keep_newer_agent_edits
 from app.memory.ids import new_id, now_ms
@@ -170,7 +169,9 @@ class Learning:
             await self.db.write(lambda tx: self._record(tx, job, part, model_name, (), []))
             return None
         seen = await self.db.read(lambda tx: read_entries(tx, person, [agent]))
-        entries = list(view_of(person, seen[agent][2]).values()) if agent in seen else []
+        # Every entry the person may see, a shared one and their private one of a key alike:
+        # the checks must see both (a retracted shared entry stays retracted, A6).
+        entries = seen[agent][2] if agent in seen else []
         request = ModelRequest(
             messages=learning_messages(entries, part.items, part.person),
             schema_name=LEARNING_SCHEMA_NAME,
@@ -198,14 +199,13 @@ class Learning:
             await lock(tx, Principal(org), part.session)
             version = await lock_agent(tx, Principal(org), agent)
             now = (await read_entries(tx, person, [agent]))[agent][2]
-            visible = list(view_of(person, now).values())
             still = {row["uid"] for row in await tx.rows(
                 "unlearned_items", uids=[i.uid for i in part.items])}
             readable = {i.id: i for i in part.items if i.uid in still}
             kept, dropped = check_agent_changes(
                 proposed, entries, readable, part.person, members
             )
-            kept, overtaken = keep_newer_agent_edits(kept, visible)
+            kept, overtaken = keep_newer_agent_edits(kept, now)
             uid_of = {i.id: i.uid for i in part.items}
             changes = [
                 NewChange(

@@ -247,6 +247,20 @@ def _bolt_answers(uri: str, auth: tuple[str, str]) -> bool:
     return True
 
 
+def _http_answers(port: int) -> bool:
+    """Whether the HTTP connector (Neo4j Browser) accepts connections yet: it may open a little
+    after Bolt, and `status` hands its URL to people."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def _ready(server: LocalServer, auth: tuple[str, str]) -> bool:
+    return _bolt_answers(server.bolt_uri, auth) and _http_answers(server.http_port)
+
+
 def _set_initial_password(uri: str, password: str) -> None:
     """Neo4j starts with neo4j/neo4j and demands a change before anything else."""
     with (
@@ -284,7 +298,7 @@ def _start_lock(home: Path) -> Iterator[None]:
 def _await_running(server: LocalServer) -> bool:
     """Wait for a recorded, live server's Bolt: True once it answers, False if it exits first."""
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while not _bolt_answers(server.bolt_uri, (server.user, server.password)):
+    while not _ready(server, (server.user, server.password)):
         if not _alive(server.pid):
             _reap(server.pid)
             return False
@@ -349,7 +363,7 @@ def _start_locked(settings: Settings, home: Path) -> LocalServer:
     server = LocalServer(pid, bolt_port, http_port, "neo4j", password, str(home))
     _write_state(settings, server)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while not _bolt_answers(server.bolt_uri, ("neo4j", password)):
+    while not _ready(server, ("neo4j", password)):
         if not _alive(pid):
             _reap(pid)
             raise SetupError(
