@@ -60,6 +60,7 @@ class LearningJob:
     model: str | None
     error: str | None
     queued_at: EpochMillis
+    started_at: EpochMillis | None
     finished_at: EpochMillis | None
     attempts: int
     read: list[str] = strawberry.field(description="The ids of the items it learned from.")
@@ -74,13 +75,14 @@ class LearningJob:
     def maybe(cls, job: dict[str, Any] | None) -> LearningJob | None:
         if job is None:
             return None
-        finished = job.get("finishedAt")
+        finished, started = job.get("finishedAt"), job.get("startedAt")
         return cls(
             id=job["id"],
             status=job["status"],
             model=job.get("model"),
             error=job.get("error"),
             queued_at=EpochMillis(job["queuedAt"]),
+            started_at=None if started is None else EpochMillis(started),
             finished_at=None if finished is None else EpochMillis(finished),
             attempts=job.get("attempts") or 0,
             read=list(job.get("read") or []),
