@@ -12,10 +12,12 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.graphql import GraphQLApp
+from app.api.graphql.asgi import PLAYGROUND
 from app.api.rest import routes
 from app.config import Settings
 from app.errors import ServiceError
@@ -78,7 +80,11 @@ def create_app(settings: Settings | None = None, target: Target | None = None) -
 
     graphql = GraphQLApp(proxy)  # type: ignore[arg-type]
     return Starlette(
-        routes=[*routes, Route("/graphql", graphql)],
+        routes=[
+            *routes,
+            Route("/graphql", graphql),
+            Mount("/graphql/assets", StaticFiles(directory=PLAYGROUND), name="playground"),
+        ],
         lifespan=lifespan,
         middleware=[
             Middleware(AuthenticationMiddleware, backend=BearerTokens(), on_error=refused),

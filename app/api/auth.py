@@ -20,6 +20,7 @@ from app.errors import Unauthorized
 from app.memory.values import Principal
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz"})
+PUBLIC_PREFIXES = ("/graphql/assets/",)  # GraphiQL's scripts and styles
 
 
 class PrincipalUser(BaseUser):
@@ -56,10 +57,10 @@ def refused(conn: HTTPConnection, exc: AuthenticationError) -> Response:
 
 
 def is_public(scope: Scope) -> bool:
-    """Health checks, and GraphiQL's page (a GET of /graphql without a query)."""
+    """Health checks, and GraphiQL's page (a GET of /graphql without a query) and assets."""
     if scope["type"] != "http":
         return False
-    if scope["path"] in PUBLIC_PATHS:
+    if scope["path"] in PUBLIC_PATHS or scope["path"].startswith(PUBLIC_PREFIXES):
         return True
     if scope["path"] != "/graphql" or scope["method"] != "GET":
         return False

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 
@@ -13,6 +15,8 @@ from app.api.graphql.schema import schema
 from app.memory import values
 from app.memory.service import Service
 
+PLAYGROUND = Path(__file__).resolve().parents[1] / "playground"
+
 
 class GraphQLApp(GraphQL[Context, None]):
     """Strawberry's ASGI app; `RequirePrincipal` lets only GraphiQL's page through unsigned."""
@@ -20,6 +24,10 @@ class GraphQLApp(GraphQL[Context, None]):
     def __init__(self, service: Service) -> None:
         super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
         self.service = service
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        """GraphiQL with its assets served from `/graphql/assets/` (no CDN) and a token field."""
+        return HTMLResponse((PLAYGROUND / "index.html").read_text())
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

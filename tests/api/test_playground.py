@@ -1,0 +1,105 @@
+"""The playground in a real browser (headless Chromium, Debian's package, driven by Selenium):
+GraphiQL answers without a token, loads only from the service itself, takes a token, and shows
+a session's memory. The screenshot is kept in `.test-output/graphiql.png`."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service as DriverService
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.conftest import ROOT, Api, RunningServer
+
+OUTPUT = ROOT / ".test-output"
+INSTALL = "apt-get install -y chromium chromium-driver (scripts/check does it when run as root)"
+
+
+@pytest.fixture
+def browser() -> Iterator[WebDriver]:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    assert chromium, f"the browser test needs Chromium: {INSTALL}"
+    assert driver, f"the browser test needs Chromium's driver: {INSTALL}"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",  # CI runs as root
+        "--disable-dev-shm-usage",
+        "--window-size=1400,900",
+        # no network beyond loopback: every other host name resolves to nothing
+        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+    ):
+        options.add_argument(flag)
+    session = webdriver.Chrome(service=DriverService(executable_path=driver), options=options)
+    try:
+        yield session
+    finally:
+        session.quit()
+
+
+def test_graphiql_page_answers_html_without_a_token(server: RunningServer) -> None:
+    page = httpx.get(f"{server.url}/graphql", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "/graphql/assets/graphiql.min.js" in page.text
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page.text), "an outside asset"
+    asset = httpx.get(f"{server.url}/graphql/assets/graphiql.min.js")
+    assert asset.status_code == 200
+    assert len(asset.content) > 1_000_000
+    # the API itself still needs a token
+    signed_out = httpx.get(f"{server.url}/graphql", params={"query": "{ agents { id } }"})
+    assert signed_out.status_code == 401
+
+
+def _type_into_editor(browser: WebDriver, css: str, text: str) -> None:
+    editor = browser.find_element(By.CSS_SELECTOR, f"{css} .CodeMirror")
+    editor.click()
+    chord = ActionChains(browser).key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL)
+    chord.send_keys(Keys.DELETE).perform()
+    ActionChains(browser).send_keys(text).perform()
+
+
+def test_a_session_memory_query_in_graphiql_shows_the_entries(
+    server: RunningServer, api: Api, browser: WebDriver
+) -> None:
+    session = api.session()["session"]["id"]
+    api.remember(session, "budget", "The trip budget is 1500 EUR.")
+    browser.get(f"{server.url}/graphql")
+    wait = WebDriverWait(browser, 30)
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
+    token = browser.find_element(By.ID, "token")
+    token.send_keys(api.token)
+    token.send_keys(Keys.TAB)  # the change event: GraphiQL reads the schema again, signed
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
+    query = f'{{ session(id: "{session}") {{ memory {{ entries {{ key content }} }} }} }}'
+    _type_into_editor(browser, ".graphiql-query-editor", query)
+    browser.find_element(By.CSS_SELECTOR, ".graphiql-execute-button").click()
+
+    def answered(b: WebDriver) -> str | None:
+        text = str(b.find_element(By.CSS_SELECTOR, ".graphiql-response").text)
+        return text if "1500 EUR" in text else None
+
+    shown = str(wait.until(answered))
+    OUTPUT.mkdir(exist_ok=True)
+    shot = Path(OUTPUT / "graphiql.png")
+    browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+    assert '"key": "budget"' in shown
+    # everything the page loaded came from the service itself
+    loaded = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert loaded, "the page loaded nothing"
+    assert all(name.startswith(server.url) for name in loaded), json.dumps(loaded)
