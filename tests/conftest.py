@@ -267,6 +267,19 @@ class Api:
                 raise AssertionError(f"runs still pending: {runs}")
             time.sleep(0.05)
 
+    def wait_learned(self, agent_id: str, timeout: float = 20) -> list[dict[str, Any]]:
+        """Wait until no learning job of the agent is queued or running; its jobs."""
+        deadline = time.monotonic() + timeout
+        while True:
+            jobs: list[dict[str, Any]] = self.ok(self.get(f"/v1/agents/{agent_id}/learning"))[
+                "jobs"
+            ]
+            if all(job["status"] not in ("queued", "running") for job in jobs):
+                return jobs
+            if time.monotonic() > deadline:
+                raise AssertionError(f"learning jobs still pending: {jobs}")
+            time.sleep(0.05)
+
     def graphql(self, query: str, **variables: Any) -> Any:
         response = self.post("/graphql", {"query": query, "variables": variables})
         assert response.status_code == 200, response.text

@@ -31,6 +31,21 @@ def _int_param(request: Request, name: str, default: str) -> int:
         raise ValidationError(f"{name} is an integer", name) from exc
 
 
+MAX_WAIT_SECONDS = 30.0
+
+
+def wait_of(request: Request) -> float:
+    """`?wait=S`: how long to wait for a consolidation run to finish (0 to 30 s, default 0)."""
+    raw = request.query_params.get("wait", "0")
+    try:
+        seconds = float(raw)
+    except ValueError as exc:
+        raise ValidationError("wait is a number of seconds", "wait") from exc
+    if not 0 <= seconds <= MAX_WAIT_SECONDS:  # also refuses nan
+        raise ValidationError(f"wait is between 0 and {MAX_WAIT_SECONDS:.0f} seconds", "wait")
+    return seconds
+
+
 def page_of(request: Request) -> tuple[int, int]:
     """`?offset=&limit=` paging with a sane default and a ceiling."""
     offset = _int_param(request, "offset", "0")
@@ -125,11 +140,18 @@ def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
 
 
 async def record_turn(request: Request) -> Response:
+    """Record a turn; with `?wait=S`, answer once its consolidation run ended (or S passed)."""
     who = principal_of(request)
+    wait = wait_of(request)
     body = await bodies.parse(request, bodies.RecordTurn)
-    answer, created = await service_of(request).turns.record(
-        who, request.path_params["id"], _items(body.items), body.model, body.status
+    service, session_id = service_of(request), request.path_params["id"]
+    answer, created = await service.turns.record(
+        who, session_id, _items(body.items), body.model, body.status
     )
+    if wait and "run" in answer:
+        await service.consolidation.wait_for(answer["run"]["id"], wait)
+        run = await service.consolidation.run(who, session_id, answer["run"]["id"])
+        answer["run"] = {"id": run["id"], "status": run["status"]}
     return json(answer, 201 if created else 200)
 
 
@@ -169,6 +191,18 @@ async def get_runs(request: Request) -> Response:
     service = service_of(request)
     await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
     return json({"runs": await service.consolidation.runs(who, session_id)})
+
+
+async def get_run(request: Request) -> Response:
+    """One consolidation run; with `?wait=S`, answer once it ended (or S passed)."""
+    who = principal_of(request)
+    wait = wait_of(request)
+    service = service_of(request)
+    session_id, run_id = request.path_params["id"], request.path_params["run"]
+    await service.consolidation.run(who, session_id, run_id)  # 404 for another's run
+    if wait:
+        await service.consolidation.wait_for(run_id, wait)
+    return json(await service.consolidation.run(who, session_id, run_id))
 
 
 async def fork_session(request: Request) -> Response:
@@ -287,6 +321,7 @@ routes = [
     Route("/v1/sessions/{id}/turns/{turn}/complete", complete_turn, methods=["POST"]),
     Route("/v1/sessions/{id}/instructions", get_instructions, methods=["GET"]),
     Route("/v1/sessions/{id}/runs", get_runs, methods=["GET"]),
+    Route("/v1/sessions/{id}/runs/{run}", get_run, methods=["GET"]),
     Route("/v1/sessions/{id}/fork", fork_session, methods=["POST"]),
     Route("/v1/sessions/{id}/revert", revert_session, methods=["POST"]),
     Route("/v1/sessions/{id}/promote", promote_session, methods=["POST"]),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import Settings
-from app.errors import SessionConflict
+from app.errors import NotFound, SessionConflict
 from app.memory.checks import check_changes, keep_newer_edits
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.learning import queue_learning
@@ -264,22 +264,34 @@ class Consolidation:
         run_id = await self.db.write(queue)
         if run_id is not None:
             self.wake()
-            await self._wait_for(run_id)
+            if not await self.wait_for(run_id, REFRESH_WAIT_SECONDS):
+                raise SessionConflict("consolidation is still running; read the session later")
         return await self.db.read(lambda tx: load_view(tx, who, session_id))
 
-    async def _wait_for(self, run_id: str) -> None:
+    async def wait_for(self, run_id: str, seconds: float) -> bool:
+        """Wait up to `seconds` for a run to end; whether it did. A run of this process wakes
+        the wait at once; one of another process is seen within half a second."""
+
         async def status() -> str | None:
             row = await self.db.read(lambda tx: tx.row("run_context", run=run_id))
             return None if row is None else str(row["run"]["status"])
 
         async def finished() -> None:
             while await status() in ("queued", "running"):
-                await self.pool.finished(1.0)
+                await self.pool.finished(0.5)
 
         try:
-            await asyncio.wait_for(finished(), REFRESH_WAIT_SECONDS)
-        except TimeoutError as exc:
-            raise SessionConflict("consolidation is still running; read the session later") from exc
+            await asyncio.wait_for(finished(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
+    async def run(self, who: Principal, session_id: str, run_id: str) -> dict[str, Any]:
+        """One run of the session, as `find` answers it; 404 when the session has no such run."""
+        found = await self.find(who, [run_id])
+        if run_id not in found or found[run_id]["session"] != session_id:
+            raise NotFound(f"session {session_id} has no run {run_id}")
+        return found[run_id]
 
     async def run_ids(self, who: Principal, session_ids: Sequence[str]) -> dict[str, list[str]]:
         """Each session's runs, newest first."""

@@ -124,6 +124,7 @@ class Turns:
                 [*items, *(TurnItem(t, "assistant", "") for t in earlier.get("types", []))]
             )
             generate = view.memory.settings.generate
+            run_id: str | None = None
             queued = status == "completed" and generate and run_model is not None and model_ran
             learn = status == "completed" and teaches(
                 state["kind"], generate, view.org.agent_memory, only_app_actions=not model_ran
@@ -162,9 +163,13 @@ class Turns:
                     "at": turn["at"],
                 }
                 await tx.row("queue_run", id=session_id, run=run)
+                run_id = str(run["id"])
             elif learn:  # with no run queued, the agent's queue may be empty now (A2)
                 await queue_learning(tx, who.org, state["agent"])
-            return await self._view(tx, who, session_id, str(turn["id"])), True, queued or learn
+            answer = await self._view(tx, who, session_id, str(turn["id"]))
+            if run_id is not None:
+                answer["run"] = {"id": run_id, "status": "queued"}
+            return answer, True, queued or learn
 
         answer, created, woke = await self.db.write(work)
         if woke:

@@ -258,7 +258,9 @@ def _http_answers(port: int) -> bool:
 
 
 def _ready(server: LocalServer, auth: tuple[str, str]) -> bool:
-    return _bolt_answers(server.bolt_uri, auth) and _http_answers(server.http_port)
+    # HTTP first: Bolt is tried (a login, refused until the first password is set) only once
+    # both listen, so a slow HTTP connector never makes Neo4j rate-limit our logins.
+    return _http_answers(server.http_port) and _bolt_answers(server.bolt_uri, auth)
 
 
 def _set_initial_password(uri: str, password: str) -> None:

@@ -32,6 +32,7 @@ class World:
     subagent: str
     fork: str
     turn: str
+    run: str
     head: str
     revision: int
     first_version: str
@@ -61,6 +62,7 @@ def build(api: Api, word: str) -> World:
         subagent=subagent,
         fork=fork,
         turn=answer["turn"]["id"],
+        run=api.wait_idle(sid)[-1]["id"],
         head=view["session"]["head"],
         revision=view["session"]["revision"],
         first_version=first_version,
@@ -140,6 +142,7 @@ def foreign_calls(world: World) -> Iterator[tuple[str, str, Any]]:
         "id": world.session,
         "turn": world.turn,
         "version": world.first_version,
+        "run": world.run,
     }
     for route in routes:
         assert isinstance(route, Route)

@@ -48,6 +48,7 @@ class World:
     subagent: str
     fork: str
     turn: str
+    run: str
     head: str
     revision: int
     first_version: str
@@ -76,6 +77,7 @@ def world(api: Api, member: Api) -> World:
         subagent=subagent,
         fork=fork,
         turn=answer["turn"]["id"],
+        run=api.wait_idle(sid)[-1]["id"],
         head=view["session"]["head"],
         revision=view["session"]["revision"],
         first_version=first_version,
@@ -125,7 +127,8 @@ def session_bodies(path: str, world: World) -> list[Any]:
 
 def session_calls(server: RunningServer, world: World) -> Iterator[tuple[str, str, Any]]:
     """Every REST route under /v1/sessions/{id}, served now, filled with ana's ids."""
-    fills = {"id": world.session, "turn": world.turn, "version": world.first_version}
+    fills = {"id": world.session, "turn": world.turn, "version": world.first_version,
+             "run": world.run}
     for route in server.app.routes:
         if not isinstance(route, Route) or not route.path.startswith("/v1/sessions/{id}"):
             continue

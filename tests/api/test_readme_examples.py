@@ -1,5 +1,5 @@
-"""The README's agent-memory and learning walk-throughs, run as written with bash, curl and jq
-against the service (A5-A11, A2), so the README cannot drift from the service.
+"""The README's walk-throughs (session memory, agent memory, learning), run as written with
+bash, curl and jq against the service (S12-S14, A2, A5-A11), so the README cannot drift.
 
 A block is the ```sh fence after a `<!-- readme-test: NAME -->` line. The blocks run in one
 shell, in order, with `$API` and `$OPENBOT_TOKEN` (acme's ana) set and the repository as the
@@ -61,21 +61,20 @@ def json_lines(output: str) -> list[object]:
     return found
 
 
-def test_the_readme_blocks_run_as_written_and_answer_as_documented(
-    server: RunningServer,
-    neo4j_target: Target,
-    graph: Graph,
-    tokens: Callable[[str, str], str],
-) -> None:
+def run_blocks(
+    names: list[str], server: RunningServer, neo4j_target: Target, token: str
+) -> list[object]:
+    """Run README blocks in one shell; the JSON lines printed, checked against the documented
+    answers in order."""
     missing = [tool for tool in ("bash", "curl", "jq") if shutil.which(tool) is None]
     assert not missing, f"the README's examples need {missing}: apt-get install -y curl jq"
     blocks = readme_blocks()
-    assert {"agent-memory", "learning"} <= set(blocks), "README lost a tested block"
-    script = "set -euo pipefail\n" + blocks["agent-memory"] + blocks["learning"]
+    assert set(names) <= set(blocks), "README lost a tested block"
+    script = "set -euo pipefail\n" + "".join(blocks[name] for name in names)
     env = {
         **os.environ,
         "API": server.url,
-        "OPENBOT_TOKEN": tokens("acme", "ana"),
+        "OPENBOT_TOKEN": token,
         "NEO4J_URI": neo4j_target.uri,
         "NEO4J_USER": neo4j_target.user,
         "NEO4J_PASSWORD": neo4j_target.password,
@@ -86,16 +85,34 @@ def test_the_readme_blocks_run_as_written_and_answer_as_documented(
     )
     assert done.returncode == 0, done.stderr + done.stdout
     printed = json_lines(done.stdout)
-    expected = documented_answers(blocks["agent-memory"]) + documented_answers(blocks["learning"])
-    assert len(expected) >= 6
+    expected = [answer for name in names for answer in documented_answers(blocks[name])]
     position = 0
     for answer in expected:  # in order, each documented answer is printed
         assert answer in printed[position:], (answer, printed)
         position = printed.index(answer, position) + 1
+    return expected
+
+
+def test_the_session_walkthrough_runs_as_written(
+    server: RunningServer, neo4j_target: Target, graph: Graph,
+    tokens: Callable[[str, str], str],
+) -> None:
+    # S12-S14, and ?wait: no sleep is needed before the memory is read
+    assert len(run_blocks(["walkthrough"], server, neo4j_target, tokens("acme", "ana"))) >= 4
+    assert graph.value("MATCH (c:Change {maker: 'person', op: 'forget'}) RETURN count(c)") == 1
+
+
+def test_the_agent_blocks_run_as_written_and_answer_as_documented(
+    server: RunningServer, neo4j_target: Target, graph: Graph,
+    tokens: Callable[[str, str], str],
+) -> None:
+    # A2, A5-A11
+    answers = run_blocks(["agent-memory", "learning"], server, neo4j_target, tokens("acme", "ana"))
+    assert len(answers) >= 6
     # the two Remembers of the first block, made by ana (the stale Forget wrote nothing)
     assert graph.value("MATCH (c:AgentChange {maker: 'person'}) RETURN count(c)") == 2
 
 
-@pytest.mark.parametrize("name", ["agent-memory", "learning"])
+@pytest.mark.parametrize("name", ["walkthrough", "agent-memory", "learning"])
 def test_each_tested_block_documents_its_answers(name: str) -> None:
     assert documented_answers(readme_blocks()[name])

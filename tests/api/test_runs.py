@@ -5,6 +5,7 @@ failed run records."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -193,6 +194,7 @@ def test_graphql_turn_items_and_agent_sessions_are_batched(
                     client.turn(sid, user("Hello."), {"type": "message", "role": "assistant",
                                                       "content": "Hi."})
                     client.wait_idle(sid)
+                client.wait_learned(agent)  # no learning job may run while counting
             before = quiet.service.db.statements
             answer = client.graphql(query)
             cost.append(quiet.service.db.statements - before)
@@ -209,3 +211,43 @@ def test_graphql_turn_items_and_agent_sessions_are_batched(
         assert cost[0] == cost[1], cost
     finally:
         client.http.close()
+
+
+def test_wait_answers_once_the_turns_run_has_ended(api: Api, openai_stub: OpenAIStub) -> None:
+    # S7 stays off the request path; `?wait=S` lets a script block until the run has ended
+    sid = api.session(model=STUB)["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(
+        "memory_changes",
+        Reply(content=changes(remember("budget", "The budget is 1500 EUR.", ["w-1"])).content,
+              gate=gate, started=started),
+    )
+    answer = api.ok(api.post(f"/v1/sessions/{sid}/turns", {"items": [user("Budget 1500.", "w-1")]}),
+                    201)
+    run = answer["run"]["id"]
+    assert answer["run"]["status"] == "queued"  # no wait: the answer comes at once
+    assert started.wait(20)
+    # the run is held: a short wait answers it as it is, still running
+    held = api.ok(api.get(f"/v1/sessions/{sid}/runs/{run}", params={"wait": "0.2"}))
+    assert held["status"] == "running"
+    gate.set()
+    ended = api.ok(api.get(f"/v1/sessions/{sid}/runs/{run}", params={"wait": "20"}))
+    assert ended["status"] == "succeeded"
+    assert ended["read"] == ["w-1"]
+    # a turn that waits answers with its run ended, and its memory there
+    later = api.ok(api.post(f"/v1/sessions/{sid}/turns?wait=20",
+                            {"items": [user("Hello again.", "w-2")]}), 201)
+    assert later["run"]["status"] == "succeeded"
+    assert api.view(sid)["memory"]["processed"] == ["w-1", "w-2"]
+
+
+def test_a_bad_wait_is_400_naming_it(api: Api) -> None:
+    sid = api.session()["session"]["id"]
+    for bad in ("soon", "-1", "31", "nan"):
+        response = api.post(f"/v1/sessions/{sid}/turns?wait={bad}", {"items": [user("Hi.")]})
+        assert response.status_code == 400, (bad, response.text)
+        assert response.json()["field"] == "wait"
+    assert api.ok(api.get(f"/v1/sessions/{sid}"))["session"]["revision"] == 0  # nothing written
+    missing = api.get(f"/v1/sessions/{sid}/runs/run-nope")
+    assert missing.status_code == 404
+    assert missing.json()["_tag"] == "NotFound"
