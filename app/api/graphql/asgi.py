@@ -1,4 +1,10 @@
-"""The ASGI app at `/graphql`: Strawberry, behind the app's authentication middleware."""
+"""The ASGI app at `/graphql`: Strawberry, behind the app's authentication middleware.
+
+GraphQL over HTTP: a client that accepts `application/graphql-response+json` gets that media
+type, and a request that fails before execution (it does not parse, does not validate, or its
+variables do not coerce) is then a 400 whose body has no `data` entry. Clients that accept only
+`application/json` keep the older answer: 200 with `"data": null`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse
+from strawberry.types import ExecutionResult
 
 from app.api.auth import principal_of
 from app.api.graphql.context import Context
@@ -16,6 +24,20 @@ from app.memory import values
 from app.memory.service import Service
 
 PLAYGROUND = Path(__file__).resolve().parents[1] / "playground"
+GRAPHQL_RESPONSE = "application/graphql-response+json"
+
+
+class SubResponse(Response):
+    """Strawberry's per-request response parts, plus the media type the answer will have."""
+
+    media: str = "application/json"
+
+
+def request_error(result: ExecutionResult) -> bool:
+    """Whether the operation failed before it ran: no data, and no error names a field path."""
+    return result.data is None and bool(result.errors) and all(
+        error.path is None for error in result.errors or ()
+    )
 
 
 class GraphQLApp(GraphQL[Context, None]):
@@ -28,6 +50,35 @@ class GraphQLApp(GraphQL[Context, None]):
     async def render_graphql_ide(self, request: Request) -> Response:
         """GraphiQL with its assets served from `/graphql/assets/` (no CDN) and a token field."""
         return HTMLResponse((PLAYGROUND / "index.html").read_text())
+
+    async def get_sub_response(self, request: Request | WebSocket) -> Response:
+        sub = SubResponse()
+        sub.status_code = None  # type: ignore[assignment]  # Strawberry's "not set"
+        del sub.headers["content-length"]  # the answer sets its own
+        request.scope["openbot.sub_response"] = sub
+        return sub
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        answer = await super().process_result(request, result)
+        sub = request.scope.get("openbot.sub_response")
+        if isinstance(sub, SubResponse) and GRAPHQL_RESPONSE in request.headers.get("accept", ""):
+            sub.media = GRAPHQL_RESPONSE
+            if request_error(result):
+                sub.status_code = 400
+                answer.pop("data", None)
+        return answer
+
+    def create_response(
+        self,
+        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+        sub_response: Response,
+    ) -> Response:
+        response = super().create_response(response_data, sub_response)
+        if isinstance(sub_response, SubResponse):
+            response.headers["content-type"] = sub_response.media
+        return response
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

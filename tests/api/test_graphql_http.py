@@ -1,0 +1,60 @@
+"""GraphQL over HTTP: `application/graphql-response+json` and its status codes, beside the
+`application/json` answers older clients rely on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import Api
+
+MEDIA = "application/graphql-response+json"
+
+
+def ask(api: Api, body: dict[str, Any], accept: str) -> tuple[int, str, dict[str, Any]]:
+    response = api.post("/graphql", body, headers={"Accept": accept})
+    answer: dict[str, Any] = response.json()
+    return response.status_code, response.headers["content-type"], answer
+
+
+def test_a_good_request_answers_200_in_the_media_type_asked_for(api: Api) -> None:
+    status, media, answer = ask(api, {"query": "{ agents { id } }"}, f"{MEDIA}, application/json")
+    assert (status, media) == (200, MEDIA)
+    assert answer == {"data": {"agents": []}}
+
+
+@pytest.mark.parametrize(
+    ("why", "body"),
+    [
+        ("does not parse", {"query": "{ session(id: "}),
+        ("does not validate", {"query": "{ nosuchfield }"}),
+        ("variables do not coerce", {"query": "query($id: ID!) { session(id: $id) { id } }",
+                                     "variables": {}}),
+        ("variables of the wrong type", {"query": "query($n: Int!) { agents(limit: $n) { id } }",
+                                         "variables": {"n": "many"}}),
+    ],
+)
+def test_a_request_error_is_400_without_data(api: Api, why: str, body: dict[str, Any]) -> None:
+    status, media, answer = ask(api, body, MEDIA)
+    assert (status, media) == (400, MEDIA), (why, answer)
+    assert "data" not in answer, why
+    assert answer["errors"], why
+    # older clients keep 200 and "data": null
+    status, media, old = ask(api, body, "application/json")
+    assert (status, media) == (200, "application/json")
+    assert old["data"] is None
+    assert old["errors"]
+
+
+def test_a_field_error_keeps_200_and_its_data_entry(api: Api) -> None:
+    # an operation that ran: its error names the field, and `data` is there (null)
+    query = ('mutation { forget(sessionId: "ses-nope", expected: "v-0", revision: 0, key: "k")'
+             " { id } }")
+    status, media, answer = ask(api, {"query": query}, MEDIA)
+    assert (status, media) == (200, MEDIA)
+    assert "data" in answer
+    assert answer["data"] is None
+    [error] = answer["errors"]
+    assert error["path"] == ["forget"]
+    assert error["extensions"]["code"] == "NOT_FOUND"
