@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.errors import Unauthorized
 from app.memory.values import Principal
 
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz"})
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
 PUBLIC_PREFIXES = ("/graphql/assets/",)  # GraphiQL's scripts and styles
 
 

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.api import bodies
+from app.api import bodies, openapi
 from app.api.auth import principal_of
 from app.errors import ValidationError
 from app.memory.commands import Refresh
@@ -69,6 +69,13 @@ async def readyz(request: Request) -> Response:
     if await service_of(request).db.ping():
         return json({"status": "ready"})
     return json({"_tag": "Unavailable", "message": "Neo4j does not answer"}, 503)
+
+
+async def openapi_document(request: Request) -> Response:
+    """OpenAPI 3.1 of every route below, built once per process."""
+    if not hasattr(request.app.state, "openapi"):
+        request.app.state.openapi = openapi.document(routes)
+    return json(request.app.state.openapi)
 
 
 async def create_agent(request: Request) -> Response:
@@ -304,6 +311,7 @@ async def promote_session(request: Request) -> Response:
 routes = [
     Route("/healthz", healthz, methods=["GET"]),
     Route("/readyz", readyz, methods=["GET"]),
+    Route("/openapi.json", openapi_document, methods=["GET"]),
     Route("/v1/agents", create_agent, methods=["POST"]),
     Route("/v1/agents", list_agents, methods=["GET"]),
     Route("/v1/agents/{id}", get_agent, methods=["GET"]),

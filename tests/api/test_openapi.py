@@ -1,0 +1,76 @@
+"""`GET /openapi.json`: OpenAPI 3.1 of every REST route, built from the bodies the handlers
+validate with; it matches the routes the app serves."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import httpx
+from starlette.routing import Route
+
+from app.api.rest import routes
+from tests.conftest import Api, RunningServer
+
+
+def served(server: RunningServer) -> set[tuple[str, str]]:
+    rest = {route.path for route in routes if isinstance(route, Route)}
+    return {
+        (method, route.path)
+        for route in server.app.routes
+        if isinstance(route, Route) and route.path in rest
+        for method in route.methods or ()
+        if method != "HEAD"
+    }
+
+
+def test_the_document_names_every_route_and_method_and_nothing_else(
+    server: RunningServer,
+) -> None:
+    answer = httpx.get(f"{server.url}/openapi.json")  # public, like the health checks
+    assert answer.status_code == 200
+    document = answer.json()
+    assert document["openapi"] == "3.1.0"
+    documented = {
+        (method.upper(), path) for path, ops in document["paths"].items() for method in ops
+    }
+    assert documented == served(server)
+    ids = [op["operationId"] for ops in document["paths"].values() for op in ops.values()]
+    assert len(ids) == len(set(ids))
+
+
+def test_each_body_is_the_model_its_handler_validates_with(server: RunningServer) -> None:
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    for route in routes:
+        assert isinstance(route, Route)
+        source = inspect.getsource(route.endpoint)
+        parsed = re.search(r"bodies\.parse\(request, bodies\.(\w+)", source)
+        for method in route.methods or ():
+            if method == "HEAD":
+                continue
+            operation = document["paths"][route.path][method.lower()]
+            if parsed is None:
+                assert "requestBody" not in operation, (method, route.path)
+                continue
+            schema = operation["requestBody"]["content"]["application/json"]["schema"]
+            assert schema == {"$ref": f"#/components/schemas/{parsed.group(1)}"}, route.path
+            assert parsed.group(1) in document["components"]["schemas"]
+            assert "400" in operation["responses"], route.path
+
+
+def test_errors_are_documented_as_the_service_answers_them(
+    server: RunningServer, api: Api
+) -> None:
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    create = document["paths"]["/v1/agents"]["post"]
+    assert {"201", "400", "401"} <= set(create["responses"])
+    schema = document["components"]["schemas"]["CreateAgent"]
+    assert "name" in schema["required"]
+    # what the document says of a bad body is what the service answers
+    response = api.post("/v1/agents", {"shared": True})
+    assert response.status_code == 400
+    assert set(response.json()) <= set(document["components"]["schemas"]["Error"]["properties"])
+    assert response.json()["field"] == "name"
+    conflict = document["paths"]["/v1/agents/{id}/memory"]["post"]["responses"]["409"]
+    assert "AgentConflict" in conflict["description"]
+    assert document["paths"]["/v1/sessions/{id}/turns"]["post"]["parameters"][1]["name"] == "wait"
