@@ -69,7 +69,9 @@ class OpenAIStub:
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status != 200:
-                    payload = {"error": {"message": "scripted failure", "type": "server_error"}}
+                    scripted = reply.content != Reply.content
+                    message = reply.content if scripted else "scripted failure"
+                    payload = {"error": {"message": message, "type": "server_error"}}
                     self._send(reply.status, payload)
                     return
                 self._send(

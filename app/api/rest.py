@@ -152,12 +152,12 @@ async def record_turn(request: Request) -> Response:
     wait = wait_of(request)
     body = await bodies.parse(request, bodies.RecordTurn)
     service, session_id = service_of(request), request.path_params["id"]
-    answer, created = await service.turns.record(
+    answer, created, run_id = await service.turns.record(
         who, session_id, _items(body.items), body.model, body.status
     )
-    if wait and "run" in answer:
-        await service.consolidation.wait_for(answer["run"]["id"], wait)
-        run = await service.consolidation.run(who, session_id, answer["run"]["id"])
+    if wait and run_id is not None:
+        await service.consolidation.wait_for(run_id, wait)
+        run = await service.consolidation.run(who, session_id, run_id)
         answer["run"] = {"id": run["id"], "status": run["status"]}
     return json(answer, 201 if created else 200)
 
@@ -166,7 +166,7 @@ async def complete_turn(request: Request) -> Response:
     """A turn that waited for an approval completes, with the items of its second step."""
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CompleteTurn)
-    answer, _ = await service_of(request).turns.record(
+    answer, _, _ = await service_of(request).turns.record(
         who, request.path_params["id"], _items(body.items), None, "completed",
         turn_id=request.path_params["turn"],
     )

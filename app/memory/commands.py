@@ -69,6 +69,16 @@ def check_key(key: str, field: str = "key") -> str:
     return key
 
 
+def refuse_credential(text: str, field: str) -> str:
+    """S10: a 400 on `field` when the text holds a credential."""
+    reason = credential_reason(text)
+    if reason is not None:
+        raise ValidationError(
+            f"memory never stores credentials (this looks like a {reason})", field
+        )
+    return text
+
+
 def check_content(content: str, field: str) -> str:
     """S10: non-empty content of a sane length, with no credential in it."""
     content = check_text(content, field).strip()
@@ -76,12 +86,7 @@ def check_content(content: str, field: str) -> str:
         raise ValidationError("content must not be empty", field)
     if len(content) > MAX_CONTENT_LENGTH:
         raise ValidationError(f"content has at most {MAX_CONTENT_LENGTH} characters", field)
-    reason = credential_reason(content)
-    if reason is not None:
-        raise ValidationError(
-            f"memory never stores credentials (this looks like a {reason})", field
-        )
-    return content
+    return refuse_credential(content, field)
 
 
 def check_kind(kind: str, allowed: tuple[str, ...], field: str) -> str:
@@ -92,7 +97,7 @@ def check_kind(kind: str, allowed: tuple[str, ...], field: str) -> str:
 
 def check_remember(command: Remember, prefix: str = "command.") -> Remember:
     """S1, S10: a valid key and kind, non-empty content, and no credential in it."""
-    key = check_key(command.key, f"{prefix}key")
+    key = check_secret_free_key(command.key, f"{prefix}key")
     content = check_content(command.content, f"{prefix}content")
     kind = check_kind(command.kind, KINDS, f"{prefix}kind")
     return Remember(key=key, content=content, kind=kind)
@@ -120,10 +125,16 @@ class AgentForget:
 AgentCommand = AgentRemember | AgentForget
 
 
+def check_secret_free_key(key: str, field: str = "key") -> str:
+    """S10 holds for keys too: a key that holds a credential is refused."""
+    key = check_key(key, field)
+    return refuse_credential(key, field)
+
+
 def check_agent_key(key: str, field: str = "key") -> str:
     """An agent key is a key without `@`: a service token sees private entries listed as
     `key@person`, so no key may look like one."""
-    key = check_key(key, field)
+    key = check_secret_free_key(key, field)
     if "@" in key:
         raise ValidationError("an agent memory key has no @", field)
     return key

@@ -27,6 +27,7 @@ from app.memory.model_names import resolve_model
 from app.memory.prompts import (
     CONSOLIDATION_SCHEMA_NAME,
     consolidation_messages,
+    failure_message,
     memory_changes_schema,
     parse_answer,
 )
@@ -156,9 +157,7 @@ class Consolidation:
             content = await asyncio.wait_for(model.complete(request), budget)
             proposed = parse_answer(content)
         except (ModelError, ValueError, TimeoutError) as exc:
-            message = str(exc) or exc.__class__.__name__
-            if isinstance(exc, TimeoutError):
-                message = f"the model did not answer within {budget:.0f}s"
+            message = failure_message(exc, budget)
             log.warning("run %s: model %s failed: %s", run_id, model_name, message)
             await self._finish(run_id, "failed", message, sorted(read_uids))
             return

@@ -103,3 +103,16 @@ def credential_reason(text: str) -> str | None:
     if found is not None:
         return found
     return None
+
+
+_URL = re.compile(r"(?i)\b[a-z][a-z0-9+.-]*://\S+")
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9_\-]{24,}")
+
+
+def scrub(text: str) -> str:
+    """A model provider's error message as every member may read it: no URL (a base URL can
+    name a private host or carry a key), no credential, no long key-like string."""
+    text = _URL.sub("<url>", text)
+    for pattern in (_PRIVATE_KEY, _BEARER, _KEY_SHAPES, _PROSE_SECRET, _LONG_TOKEN):
+        text = pattern.sub("<withheld>", text)
+    return text[:500]

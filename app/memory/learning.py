@@ -27,6 +27,7 @@ from app.memory.ids import new_id, now_ms
 from app.memory.prompts import (
     LEARNING_SCHEMA_NAME,
     agent_memory_changes_schema,
+    failure_message,
     learning_messages,
     parse_answer,
 )
@@ -187,9 +188,7 @@ class Learning:
             content = await asyncio.wait_for(model.complete(request), budget)
             proposed = parse_answer(content)
         except (ModelError, ValueError, TimeoutError) as exc:
-            message = str(exc) or exc.__class__.__name__
-            if isinstance(exc, TimeoutError):
-                message = f"the model did not answer within {budget:.0f}s"
+            message = failure_message(exc, budget)
             log.warning("learning job %s: model %s failed: %s", job, model_name, message)
             return message
 

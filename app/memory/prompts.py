@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from app.memory.agent_entries import AGENT_KINDS, VISIBILITIES, AgentEntry
+from app.memory.credentials import scrub
 from app.memory.values import KINDS, Entry, Item
 from app.models.base import LEARNING_SCHEMA, ModelError
 
@@ -108,6 +109,13 @@ def parse_answer(content: str) -> list[Any]:
         raise ModelError('malformed answer: expected {"changes": [...]}')
     changes: list[Any] = data["changes"]
     return changes
+
+
+def failure_message(exc: BaseException, budget: float) -> str:
+    """What a failed model call records (S11): the error's class and a scrubbed message."""
+    if isinstance(exc, TimeoutError):
+        return f"TimeoutError: the model did not answer within {budget:.0f}s"
+    return f"{exc.__class__.__name__}: {scrub(str(exc)) or 'no message'}"
 
 
 def _item_line(item: Item, author: bool = False) -> dict[str, Any]:

@@ -55,8 +55,12 @@ async def instructions_in(
 
 
 def needs_consolidation(items: Sequence[TurnItem]) -> bool:
-    """S8: a turn that only runs an App action ran no model, so it teaches nothing."""
-    return any(item.type != "app_action" for item in items)
+    """S8: a turn that only runs an App action (its action and the App's results) ran no
+    model, so it teaches nothing."""
+    return any(
+        not (item.type == "app_action" or (item.type == "tool_result" and item.app))
+        for item in items
+    )
 
 
 @dataclass
@@ -76,9 +80,10 @@ class Turns:
         model: str | None,
         status: str,
         turn_id: str | None = None,
-    ) -> tuple[dict[str, Any], bool]:
-        """Record a turn (or complete one that awaited approval). Answers the turn view and
-        whether it is new; a retry with the same item ids answers the first turn unchanged."""
+    ) -> tuple[dict[str, Any], bool, str | None]:
+        """Record a turn (or complete one that awaited approval). Answers the turn view,
+        whether it is new, and the consolidation run it queued (if it did); a retry with the
+        same item ids answers the first turn unchanged."""
         check_model_name(model, "model")
         if status not in TURN_STATUSES:
             raise ValidationError(f"status is one of {', '.join(TURN_STATUSES)}", "status")
@@ -86,7 +91,7 @@ class Turns:
         if len(set(client_ids)) != len(client_ids):
             raise ValidationError("item ids are unique within a turn", "items")
 
-        async def work(tx: Tx) -> tuple[dict[str, Any], bool, bool]:
+        async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
             state = await lock(tx, who, session_id)
             existing = await tx.rows("branch_item_ids", id=session_id, ids=client_ids)
             if existing:
@@ -99,7 +104,7 @@ class Turns:
                         got = answer["turn"]["items"]
                         step = first == turn_id and got[-len(items) :] == client_ids
                         if got == client_ids or step:
-                            return answer, False, False
+                            return answer, False, None, False
                 taken = ", ".join(sorted(row["id"] for row in existing))
                 raise SessionConflict(f"item ids already used in this session: {taken}")
             earlier: dict[str, Any] = {}  # the turn a completing step continues
@@ -121,7 +126,8 @@ class Turns:
             )
             # S8 over the whole turn, its earlier step included
             model_ran = needs_consolidation(
-                [*items, *(TurnItem(t, "assistant", "") for t in earlier.get("types", []))]
+                [*items, *(TurnItem(t, "assistant", "", app=a) for t, a in zip(
+                    earlier.get("types", []), earlier.get("apps", []), strict=True))]
             )
             generate = view.memory.settings.generate
             run_id: str | None = None
@@ -167,14 +173,12 @@ class Turns:
             elif learn:  # with no run queued, the agent's queue may be empty now (A2)
                 await queue_learning(tx, who.org, state["agent"])
             answer = await self._view(tx, who, session_id, str(turn["id"]))
-            if run_id is not None:
-                answer["run"] = {"id": run_id, "status": "queued"}
-            return answer, True, queued or learn
+            return answer, True, run_id, queued or learn
 
-        answer, created, woke = await self.db.write(work)
+        answer, created, run_id, woke = await self.db.write(work)
         if woke:
             self.wake()
-        return answer, created
+        return answer, created, run_id
 
     async def _check_awaiting(
         self, tx: Tx, who: Principal, session_id: str, turn: str
