@@ -1,6 +1,6 @@
 """Authentication, once for every route: a Starlette `AuthenticationMiddleware` backend reads
 the Bearer token, and `RequirePrincipal` denies every request that has no principal, except
-the few public ones (health, and GraphiQL's page)."""
+the few public ones (health, GraphiQL's page, and `/metrics`, which checks its own token)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.errors import Unauthorized
 from app.memory.values import Principal
 
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz"})
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# Paths whose Authorization header is their own (the metrics token), not a principal's.
+OWN_CREDENTIALS = frozenset({"/metrics"})
 
 
 class PrincipalUser(BaseUser):
@@ -42,7 +44,7 @@ class BearerTokens(AuthenticationBackend):
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         header = conn.headers.get("authorization")
-        if header is None:
+        if header is None or conn.scope["path"] in OWN_CREDENTIALS:
             return None
         try:
             principal = await conn.app.state.service.tokens.principal(header)
