@@ -34,7 +34,12 @@ def _serve(settings: Settings, host: str, port: int) -> None:
             print(f"Neo4j (local): {server.bolt_uri}, Browser at {server.browser_url}")
     asyncio.run(_check_connection(target))
     print(f"GraphiQL: http://{host}:{port}/graphql")
-    uvicorn.run(create_app(settings, target), host=host, port=port, log_level="info")
+    from app.logs import configure
+
+    configure(settings)  # uvicorn's loggers too; the app writes one line per request itself
+    uvicorn.run(
+        create_app(settings, target), host=host, port=port, log_config=None, access_log=False
+    )
 
 
 async def _check_connection(target: Target) -> None:
