@@ -1,4 +1,5 @@
-"""`openbot-memory`: serve, manage the local Neo4j, create tokens, export the schema."""
+"""`openbot-memory`: serve, manage the local Neo4j, create tokens, export the schema, and
+export or import one org."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import asyncio
 import socket
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from app.config import Settings
 from app.errors import ServiceError, SetupError
@@ -34,7 +39,12 @@ def _serve(settings: Settings, host: str, port: int) -> None:
             print(f"Neo4j (local): {server.bolt_uri}, Browser at {server.browser_url}")
     asyncio.run(_check_connection(target))
     print(f"GraphiQL: http://{host}:{port}/graphql")
-    uvicorn.run(create_app(settings, target), host=host, port=port, log_level="info")
+    from app.logs import configure
+
+    configure(settings)  # uvicorn's loggers too; the app writes one line per request itself
+    uvicorn.run(
+        create_app(settings, target), host=host, port=port, log_config=None, access_log=False
+    )
 
 
 async def _check_connection(target: Target) -> None:
@@ -85,6 +95,46 @@ def _print_login(server: local_server.LocalServer) -> None:
     print(f"  password:    {server.password}")
 
 
+def _progress(what: str, total: int | None) -> Progress:
+    """A progress bar on stderr (rich), quiet when stderr is not a terminal."""
+    return Progress(
+        TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), disable=not sys.stderr.isatty(), transient=False,
+    )
+
+
+async def _export(settings: Settings, org: str, out: Path | None) -> None:
+    from app.store.backup import export_org
+
+    db = await Database.connect(resolve_target(settings))
+    try:
+        with _progress(f"export {org}", None) as bar:
+            task = bar.add_task("records", total=None)
+            counts = await export_org(db, org, out, lambda n: bar.advance(task, n))
+    finally:
+        await db.close()
+    where = out if out is not None else "stdout"
+    print(f"exported {counts.nodes} nodes and {counts.relationships} relationships of {org} "
+          f"to {where}", file=sys.stderr)
+
+
+async def _import(settings: Settings, path: Path, org: str | None) -> None:
+    from app.store.backup import import_org, read_header
+
+    header = read_header(path)
+    total = int(header["nodes"]) + int(header["relationships"])
+    target = org or str(header["org"])
+    db = await Database.connect(resolve_target(settings))
+    try:
+        with _progress(f"import into {target}", total) as bar:
+            task = bar.add_task("records", total=total)
+            counts = await import_org(db, path, org, lambda n: bar.advance(task, n))
+    finally:
+        await db.close()
+    print(f"imported {counts.nodes} nodes and {counts.relationships} relationships into "
+          f"{target}", file=sys.stderr)
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="openbot-memory", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
@@ -101,6 +151,12 @@ def parser() -> argparse.ArgumentParser:
     who.add_argument("--person", help="a member of the org (created when new)")
     who.add_argument("--service", help="an org-level service token that acts for no person")
     commands.add_parser("schema", help="print the GraphQL schema (SDL)")
+    export = commands.add_parser("export", help="write one org's whole record as JSON Lines")
+    export.add_argument("--org", required=True)
+    export.add_argument("--out", type=Path, help="the file to write (default: stdout)")
+    restore = commands.add_parser("import", help="read an export into a new (or empty) org")
+    restore.add_argument("file", type=Path)
+    restore.add_argument("--org", help="the org to create (default: the exported org's name)")
     return root
 
 
@@ -118,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             from app.api.graphql import export_schema
 
             sys.stdout.write(export_schema())
+        elif args.command == "export":
+            asyncio.run(_export(settings, args.org, args.out))
+        elif args.command == "import":
+            asyncio.run(_import(settings, args.file, args.org))
     except (SetupError, ServiceError) as exc:
         message = exc.message if isinstance(exc, ServiceError) else str(exc)
         print(f"openbot-memory: error: {message}", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -44,3 +45,9 @@ class Settings(BaseSettings):
     run_lease_seconds: float = Field(default=15.0, ge=1)
     # How often an idle consolidation worker looks for queued jobs it was not told of.
     worker_poll_seconds: float = Field(default=2.0, gt=0)
+
+    # Logs: `text` for a terminal, `json` for one JSON object per line; and the level.
+    log_format: Literal["text", "json"] = "text"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # With a token, `GET /metrics` needs `Authorization: Bearer <it>`; without, loopback only.
+    metrics_token: SecretStr | None = None

@@ -21,3 +21,5 @@ CREATE INDEX item_id IF NOT EXISTS FOR (i:Item) ON (i.id);
 CREATE INDEX run_status IF NOT EXISTS FOR (r:Run) ON (r.status);
 CREATE INDEX session_created IF NOT EXISTS FOR (s:Session) ON (s.createdAt);
 CREATE INDEX agent_created IF NOT EXISTS FOR (a:Agent) ON (a.createdAt);
+CREATE CONSTRAINT import_org IF NOT EXISTS FOR (i:Import) REQUIRE i.org IS UNIQUE;
+CREATE INDEX importing_ref IF NOT EXISTS FOR (n:Importing) ON (n.importRef);

@@ -4,7 +4,8 @@ WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 CALL (t) {
   OPTIONAL MATCH (i:Item)-[:IN_TURN]->(t)
   WITH i ORDER BY i.seq
-  RETURN collect(i.id) AS items, collect(i.type) AS types
+  RETURN collect(i.id) AS items, collect(i.type) AS types,
+         collect(coalesce(i.app, '')) AS apps
 }
 RETURN t {.id, .status, .model, .shown, .shownAgent, .at, .completedAt, .head, .revision,
-          session: s.id, items: items, types: types} AS turn
+          session: s.id, items: items, types: types, apps: apps} AS turn

@@ -111,9 +111,9 @@ def free_port() -> int:
 class RunningServer:
     """A real uvicorn serving the app on a free port, in a thread of the test process."""
 
-    def __init__(self, settings: Settings, target: Target) -> None:
+    def __init__(self, settings: Settings, target: Target, **app_options: Any) -> None:
         self.settings = settings
-        self.app: Starlette = create_app(settings, target)
+        self.app: Starlette = create_app(settings, target, **app_options)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(

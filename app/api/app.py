@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from opentelemetry.trace import TracerProvider
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -18,11 +19,14 @@ from starlette.staticfiles import StaticFiles
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.graphql import GraphQLApp
 from app.api.graphql.asgi import PLAYGROUND
+from app.api.metrics import metrics
 from app.api.rest import routes
+from app.api.telemetry import ERROR_KEY, RequestTelemetry, route_of
 from app.config import Settings
-from app.errors import ServiceError
+from app.errors import AgentConflict, ServiceError, SessionConflict
 from app.memory.service import Service
 from app.store.database import Database, Target, resolve_target
+from app.telemetry import Telemetry, tracer_provider_from_environment
 
 log = logging.getLogger("openbot_memory")
 
@@ -30,7 +34,12 @@ HTTP_TAGS = {404: "NotFound", 405: "MethodNotAllowed", 400: "ValidationError"}
 
 
 async def service_error(request: Request, exc: Exception) -> Response:
+    """An expected error: its body, and its tag on the request's one log line."""
     assert isinstance(exc, ServiceError)
+    request.scope[ERROR_KEY] = exc.tag
+    if isinstance(exc, SessionConflict | AgentConflict):
+        telemetry: Telemetry = request.app.state.telemetry
+        telemetry.metrics.conflicts.labels(route_of(request.scope), exc.tag).inc()
     return JSONResponse(exc.body(), status_code=exc.status)
 
 
@@ -60,14 +69,22 @@ class ServiceProxy:
         return getattr(self.target, name)
 
 
-def create_app(settings: Settings | None = None, target: Target | None = None) -> Starlette:
-    """The service as an ASGI app. Connects to Neo4j (or starts the local one) at startup."""
+def create_app(
+    settings: Settings | None = None,
+    target: Target | None = None,
+    tracer_provider: TracerProvider | None = None,
+) -> Starlette:
+    """The service as an ASGI app. Connects to Neo4j (or starts the local one) at startup.
+    Traces go to `tracer_provider`, else where the `OTEL_*` environment says, else nowhere."""
     settings = settings or Settings()
     proxy = ServiceProxy()
+    own_provider = None if tracer_provider else tracer_provider_from_environment()
+    telemetry = Telemetry.with_provider(tracer_provider or own_provider)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         db = await Database.connect(target or resolve_target(settings))
+        db.telemetry = telemetry
         service = Service.build(settings, db)
         try:
             await service.start()
@@ -77,16 +94,20 @@ def create_app(settings: Settings | None = None, target: Target | None = None) -
         finally:
             await service.stop()
             await db.close()
+            if own_provider is not None:
+                own_provider.shutdown()
 
     graphql = GraphQLApp(proxy)  # type: ignore[arg-type]
-    return Starlette(
+    app = Starlette(
         routes=[
             *routes,
+            Route("/metrics", metrics, methods=["GET"]),
             Route("/graphql", graphql),
             Mount("/graphql/assets", StaticFiles(directory=PLAYGROUND), name="playground"),
         ],
         lifespan=lifespan,
         middleware=[
+            Middleware(RequestTelemetry, telemetry=telemetry),
             Middleware(AuthenticationMiddleware, backend=BearerTokens(), on_error=refused),
             Middleware(RequirePrincipal),
         ],
@@ -96,3 +117,5 @@ def create_app(settings: Settings | None = None, target: Target | None = None) -
             Exception: unexpected_error,
         },
     )
+    app.state.telemetry = telemetry
+    return app

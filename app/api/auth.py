@@ -1,6 +1,6 @@
 """Authentication, once for every route: a Starlette `AuthenticationMiddleware` backend reads
 the Bearer token, and `RequirePrincipal` denies every request that has no principal, except
-the few public ones (health, and GraphiQL's page)."""
+the few public ones (health, GraphiQL's page, and `/metrics`, which checks its own token)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.errors import Unauthorized
 from app.memory.values import Principal
 
-PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json"})
+PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/metrics"})
 PUBLIC_PREFIXES = ("/graphql/assets/",)  # GraphiQL's scripts and styles
+# Paths whose Authorization header is their own (the metrics token), not a principal's.
+OWN_CREDENTIALS = frozenset({"/metrics"})
 
 
 class PrincipalUser(BaseUser):
@@ -43,7 +45,7 @@ class BearerTokens(AuthenticationBackend):
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         header = conn.headers.get("authorization")
-        if header is None:
+        if header is None or conn.scope["path"] in OWN_CREDENTIALS:
             return None
         try:
             principal = await conn.app.state.service.tokens.principal(header)

@@ -95,6 +95,7 @@ ERROR = {
         "_tag": {"type": "string"},
         "message": {"type": "string"},
         "field": {"type": "string", "description": "the field at fault (ValidationError)"},
+        "requestId": {"type": "string", "description": "the answer's X-Request-Id"},
     },
 }
 

@@ -76,6 +76,7 @@ class Consolidation:
             count=self.workers,
             poll_seconds=self.settings.worker_poll_seconds,
             lease_seconds=self.settings.run_lease_seconds,
+            db=self.db,
         )
 
     def wake(self) -> None:

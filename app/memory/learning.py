@@ -84,6 +84,7 @@ class Learning:
             count=1,
             poll_seconds=self.settings.worker_poll_seconds,
             lease_seconds=self.settings.run_lease_seconds,
+            db=self.db,
         )
 
     def wake(self) -> None:

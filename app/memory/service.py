@@ -41,7 +41,7 @@ class Service:
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
-        models = Models(settings)
+        models = Models(settings, db.telemetry)
         learning = Learning(db, models, settings)
         consolidation = Consolidation(
             db, models, settings, workers=settings.workers, on_run_end=learning.wake

@@ -15,14 +15,28 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from app.store.database import Database
+
 log = logging.getLogger("openbot_memory.workers")
+
+
+async def record_outcome(db: Database, kind: str, job: str, seconds: float) -> None:
+    """Count a job that ended in this process: its duration and outcome by model, and the
+    reasons of the changes it dropped, as the graph recorded them."""
+    row = await db.read(lambda tx: tx.row("job_outcome", id=job))
+    if row is None or row["status"] in ("queued", "running"):
+        return  # gone, or handed back to the queue: it ends (and is counted) later
+    db.telemetry.metrics.job_ended(
+        kind, str(row["model"] or "none"), str(row["status"]), seconds, row["dropped"]
+    )
 
 
 @dataclass
 class Workers:
     """`count` loops that claim a job (`claim`, told the groups this process is busy with, and
     answering a job id and its group) and run it (`run`) under a renewed lease (`extend`);
-    `requeue` puts back jobs whose lease ran out, at most twice a lease period."""
+    `requeue` puts back jobs whose lease ran out, at most twice a lease period; each job
+    runs in a span of its own, and `db` (when given) counts how it ended."""
 
     name: str
     claim: Callable[[frozenset[str]], Awaitable[tuple[str, str] | None]]
@@ -33,6 +47,7 @@ class Workers:
     poll_seconds: float
     lease_seconds: float
     paused: bool = False  # a paused process claims nothing new (to drain it before a stop)
+    db: Database | None = None
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _done: asyncio.Condition = field(default_factory=asyncio.Condition)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -101,9 +116,20 @@ class Workers:
 
     async def _run_leased(self, job: str) -> None:
         lease = asyncio.create_task(self._keep_lease(job))
+        started = time.perf_counter()
+        tracer = self.db.telemetry.tracer if self.db else None
         try:
-            await self.run(job)
+            if tracer is None:
+                await self.run(job)
+            else:
+                with tracer.start_as_current_span(f"{self.name} job", attributes={"job": job}):
+                    await self.run(job)
         finally:
             lease.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await lease
+        if self.db is not None:
+            try:
+                await record_outcome(self.db, self.name, job, time.perf_counter() - started)
+            except Exception:
+                log.warning("could not read how %s job %s ended", self.name, job)

@@ -7,6 +7,7 @@ from typing import cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
+from opentelemetry import trace
 
 from app.models.base import ModelError, ModelRequest
 
@@ -35,6 +36,11 @@ class OpenAIChatModel:
             )
         except openai.OpenAIError as exc:
             raise ModelError(f"{exc.__class__.__name__}: {exc}") from exc
+        usage = answer.usage
+        if usage is not None:  # on the span of this call (`registry.Observed`)
+            span = trace.get_current_span()
+            span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
         if not answer.choices:
             raise ModelError("the model answered no choice")
         content: str | None = answer.choices[0].message.content

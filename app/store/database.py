@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import neo4j
 from neo4j import AsyncGraphDatabase
 from neo4j.exceptions import AuthError, ConstraintError, Neo4jError, ServiceUnavailable
+from opentelemetry.trace import SpanKind
 
 from app.config import Settings
 from app.errors import SessionConflict, SetupError
 from app.store import local_server
 from app.store.catalog import schema_statements, statement
+from app.telemetry import Telemetry
 
 T = TypeVar("T")
 Record = dict[str, Any]
@@ -28,8 +30,19 @@ class Tx:
 
     async def rows(self, name: str, **params: Any) -> list[Record]:
         self._db.statements += 1
+        # A span per statement, named by its file; parameter values never go into a trace.
+        with self._db.telemetry.tracer.start_as_current_span(
+            name, kind=SpanKind.CLIENT, attributes={"db.system.name": "neo4j"}
+        ):
+            result = await self._tx.run(statement(name), params)
+            return [record.data() async for record in result]
+
+    async def stream(self, name: str, **params: Any) -> AsyncIterator[Record]:
+        """The rows of a statement one at a time, for answers too big to hold (exports)."""
+        self._db.statements += 1
         result = await self._tx.run(statement(name), params)
-        return [record.data() async for record in result]
+        async for record in result:
+            yield record.data()
 
     async def row(self, name: str, **params: Any) -> Record | None:
         rows = await self.rows(name, **params)
@@ -62,6 +75,7 @@ class Database:
         self._driver = driver
         self._database = database
         self.statements = 0  # statements run so far: what a request costs, for tests and bench
+        self.telemetry = Telemetry()  # the app's metrics and tracer; `create_app` sets its own
 
     @classmethod
     async def connect(cls, target: Target) -> Database:
@@ -100,16 +114,40 @@ class Database:
     async def close(self) -> None:
         await self._driver.close()
 
-    async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
-        async with self._driver.session(database=self._database) as session:
-            return await session.execute_read(lambda tx: work(Tx(tx, self)))
+    def _counted(
+        self, access: str, work: Callable[[Tx], Awaitable[T]]
+    ) -> tuple[Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]], Callable[[], None]]:
+        """`work` as the driver runs it, and what to call after: counts the driver's retries."""
+        attempts = 0
 
-    async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        def attempt(tx: neo4j.AsyncManagedTransaction) -> Awaitable[T]:
+            nonlocal attempts
+            attempts += 1
+            return work(Tx(tx, self))
+
+        def done() -> None:
+            if attempts > 1:
+                self.telemetry.metrics.neo4j_retries.labels(access).inc(attempts - 1)
+
+        return attempt, done
+
+    async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        attempt, done = self._counted("read", work)
         async with self._driver.session(database=self._database) as session:
             try:
-                return await session.execute_write(lambda tx: work(Tx(tx, self)))
+                return await session.execute_read(attempt)
+            finally:
+                done()
+
+    async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        attempt, done = self._counted("write", work)
+        async with self._driver.session(database=self._database) as session:
+            try:
+                return await session.execute_write(attempt)
             except ConstraintError as exc:
                 raise SessionConflict("a concurrent change used the same id; read again") from exc
+            finally:
+                done()
 
     async def clear(self) -> None:
         """Delete every node (tests start each case from an empty graph)."""

@@ -1,0 +1,58 @@
+"""`GET /metrics`: Prometheus text, for loopback scrapes only unless a metrics token is set.
+
+It checks its own credential (never a service or person token), so `auth` lets it through;
+the pending-job gauges are read from the graph at scrape time, so every process shows the
+whole queue.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from app.errors import Forbidden, Unauthorized
+from app.memory.service import Service
+
+log = logging.getLogger("openbot_memory.metrics")
+
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def _loopback(host: str | None) -> bool:
+    if host is None:
+        return False
+    host = host.removeprefix("::ffff:")
+    return host in LOOPBACK or host.startswith("127.")
+
+
+def refusal(request: Request, token: str | None) -> Response | None:
+    """Why this scrape is refused, as the answer to give; None when it may scrape."""
+    if token is not None:
+        sent = request.headers.get("authorization", "")
+        if hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+            return None
+        error: Unauthorized | Forbidden = Unauthorized("send Authorization: Bearer <metrics token>")
+        return JSONResponse(error.body(), status_code=error.status)
+    if _loopback(request.client.host if request.client else None):
+        return None
+    error = Forbidden("metrics answer loopback clients only, unless OPENBOT_MEMORY_METRICS_TOKEN")
+    return JSONResponse(error.body(), status_code=error.status)
+
+
+async def metrics(request: Request) -> Response:
+    service: Service = request.app.state.service
+    secret = service.settings.metrics_token
+    refused = refusal(request, secret.get_secret_value() if secret else None)
+    if refused is not None:
+        return refused
+    telemetry = service.db.telemetry
+    try:
+        rows = await service.db.read(lambda tx: tx.rows("count_pending_jobs"))
+        telemetry.metrics.set_jobs({(row["kind"], row["status"]): int(row["n"]) for row in rows})
+    except Exception:  # the rest of the scrape is still worth having
+        log.warning("could not read the pending jobs from Neo4j")
+    return Response(telemetry.metrics.text(), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,171 @@
+"""Each request, observed once, outermost: its id, its span, its metrics and its log line.
+
+The id is the client's `X-Request-Id` when it is sane (1-128 of `[A-Za-z0-9._:-]`), else a new
+one; every answer carries it, and every JSON error body gets it as `requestId`. The log line
+holds the id, the org, the route template (never the path's ids or a query), the status and the
+duration: never a header, a body, a token or a memory's content. An exception no handler took
+is logged here with its traceback and answered as a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.api.auth import PrincipalUser
+from app.logs import FIELDS, request_id
+from app.telemetry import Telemetry
+
+log = logging.getLogger("openbot_memory.http")
+
+HEADER = "x-request-id"
+SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+SCOPE_KEY = "openbot.request_id"
+ERROR_KEY = "openbot.error"  # the `_tag` of the ServiceError a handler answered, if any
+
+
+def request_id_of(scope: Scope) -> str:
+    """The client's id when it is sane, else a new one."""
+    for name, value in scope.get("headers", []):
+        if name == b"x-request-id":
+            sent = bytes(value).decode("latin-1")
+            if SANE_ID.fullmatch(sent):
+                return sent
+            break
+    return uuid.uuid4().hex
+
+
+def route_of(scope: Scope) -> str:
+    """The route template that served the request (`/v1/sessions/{id}`), not its path."""
+    route = scope.get("route")
+    path: object = getattr(route, "path", None)
+    return path if isinstance(path, str) else "unmatched"
+
+
+def org_of(scope: Scope) -> str | None:
+    user = scope.get("user")
+    return user.principal.org if isinstance(user, PrincipalUser) else None
+
+
+class RequestTelemetry:
+    """The outermost middleware: request id, span, metrics, log line, last-resort 500."""
+
+    def __init__(self, app: ASGIApp, telemetry: Telemetry) -> None:
+        self.app = app
+        self.telemetry = telemetry
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        rid = request_id_of(scope)
+        scope[SCOPE_KEY] = rid
+        token = request_id.set(rid)
+        method = scope["method"] if scope["method"] in METHODS else "OTHER"
+        started = time.perf_counter()
+        answer: dict[str, Any] = {"status": 500, "started": False}
+        held: list[Message] = []
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                answer["status"] = message["status"]
+                answer["started"] = True
+                MutableHeaders(scope=message).append("X-Request-Id", rid)
+                if message["status"] >= 400 and _is_json(message):
+                    held.append(message)  # its body gets `requestId` before it goes out
+                    return
+            elif message["type"] == "http.response.body" and held:
+                held.append(message)
+                if message.get("more_body", False):
+                    return
+                for out in _with_request_id(held, rid):
+                    await send(out)
+                held.clear()
+                return
+            await send(message)
+
+        tracer = self.telemetry.tracer
+        with tracer.start_as_current_span(
+            f"{method} request", kind=SpanKind.SERVER, record_exception=False,
+            attributes={"http.request.method": method, "openbot.request_id": rid},
+        ) as span:
+            try:
+                await self.app(scope, receive, send_with_id)
+            except Exception:
+                log.exception(
+                    "unexpected error on %s %s", method, route_of(scope),
+                    extra={FIELDS: {"requestId": rid, "route": route_of(scope)}},
+                )
+                span.set_status(Status(StatusCode.ERROR, "unexpected error"))
+                if not answer["started"]:
+                    await _internal_error(send_with_id)
+            finally:
+                route = route_of(scope)
+                status = int(answer["status"])
+                seconds = time.perf_counter() - started
+                span.update_name(f"{method} {route}")
+                span.set_attribute("http.route", route)
+                span.set_attribute("http.response.status_code", status)
+                metrics = self.telemetry.metrics
+                metrics.http_requests.labels(route, method, str(status)).inc()
+                metrics.http_seconds.labels(route, method).observe(seconds)
+                self._log_line(scope, rid, method, route, status, seconds)
+                request_id.reset(token)
+
+    @staticmethod
+    def _log_line(
+        scope: Scope, rid: str, method: str, route: str, status: int, seconds: float
+    ) -> None:
+        fields: dict[str, Any] = {
+            "requestId": rid, "org": org_of(scope), "method": method, "route": route,
+            "status": status, "durationMs": round(seconds * 1000, 1),
+        }
+        if ERROR_KEY in scope:
+            fields["error"] = scope[ERROR_KEY]
+        level = logging.ERROR if status >= 500 else logging.INFO
+        log.log(level, "%s %s %s", method, route, status, extra={FIELDS: fields})
+
+
+def _is_json(message: Message) -> bool:
+    for name, value in message.get("headers", []):
+        if name.lower() == b"content-type":
+            return bool(value.startswith(b"application/json"))
+    return False
+
+
+def _with_request_id(held: list[Message], rid: str) -> list[Message]:
+    """A JSON error answer with `requestId` in its body (and its length fixed)."""
+    start, bodies = held[0], held[1:]
+    raw = b"".join(message.get("body", b"") for message in bodies)
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return held
+    if not isinstance(body, dict):
+        return held
+    out = json.dumps({**body, "requestId": rid}, ensure_ascii=False).encode()
+    headers = MutableHeaders(scope=start)
+    headers["content-length"] = str(len(out))
+    return [start, {"type": "http.response.body", "body": out, "more_body": False}]
+
+
+async def _internal_error(send: Send) -> None:
+    body = json.dumps({"_tag": "InternalError", "message": "internal error"}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 500,
+            "headers": [(b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

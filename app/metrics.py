@@ -1,0 +1,87 @@
+"""The service's Prometheus metrics, in a registry of their own (one per app, so several apps
+in one process keep separate counts)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+JOB_KINDS = ("consolidation", "learning")
+PENDING = ("queued", "running")
+_REASON_END = re.compile(r"[:('(]")
+
+
+def reason_label(reason: str) -> str:
+    """A dropped change's reason without what it quotes: a label of a small, fixed set."""
+    return _REASON_END.split(reason, maxsplit=1)[0].strip() or "other"
+
+
+class Metrics:
+    """Every counter, histogram and gauge the service exports."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.http_requests = Counter(
+            "openbot_memory_http_requests", "HTTP requests answered, by route template",
+            ["route", "method", "status"], registry=r,
+        )
+        self.http_seconds = Histogram(
+            "openbot_memory_http_request_duration_seconds", "HTTP request latency",
+            ["route", "method"], registry=r,
+        )
+        self.graphql_operations = Counter(
+            "openbot_memory_graphql_operations", "GraphQL operations by name and outcome",
+            ["operation", "outcome"], registry=r,
+        )
+        self.jobs = Gauge(
+            "openbot_memory_jobs", "Consolidation runs and learning jobs queued or running, "
+            "read from the graph at scrape time (all processes)", ["kind", "status"], registry=r,
+        )
+        self.job_seconds = Histogram(
+            "openbot_memory_job_duration_seconds", "How long a run or learning job took here",
+            ["kind", "model"], registry=r, buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+        )
+        self.jobs_finished = Counter(
+            "openbot_memory_jobs_finished", "Runs and learning jobs ended here, by outcome",
+            ["kind", "model", "outcome"], registry=r,
+        )
+        self.model_seconds = Histogram(
+            "openbot_memory_model_call_duration_seconds", "Model call latency", ["model"],
+            registry=r, buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+        )
+        self.model_failures = Counter(
+            "openbot_memory_model_call_failures", "Failed model calls by error class",
+            ["model", "error"], registry=r,
+        )
+        self.dropped_changes = Counter(
+            "openbot_memory_dropped_changes", "Proposed memory changes dropped, by reason",
+            ["kind", "reason"], registry=r,
+        )
+        self.conflicts = Counter(
+            "openbot_memory_conflicts", "Optimistic-concurrency conflicts (409) by route",
+            ["route", "error"], registry=r,
+        )
+        self.neo4j_retries = Counter(
+            "openbot_memory_neo4j_transaction_retries", "Neo4j transactions run again by the "
+            "driver after a transient error", ["access"], registry=r,
+        )
+
+    def job_ended(
+        self, kind: str, model: str, outcome: str, seconds: float, dropped: Sequence[str]
+    ) -> None:
+        self.job_seconds.labels(kind, model).observe(seconds)
+        self.jobs_finished.labels(kind, model, outcome).inc()
+        for reason in dropped:
+            self.dropped_changes.labels(kind, reason_label(reason)).inc()
+
+    def set_jobs(self, counts: dict[tuple[str, str], int]) -> None:
+        """The gauges of pending work, every (kind, status) pair shown even when zero."""
+        for kind in JOB_KINDS:
+            for status in PENDING:
+                self.jobs.labels(kind, status).set(counts.get((kind, status), 0))
+
+    def text(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,211 @@
+"""Backup and restore of one org as JSON Lines: a generic dump of the org's part of the graph.
+
+The file (format `openbot-memory-export`, version 1) is a header line, then one line per node,
+then one per relationship:
+
+    {"format": "openbot-memory-export", "version": 1, "org": "acme", "exportedAt": <ms>,
+     "nodes": N, "relationships": M}
+    {"node": "n1", "labels": ["Session"], "properties": {"id": "ses-...", ...}}
+    {"relationship": "HEAD", "start": "n1", "end": "n2", "properties": {}}
+
+Node references (`n1`, ...) are the file's own; every property keeps its value, ids included.
+Tokens are never part of it. An import reads it in batches, each one transaction that also
+moves a checkpoint (an `Import` node of the target org with the file's digest and the records
+applied), so an interrupted import run again with the same file continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from app.errors import SessionConflict, SetupError
+from app.store.database import Database, Tx
+
+FORMAT = "openbot-memory-export"
+VERSION = 1
+REFS_PER_READ = 500
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+Advance = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Counts:
+    nodes: int
+    relationships: int
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+async def _export_into(tx: Tx, org: str, out: IO[str], advance: Advance) -> Counts:
+    out.seek(0)
+    out.truncate()  # the driver may run this again after a transient error
+    refs: dict[str, str] = {}
+    async for row in tx.stream("export_org_nodes", org=org):
+        ref = refs[row["ref"]] = f"n{len(refs) + 1}"
+        out.write(_line({"node": ref, "labels": sorted(row["labels"]),
+                         "properties": row["properties"]}))
+        advance(1)
+    if not refs:
+        raise SetupError(f"there is no org {org!r} in this database")
+    relationships = 0
+    elements = list(refs)
+    for start in range(0, len(elements), REFS_PER_READ):
+        rows = await tx.rows("export_relationships", refs=elements[start:start + REFS_PER_READ])
+        for row in rows:
+            end = refs.get(row["end"])
+            if end is None:
+                continue  # outside the org (none are, by the graph's shape)
+            out.write(_line({"relationship": row["type"], "start": refs[row["start"]],
+                             "end": end, "properties": row["properties"]}))
+            relationships += 1
+        advance(len(rows))
+    return Counts(len(refs), relationships)
+
+
+async def export_org(db: Database, org: str, path: Path | None, advance: Advance) -> Counts:
+    """Write the org's whole record to `path` (stdout when None), in one read transaction."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as body:
+        counts = await db.read(lambda tx: _export_into(tx, org, body, advance))
+        header = {"format": FORMAT, "version": VERSION, "org": org, "exportedAt": now_ms(),
+                  "nodes": counts.nodes, "relationships": counts.relationships}
+        body.seek(0)
+        if path is None:
+            sys.stdout.write(_line(header))
+            shutil.copyfileobj(body, sys.stdout)
+            sys.stdout.flush()
+            return counts
+        partial = path.with_name(path.name + ".partial")
+        with partial.open("w", encoding="utf-8") as out:
+            out.write(_line(header))
+            shutil.copyfileobj(body, out)
+        os.replace(partial, path)  # a file at `path` is always a whole export
+    return counts
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as lines:
+        try:
+            header = json.loads(lines.readline())
+        except ValueError:
+            header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise SetupError(f"{path} is not an openbot-memory export")
+    if header.get("version") != VERSION:
+        raise SetupError(f"{path} is export version {header.get('version')}; this reads {VERSION}")
+    return header
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as raw:
+        for chunk in iter(lambda: raw.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def renamed(record: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """A node record moved to the org `new`: the org's id and every `org` property."""
+    properties = dict(record["properties"])
+    if "Org" in record["labels"] and properties.get("id") == old:
+        properties["id"] = new
+    if properties.get("org") == old:
+        properties["org"] = new
+    return {**record, "properties": properties}
+
+
+def _batches(
+    path: Path, skip: int, size: int
+) -> Iterator[tuple[str, int, list[dict[str, Any]]]]:
+    """(kind, position of the first record, records): runs of nodes or of relationships."""
+    with path.open(encoding="utf-8") as lines:
+        lines.readline()
+        kind, first, batch = "", 0, list[dict[str, Any]]()
+        for n, line in enumerate(lines):
+            if n < skip or not line.strip():
+                continue
+            record = json.loads(line)
+            this = "node" if "node" in record else "relationship"
+            if batch and (this != kind or len(batch) >= size):
+                yield kind, first, batch
+                batch = []
+            if not batch:
+                kind, first = this, n
+            batch.append(record)
+        if batch:
+            yield kind, first, batch
+
+
+async def import_org(
+    db: Database, path: Path, org: str | None, advance: Advance, batch: int = 500
+) -> Counts:
+    """Read an export into the org `org` (the file's own name when None), which must not
+    exist unless this is the same file's unfinished import; answers what the file held."""
+    header = read_header(path)
+    source, target = str(header["org"]), org or str(header["org"])
+    digest = _digest(path)
+    prefix = digest[:16] + ":"
+    await db.apply_schema()
+    state = await db.read(lambda tx: tx.row("import_state", org=target))
+    assert state is not None
+    unfinished = state["import"]
+    if unfinished is not None and unfinished["digest"] != digest:
+        raise SetupError(f"an import of another file into {target!r} is unfinished")
+    if unfinished is None and state["exists"]:
+        raise SetupError(f"org {target!r} exists already: import into a new name (--org NEW)")
+    begun = await db.write(
+        lambda tx: tx.row("begin_import", org=target, digest=digest, now=now_ms())
+    )
+    assert begun is not None
+    done = int(begun["lines"])
+    advance(done)
+    for kind, first, records in _batches(path, done, batch):
+        step = {"org": target, "digest": digest, "from": first, "to": first + len(records)}
+        if kind == "node":
+            rows = [renamed(r, source, target) for r in records]
+            params: dict[str, Any] = {"nodes": [
+                {"ref": prefix + r["node"], "labels": r["labels"], "properties": r["properties"]}
+                for r in rows]}
+        else:
+            params = {"relationships": [
+                {"type": r["relationship"], "start": prefix + r["start"],
+                 "end": prefix + r["end"], "properties": r["properties"]} for r in records]}
+        statement = "import_nodes" if kind == "node" else "import_relationships"
+
+        async def work(tx: Tx, statement: str = statement, params: dict[str, Any] = params,
+                       step: dict[str, Any] = step, expected: int = len(records)) -> None:
+            row = await tx.row(statement, **step, **params)
+            if row is None:
+                raise SetupError("another import of this file is running; let it finish")
+            if int(row["made"]) != expected:
+                raise SetupError(f"{path} names a node it does not hold (record {step['from']})")
+
+        try:
+            await db.write(work)
+        except SessionConflict as exc:  # a unique id of the file is in the database already
+            raise SetupError(
+                f"the export's ids are in this database already (is org {source!r} still "
+                "here?): import into another database, or delete that org first"
+            ) from exc
+        advance(len(records))
+    while True:
+        row = await db.write(lambda tx: tx.row("unmark_imported", prefix=prefix, batch=batch))
+        if row is None or int(row["unmarked"]) == 0:
+            break
+    await db.write(lambda tx: tx.row("end_import", org=target, digest=digest))
+    return Counts(int(header["nodes"]), int(header["relationships"]))

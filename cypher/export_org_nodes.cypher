@@ -1,0 +1,44 @@
+// Every node of one org's record, each once: the org, its members and service, agents and
+// their memory, sessions with their versions, items, turns, entries and changes, runs and
+// learning jobs with the changes they dropped. Tokens are not part of it: they never leave.
+MATCH (o:Org {id: $org})
+CALL (o) {
+  RETURN o AS n
+  UNION
+  MATCH (o)<-[:MEMBER_OF|SERVES]-(n) WHERE n:Person OR n:Service RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(n:Agent) RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)-[:HAS_MEMORY]->(n:AgentEntry) RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)-[:HAS_MEMORY]->(:AgentEntry)<-[:OF_ENTRY]-(n:AgentChange)
+  RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:FOR_AGENT]-(n:LearningJob) RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:FOR_AGENT]-(:LearningJob)-[:DROPPED]->(n:DroppedChange)
+  RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(n:Session) RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:OF]-(n:Version) RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:OF]-(:Version)-[:ADDS]->(n:Item)
+  RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:IN_SESSION]-(n)
+  WHERE n:Turn OR n:Change
+  RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)-[:HAS_ENTRY]->(n:Entry) RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)-[:HAS_ENTRY]->(:Entry)<-[:OF_ENTRY]-(n)
+  RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:FOR_SESSION]-(n:Run) RETURN n
+  UNION
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:FOR_SESSION]-(:Run)
+        -[:DROPPED]->(n:DroppedChange)
+  RETURN n
+}
+RETURN elementId(n) AS ref, labels(n) AS labels, properties(n) AS properties

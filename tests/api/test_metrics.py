@@ -1,0 +1,182 @@
+"""`GET /metrics` after scripted traffic: the counters move as they should."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+import httpx
+from neo4j.exceptions import ServiceUnavailable
+from prometheus_client.parser import text_string_to_metric_families
+from pydantic import SecretStr
+
+from app.store.database import Database, Target, Tx
+from tests.conftest import Api, Graph, RunningServer, assistant, make_token, user
+from tests.openai_stub import OpenAIStub, Reply, changes
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(url: str, **headers: str) -> Samples:
+    answer = httpx.get(f"{url}/metrics", headers=headers)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"].startswith("text/plain")
+    samples: Samples = {}
+    for family in text_string_to_metric_families(answer.text):
+        for sample in family.samples:
+            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return samples
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def test_metrics_count_requests_operations_jobs_models_drops_and_conflicts(
+    start_server: Callable[..., RunningServer], neo4j_target: Target, graph: Graph,
+    openai_stub: OpenAIStub, server: RunningServer,
+) -> None:
+    # Background jobs run in whichever process claims them: the other server's workers share
+    # this Neo4j, so job, model and drop counts are summed over both (its share as a delta).
+    shared, server = server, start_server()
+    shared_before = scrape(shared.url)
+    api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    agent = api.agent(model="openai:gpt-test")["id"]
+    session = api.session(agent)["session"]["id"]
+    # Run 1 keeps one change and drops one that cites nothing; run 2's model call fails.
+    openai_stub.script_for("memory_changes", changes(
+        {"op": "remember", "key": "budget", "content": "The budget is 1500 EUR.", "kind": "fact",
+         "sources": ["i-01"]},
+        {"op": "remember", "key": "nope", "content": "Unsupported.", "kind": "fact",
+         "sources": []},
+    ), Reply(status=500))
+    api.turn(session, user("Our budget is 1500 EUR."), assistant("Noted."))
+    api.wait_idle(session)
+    api.turn(session, user("And I like trains."), assistant("Noted."))
+    api.wait_idle(session)
+    for _ in range(3):
+        api.get(f"/v1/sessions/{session}")
+    stale = api.post(f"/v1/sessions/{session}/memory", {
+        "expected": "v-stale", "revision": 0, "command": {"_tag": "Forget", "key": "budget"}})
+    assert stale.status_code == 409
+    story = api.graphql("query Story($id: ID!) { session(id: $id) { head } }", id=session)
+    assert "errors" not in story
+    conflict = api.graphql(
+        'mutation Stale($id: ID!) { remember(sessionId: $id, expected: "v-stale", '
+        'revision: 0, key: "k", content: "c", kind: "fact") { revision } }', id=session)
+    assert conflict["errors"][0]["extensions"]["code"] == "SESSION_CONFLICT"
+    agent_stale = api.post(f"/v1/agents/{agent}/memory", {
+        "expected": 7, "command": {"_tag": "Forget", "key": "k"}})
+    assert agent_stale.status_code == 409
+    deadline = time.monotonic() + 20  # learning runs after the runs: wait for it too
+    while time.monotonic() < deadline:
+        jobs = api.ok(api.get(f"/v1/agents/{agent}/learning"))["jobs"]
+        if jobs and all(job["status"] not in ("queued", "running") for job in jobs):
+            break
+        time.sleep(0.1)
+    time.sleep(0.3)
+
+    got = scrape(server.url)
+    shared_after = scrape(shared.url)
+    jobs = {key for key in shared_after if key[0].startswith(("openbot_memory_job", "openbot_"
+            "memory_model", "openbot_memory_dropped"))}
+    for key in jobs:
+        got[key] = got.get(key, 0.0) + shared_after[key] - shared_before.get(key, 0.0)
+    route = "/v1/sessions/{id}"
+    assert value(got, "openbot_memory_http_requests_total", route=route, method="GET",
+                 status="200") == 3
+    assert value(got, "openbot_memory_http_request_duration_seconds_count", route=route,
+                 method="GET") == 3
+    assert value(got, "openbot_memory_http_requests_total", route="/v1/sessions/{id}/memory",
+                 method="POST", status="409") == 1
+    assert value(got, "openbot_memory_graphql_operations_total", operation="Story",
+                 outcome="ok") == 1
+    assert value(got, "openbot_memory_graphql_operations_total", operation="Stale",
+                 outcome="error") == 1
+    assert value(got, "openbot_memory_conflicts_total", route="/v1/sessions/{id}/memory",
+                 error="SessionConflict") == 1
+    assert value(got, "openbot_memory_conflicts_total", route="/graphql",
+                 error="SessionConflict") == 1
+    assert value(got, "openbot_memory_conflicts_total", route="/v1/agents/{id}/memory",
+                 error="AgentConflict") == 1
+    model = "openai:gpt-test"
+    assert value(got, "openbot_memory_jobs_finished_total", kind="consolidation", model=model,
+                 outcome="succeeded") == 1
+    assert value(got, "openbot_memory_jobs_finished_total", kind="consolidation", model=model,
+                 outcome="failed") == 1
+    assert value(got, "openbot_memory_job_duration_seconds_count", kind="consolidation",
+                 model=model) == 2
+    assert value(got, "openbot_memory_jobs_finished_total", kind="learning", model="builtin",
+                 outcome="succeeded") >= 1
+    assert value(got, "openbot_memory_model_call_duration_seconds_count", model=model) == 2
+    assert value(got, "openbot_memory_model_call_failures_total", model=model,
+                 error="InternalServerError") == 1
+    assert value(got, "openbot_memory_dropped_changes_total", kind="consolidation",
+                 reason="cites no source") == 1
+    for kind in ("consolidation", "learning"):
+        for status in ("queued", "running"):
+            assert value(got, "openbot_memory_jobs", kind=kind, status=status) == 0
+    api.http.close()
+
+
+def test_pending_jobs_are_read_from_the_graph_at_scrape_time(
+    server: RunningServer, graph: Graph
+) -> None:
+    # Jobs of no session and no agent: no worker claims them, so they stay as they are.
+    graph.rows("CREATE (:Run {id: 'run-orphan-1', status: 'queued'}), "
+               "(:Run {id: 'run-orphan-2', status: 'queued'}), "
+               "(:LearningJob {id: 'lrn-orphan', status: 'running'})")
+    try:
+        got = scrape(server.url)
+        assert value(got, "openbot_memory_jobs", kind="consolidation", status="queued") == 2
+        assert value(got, "openbot_memory_jobs", kind="learning", status="running") == 1
+        assert value(got, "openbot_memory_jobs", kind="learning", status="queued") == 0
+    finally:
+        graph.rows("MATCH (j) WHERE j.id IN ['run-orphan-1', 'run-orphan-2', 'lrn-orphan'] "
+                   "DETACH DELETE j")
+
+
+def test_metrics_need_loopback_or_the_metrics_token(
+    start_server: Callable[..., RunningServer], server: RunningServer
+) -> None:
+    async def from_afar(app: object, **headers: str) -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, client=("203.0.113.9", 4711))  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://memory") as client:
+            return await client.get("/metrics", headers=headers)
+
+    remote = asyncio.run(from_afar(server.app))
+    assert remote.status_code == 403
+    assert remote.json()["_tag"] == "Forbidden"
+    assert "openbot_memory" not in remote.text
+
+    guarded = start_server(metrics_token=SecretStr("scrape-secret"))
+    assert httpx.get(f"{guarded.url}/metrics").status_code == 401
+    wrong = httpx.get(f"{guarded.url}/metrics", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    assert "openbot_memory_http_requests_total" in httpx.get(
+        f"{guarded.url}/metrics", headers={"Authorization": "Bearer scrape-secret"}).text
+    remote_ok = asyncio.run(from_afar(guarded.app, Authorization="Bearer scrape-secret"))
+    assert remote_ok.status_code == 200
+
+
+def test_transaction_retries_are_counted(neo4j_target: Target, graph: Graph) -> None:
+    async def run() -> float:
+        db = await Database.connect(neo4j_target)
+        attempts = 0
+
+        async def flaky(tx: Tx) -> None:
+            nonlocal attempts
+            attempts += 1
+            if attempts == 1:
+                raise ServiceUnavailable("a scripted transient failure")
+            await tx.row("ping")
+
+        try:
+            await db.write(flaky)
+        finally:
+            await db.close()
+        sample = db.telemetry.metrics.neo4j_retries.labels("write")
+        return float(sample._value.get())
+
+    assert asyncio.run(run()) == 1

@@ -1,0 +1,216 @@
+"""Request ids, the log lines of requests and errors (with a planted secret), and traces."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from app.logs import JsonLines, PlainText
+from app.store.catalog import CYPHER_DIR
+from app.store.database import Target
+from tests import conftest
+from tests.conftest import Api, Graph, RunningServer, assistant, make_token, user
+from tests.openai_stub import OpenAIStub, changes
+
+SECRET = "planted-fact-8841 lives behind the blue door"
+ITEM_SECRET = "planted-item-5527 is what the user said"
+BAD_TOKEN = "obm_planted_bad_token_0042"
+
+
+def lines_of(records: list[logging.LogRecord]) -> list[str]:
+    """Every record as both formatters write it."""
+    return [f.format(r) for r in records for f in (JsonLines(), PlainText())]
+
+
+def test_every_answer_carries_a_request_id(api: Api) -> None:
+    sane = "client-42:retry.1_A"
+    answer = api.get("/v1/agents", headers={"X-Request-Id": sane})
+    assert answer.status_code == 200
+    assert answer.headers["x-request-id"] == sane
+    for bad in ("has spaces", "x" * 129, "semi;colon", ""):
+        answer = api.get("/v1/agents", headers={"X-Request-Id": bad})
+        assert re.fullmatch(r"[0-9a-f]{32}", answer.headers["x-request-id"]), bad
+    first, second = api.get("/healthz"), api.get("/healthz")
+    assert first.headers["x-request-id"] != second.headers["x-request-id"]
+
+
+def test_error_bodies_carry_the_request_id(api: Api, server: RunningServer) -> None:
+    missing = api.get("/v1/sessions/nope", headers={"X-Request-Id": "rid-404"})
+    assert missing.status_code == 404
+    assert missing.json() == {"_tag": "NotFound", "message": missing.json()["message"],
+                              "requestId": "rid-404"}
+    unsigned = httpx.get(f"{server.url}/v1/agents", headers={"X-Request-Id": "rid-401"})
+    assert unsigned.status_code == 401
+    assert unsigned.json()["requestId"] == "rid-401"
+    assert unsigned.json()["_tag"] == "Unauthorized"
+    bad = httpx.get(f"{server.url}/v1/agents", headers={"Authorization": f"Bearer {BAD_TOKEN}"})
+    assert bad.status_code == 401
+    assert bad.json()["requestId"] == bad.headers["x-request-id"]
+    session = api.session()
+    stale = api.post(
+        f"/v1/sessions/{session['session']['id']}/memory",
+        {"expected": "v-stale", "revision": 0,
+         "command": {"_tag": "Forget", "key": "k"}},
+    )
+    assert stale.status_code == 409
+    assert stale.json()["requestId"] == stale.headers["x-request-id"]
+    no_route = api.get("/v1/nowhere")
+    assert no_route.status_code == 404
+    assert no_route.json()["requestId"] == no_route.headers["x-request-id"]
+
+
+def test_logs_hold_no_token_no_content_no_item_text(
+    api: Api, server: RunningServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    session = api.session()["session"]["id"]
+    api.remember(session, "planted", SECRET)
+    api.turn(session, user(ITEM_SECRET), assistant("Noted."))
+    api.wait_idle(session)
+    httpx.get(f"{server.url}/v1/agents", headers={"Authorization": f"Bearer {BAD_TOKEN}"})
+    answer = api.get(f"/v1/sessions/{session}/memory", headers={"X-Request-Id": "rid-read"})
+    assert SECRET in answer.text
+    time.sleep(0.2)  # the log line is written as the answer ends
+    lines = lines_of(caplog.records)
+    assert lines
+    for line in lines:
+        assert SECRET not in line
+        assert "planted-fact" not in line
+        assert ITEM_SECRET not in line
+        assert "planted-item" not in line
+        assert BAD_TOKEN not in line
+        assert api.token not in line
+    read = [json.loads(JsonLines().format(r)) for r in caplog.records
+            if getattr(r, "fields", {}).get("requestId") == "rid-read"]
+    assert len(read) == 1
+    assert read[0]["org"] == "acme"
+    assert read[0]["route"] == "/v1/sessions/{id}/memory"
+    assert read[0]["method"] == "GET"
+    assert read[0]["status"] == 200
+    assert isinstance(read[0]["durationMs"], float)
+    assert read[0]["logger"] == "openbot_memory.http"
+
+
+def test_an_expected_error_is_one_line_an_unexpected_one_its_traceback(
+    api: Api, server: RunningServer, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.INFO)
+    session = api.session()["session"]["id"]
+    api.post(f"/v1/sessions/{session}/memory",
+             {"expected": "v-stale", "revision": 0, "command": {"_tag": "Forget", "key": "k"}},
+             headers={"X-Request-Id": "rid-conflict"})
+
+    async def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(server.service.agents, "page", broken)
+    crashed = api.get("/v1/agents", headers={"X-Request-Id": "rid-crash"})
+    assert crashed.status_code == 500
+    assert crashed.json() == {"_tag": "InternalError", "message": "internal error",
+                              "requestId": "rid-crash"}
+    assert "a bug" not in crashed.text
+    time.sleep(0.2)
+
+    def of(rid: str) -> list[logging.LogRecord]:
+        return [r for r in caplog.records if getattr(r, "fields", {}).get("requestId") == rid]
+
+    conflict = of("rid-conflict")
+    assert len(conflict) == 1
+    assert conflict[0].exc_info is None
+    assert json.loads(JsonLines().format(conflict[0]))["error"] == "SessionConflict"
+    crash = of("rid-crash")
+    tracebacks = [r for r in crash if r.exc_info]
+    assert len(tracebacks) == 1
+    line = JsonLines().format(tracebacks[0])
+    assert "\n" not in line
+    parsed = json.loads(line)
+    assert parsed["requestId"] == "rid-crash"
+    assert "RuntimeError: a bug" in parsed["exception"]
+    assert [json.loads(JsonLines().format(r))["status"] for r in crash if not r.exc_info] == [500]
+
+
+def test_json_lines_are_one_object_per_line() -> None:
+    try:
+        raise ValueError("boom\nwith a newline")
+    except ValueError:
+        import sys
+
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "two\nlines %s", ("a",),
+                                   sys.exc_info())
+    record.fields = {"requestId": "r1", "route": "/v1/agents"}
+    line = JsonLines().format(record)
+    assert "\n" not in line
+    assert json.loads(line)["message"] == "two\nlines a"
+    assert json.loads(line)["route"] == "/v1/agents"
+    assert PlainText().format(record).splitlines()[0].endswith("route=/v1/agents")
+    assert "[r1]" in PlainText().format(record)
+
+
+@pytest.fixture
+def traced(
+    neo4j_target: Target, openai_stub: OpenAIStub, graph: Graph
+) -> Iterator[tuple[RunningServer, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    running = RunningServer(
+        conftest.test_settings(openai_stub, neo4j_target), neo4j_target, tracer_provider=provider
+    )
+    yield running, exporter
+    running.stop()
+
+
+def test_traces_have_a_span_per_request_statement_and_model_call(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    openai_stub: OpenAIStub,
+) -> None:
+    server, exporter = traced
+    api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    agent = api.agent(model="openai:gpt-test")["id"]
+    session = api.session(agent)["session"]["id"]
+    openai_stub.script_for("memory_changes", changes(
+        {"op": "remember", "key": "k", "content": SECRET, "kind": "fact", "sources": ["i-01"]}
+    ))
+    api.turn(session, user(ITEM_SECRET), assistant("Noted."))
+    api.wait_idle(session)
+    time.sleep(0.3)
+    spans: list[ReadableSpan] = list(exporter.get_finished_spans())
+    files = {path.stem for path in CYPHER_DIR.glob("*.cypher")}
+
+    turn = [s for s in spans if s.name == "POST /v1/sessions/{id}/turns"]
+    assert len(turn) == 1
+    assert turn[0].kind is SpanKind.SERVER
+    assert turn[0].attributes is not None
+    assert turn[0].attributes["http.response.status_code"] == 201
+    children = [s for s in spans if s.parent and s.parent.span_id == turn[0].context.span_id]
+    assert children
+    assert all(s.name in files and s.kind is SpanKind.CLIENT for s in children)
+    assert {"find_principal", "record_turn"} <= {s.name for s in children}
+
+    model = [s for s in spans if s.name == "model openai:gpt-test"]
+    assert len(model) == 1
+    attributes = model[0].attributes or {}
+    assert attributes["gen_ai.request.model"] == "openai:gpt-test"
+    assert attributes["gen_ai.usage.input_tokens"] == 1
+    assert attributes["gen_ai.usage.output_tokens"] == 1
+    job = [s for s in spans if model[0].parent and s.context.span_id == model[0].parent.span_id]
+    assert [s.name for s in job] == ["consolidation job"]
+
+    for span in spans:  # no parameter value, no content, no token in any span
+        text = json.dumps({"name": span.name, "attributes": dict(span.attributes or {})})
+        assert SECRET not in text
+        assert ITEM_SECRET not in text
+        assert api.token not in text
+    api.http.close()
