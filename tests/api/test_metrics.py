@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable
 
@@ -10,9 +11,20 @@ import httpx
 from neo4j.exceptions import ServiceUnavailable
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import SecretStr
+from starlette.testclient import TestClient
 
+from app.api.app import create_app
+from app.config import Settings
 from app.store.database import Database, Target, Tx
-from tests.conftest import Api, Graph, RunningServer, assistant, make_token, user
+from tests.conftest import (
+    Api,
+    Graph,
+    RunningServer,
+    assistant,
+    make_token,
+    user,
+)
+from tests.conftest import test_settings as settings_for
 from tests.openai_stub import OpenAIStub, Reply, changes
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -137,18 +149,23 @@ def test_pending_jobs_are_read_from_the_graph_at_scrape_time(
                    "DETACH DELETE j")
 
 
-def test_metrics_need_loopback_or_the_metrics_token(
-    start_server: Callable[..., RunningServer], server: RunningServer
-) -> None:
-    async def from_afar(app: object, **headers: str) -> httpx.Response:
-        transport = httpx.ASGITransport(app=app, client=("203.0.113.9", 4711))  # type: ignore[arg-type]
-        async with httpx.AsyncClient(transport=transport, base_url="http://memory") as client:
-            return await client.get("/metrics", headers=headers)
+def from_afar(settings: Settings, target: Target, **headers: str) -> tuple[int, str]:
+    """A scrape from a client that is not on loopback. The app runs in Starlette's test client,
+    its lifespan and requests on the client's own event loop (never another server's)."""
+    app = create_app(settings, target)
+    with TestClient(app, base_url="http://memory", client=("203.0.113.9", 4711)) as client:
+        answer = client.get("/metrics", headers=headers)
+        return answer.status_code, answer.text
 
-    remote = asyncio.run(from_afar(server.app))
-    assert remote.status_code == 403
-    assert remote.json()["_tag"] == "Forbidden"
-    assert "openbot_memory" not in remote.text
+
+def test_metrics_need_loopback_or_the_metrics_token(
+    start_server: Callable[..., RunningServer], neo4j_target: Target, openai_stub: OpenAIStub,
+    graph: Graph,
+) -> None:
+    status, text = from_afar(settings_for(openai_stub, neo4j_target), neo4j_target)
+    assert status == 403
+    assert json.loads(text)["_tag"] == "Forbidden"
+    assert "openbot_memory" not in text
 
     guarded = start_server(metrics_token=SecretStr("scrape-secret"))
     assert httpx.get(f"{guarded.url}/metrics").status_code == 401
@@ -156,8 +173,8 @@ def test_metrics_need_loopback_or_the_metrics_token(
     assert wrong.status_code == 401
     assert "openbot_memory_http_requests_total" in httpx.get(
         f"{guarded.url}/metrics", headers={"Authorization": "Bearer scrape-secret"}).text
-    remote_ok = asyncio.run(from_afar(guarded.app, Authorization="Bearer scrape-secret"))
-    assert remote_ok.status_code == 200
+    status, _ = from_afar(guarded.settings, neo4j_target, Authorization="Bearer scrape-secret")
+    assert status == 200
 
 
 def test_transaction_retries_are_counted(neo4j_target: Target, graph: Graph) -> None:
