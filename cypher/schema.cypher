@@ -21,3 +21,7 @@ CREATE INDEX item_id IF NOT EXISTS FOR (i:Item) ON (i.id);
 CREATE INDEX run_status IF NOT EXISTS FOR (r:Run) ON (r.status);
 CREATE INDEX session_created IF NOT EXISTS FOR (s:Session) ON (s.createdAt);
 CREATE INDEX agent_created IF NOT EXISTS FOR (a:Agent) ON (a.createdAt);
+// Full-text search (issue 14): every session Change (search keeps only the current ones) and
+// every AgentEntry (which holds its current state), by key and content.
+CREATE FULLTEXT INDEX change_text IF NOT EXISTS FOR (c:Change) ON EACH [c.key, c.content];
+CREATE FULLTEXT INDEX agent_entry_text IF NOT EXISTS FOR (e:AgentEntry) ON EACH [e.key, e.content];
