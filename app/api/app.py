@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.graphql import GraphQLApp
+from app.api.mcp import McpEndpoint
 from app.api.rest import routes
 from app.config import Settings
 from app.errors import ServiceError
@@ -71,14 +72,16 @@ def create_app(settings: Settings | None = None, target: Target | None = None) -
             await service.start()
             proxy.target = service
             app.state.service = service
-            yield
+            async with mcp.running():
+                yield
         finally:
             await service.stop()
             await db.close()
 
     graphql = GraphQLApp(proxy)  # type: ignore[arg-type]
+    mcp = McpEndpoint(proxy)  # type: ignore[arg-type]
     return Starlette(
-        routes=[*routes, Route("/graphql", graphql)],
+        routes=[*routes, Route("/graphql", graphql), mcp.route()],
         lifespan=lifespan,
         middleware=[
             Middleware(AuthenticationMiddleware, backend=BearerTokens(), on_error=refused),

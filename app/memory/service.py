@@ -14,6 +14,7 @@ from app.memory.history import History
 from app.memory.learning import Learning
 from app.memory.orgs import Orgs
 from app.memory.promotion import Promotion
+from app.memory.provenance import Provenance
 from app.memory.search import Search
 from app.memory.sessions import Sessions
 from app.memory.tokens import Tokens
@@ -40,6 +41,7 @@ class Service:
     history: History
     models: Models
     search: Search
+    provenance: Provenance
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -68,6 +70,7 @@ class Service:
             history=History(db),
             models=models,
             search=Search(db),
+            provenance=Provenance(db),
         )
 
     async def start(self) -> None:
