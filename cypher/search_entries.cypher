@@ -3,7 +3,8 @@
 // (the rule of memory_at: on the branch of the head, no newer change of the key on it), in the
 // reader's org and, for a person, their own sessions. Agent hits are agent entries (their
 // current state) of the org's agents: shared ones and the person's own private ones, a shared
-// one left out where the person's own private entry of the key stands for it (as in the view);
+// one left out where the person's own private entry of the key stands for it (as in the view,
+// found by the entry identity's index, not by walking the agent's entries);
 // a service token ($person null) sees all.
 CALL () {
   CALL db.index.fulltext.queryNodes('change_text', $query) YIELD node, score
@@ -35,7 +36,7 @@ CALL () {
   MATCH (a:Agent {id: e.agent})-[:HAS_MEMORY]->(e)
   MATCH (a)-[:IN_ORG]->(:Org {id: $org})
   WHERE NOT ($person IS NOT NULL AND e.owner = ''
-             AND EXISTS { (a)-[:HAS_MEMORY]->(:AgentEntry {key: e.key, owner: $person}) })
+             AND EXISTS { MATCH (:AgentEntry {agent: e.agent, key: e.key, owner: $person}) })
   CALL (e) {
     OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
     WITH r, i ORDER BY r.session, i.seq

@@ -68,7 +68,9 @@ def error(result: mcp.types.CallToolResult) -> Body:
     return body
 
 
-def call(server: RunningServer, token: str, name: str, **arguments: Any) -> mcp.types.CallToolResult:
+def call(
+    server: RunningServer, token: str, name: str, **arguments: Any
+) -> mcp.types.CallToolResult:
     return run(server, token, lambda s: s.call_tool(name, arguments))
 
 
