@@ -19,6 +19,7 @@ from starlette.staticfiles import StaticFiles
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.graphql import GraphQLApp
 from app.api.graphql.asgi import PLAYGROUND
+from app.api.mcp import McpEndpoint
 from app.api.metrics import metrics
 from app.api.rest import routes
 from app.api.telemetry import ERROR_KEY, RequestTelemetry, route_of
@@ -90,7 +91,8 @@ def create_app(
             await service.start()
             proxy.target = service
             app.state.service = service
-            yield
+            async with mcp.running():
+                yield
         finally:
             await service.stop()
             await db.close()
@@ -98,12 +100,14 @@ def create_app(
                 own_provider.shutdown()
 
     graphql = GraphQLApp(proxy)  # type: ignore[arg-type]
+    mcp = McpEndpoint(proxy)  # type: ignore[arg-type]
     app = Starlette(
         routes=[
             *routes,
             Route("/metrics", metrics, methods=["GET"]),
             Route("/graphql", graphql),
             Mount("/graphql/assets", StaticFiles(directory=PLAYGROUND), name="playground"),
+            mcp.route(),
         ],
         lifespan=lifespan,
         middleware=[

@@ -84,6 +84,12 @@ DOCS: dict[tuple[str, str], Doc] = {
     ("GET", "/v1/sessions/{id}/versions"): Doc("Every head the session ever had, oldest first."),
     ("GET", "/v1/sessions/{id}/versions/{version}"): Doc(
         "A version as it was: its memory and a page of its timeline.", query=PAGE),
+    ("GET", "/v1/search"): Doc(
+        "Full-text search of the session and agent entries you may read, best first.",
+        query=(("q", "string", "the words to find (Lucene syntax)"),
+               ("session", "string", "only this session's entries"),
+               ("agent", "string", "only this agent's entries"),
+               ("limit", "integer", "hits to answer (default 20)"))),
     ("GET", "/v1/org/settings"): Doc("Your org's defaults."),
     ("PATCH", "/v1/org/settings"): Doc("Change your org's defaults.", bodies.OrgSettingsPatch),
 }

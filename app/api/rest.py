@@ -12,6 +12,7 @@ from app.api import bodies, openapi
 from app.api.auth import principal_of
 from app.errors import ValidationError
 from app.memory.commands import Refresh
+from app.memory.search import DEFAULT_LIMIT
 from app.memory.service import Service
 from app.memory.turns import TurnItem
 
@@ -308,6 +309,23 @@ async def promote_session(request: Request) -> Response:
     return json({"agent": agent.to_json(), "memory": memory.to_json()}, 201)
 
 
+async def search(request: Request) -> Response:
+    """Full-text search over what the caller may read; a bad query is a 400 on `q`."""
+    who = principal_of(request)
+    limit = _int_param(request, "limit", str(DEFAULT_LIMIT))
+    params = request.query_params
+    try:
+        found = await service_of(request).search.search(
+            who, params.get("q", ""), session=params.get("session"), agent=params.get("agent"),
+            limit=limit,
+        )
+    except ValidationError as exc:
+        if exc.field != "query":
+            raise
+        raise ValidationError(exc.message, "q") from exc
+    return json(found.to_json())
+
+
 routes = [
     Route("/healthz", healthz, methods=["GET"]),
     Route("/readyz", readyz, methods=["GET"]),
@@ -337,4 +355,5 @@ routes = [
     Route("/v1/sessions/{id}/versions/{version}", get_version, methods=["GET"]),
     Route("/v1/org/settings", get_org_settings, methods=["GET"]),
     Route("/v1/org/settings", patch_org_settings, methods=["PATCH"]),
+    Route("/v1/search", search, methods=["GET"]),
 ]

@@ -14,6 +14,8 @@ from app.memory.history import History
 from app.memory.learning import Learning
 from app.memory.orgs import Orgs
 from app.memory.promotion import Promotion
+from app.memory.provenance import Provenance
+from app.memory.search import Search
 from app.memory.sessions import Sessions
 from app.memory.tokens import Tokens
 from app.memory.turns import Turns
@@ -38,6 +40,8 @@ class Service:
     promotion: Promotion
     history: History
     models: Models
+    search: Search
+    provenance: Provenance
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -65,6 +69,8 @@ class Service:
             promotion=Promotion(db),
             history=History(db),
             models=models,
+            search=Search(db),
+            provenance=Provenance(db),
         )
 
     async def start(self) -> None:

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import neo4j
 from neo4j import AsyncGraphDatabase
-from neo4j.exceptions import AuthError, ConstraintError, Neo4jError, ServiceUnavailable
+from neo4j.exceptions import (
+    AuthError,
+    ClientError,
+    ConstraintError,
+    Neo4jError,
+    ServiceUnavailable,
+)
 from opentelemetry.trace import SpanKind
 
 from app.config import Settings
-from app.errors import SessionConflict, SetupError
+from app.errors import SessionConflict, SetupError, ValidationError
 from app.store import local_server
 from app.store.catalog import schema_statements, statement
 from app.telemetry import Telemetry
@@ -34,8 +41,14 @@ class Tx:
         with self._db.telemetry.tracer.start_as_current_span(
             name, kind=SpanKind.CLIENT, attributes={"db.system.name": "neo4j"}
         ):
-            result = await self._tx.run(statement(name), params)
-            return [record.data() async for record in result]
+            try:
+                result = await self._tx.run(statement(name), params)
+                return [record.data() async for record in result]
+            except ClientError as exc:
+                error = query_syntax_error(exc)
+                if error is None:
+                    raise
+                raise error from exc
 
     async def stream(self, name: str, **params: Any) -> AsyncIterator[Record]:
         """The rows of a statement one at a time, for answers too big to hold (exports)."""
@@ -47,6 +60,20 @@ class Tx:
     async def row(self, name: str, **params: Any) -> Record | None:
         rows = await self.rows(name, **params)
         return rows[0] if rows else None
+
+
+SEARCH_QUERY_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
+LUCENE_PARSE = re.compile(r"Cannot parse '.*?': (.*?)(?:\n|$)", re.DOTALL)
+
+
+def query_syntax_error(exc: ClientError) -> ValidationError | None:
+    """A full-text query Lucene cannot parse, as the client's ValidationError on `query`."""
+    message = exc.message or ""
+    if exc.code != SEARCH_QUERY_FAILED or "parse" not in message.lower():
+        return None
+    found = LUCENE_PARSE.search(message)
+    reason = found.group(1).strip() if found else "it is not valid Lucene query syntax"
+    return ValidationError(f"the search query cannot be parsed: {reason}", "query")
 
 
 @dataclass(frozen=True)

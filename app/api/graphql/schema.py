@@ -11,11 +11,12 @@ from app.api.graphql.context import GraphInfo
 from app.api.graphql.errors import ServiceErrors
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis, page
+from app.api.graphql.search import SearchQuery
 from app.api.graphql.sessions import HistoryMutation, MemoryMutation, Session
 
 
 @strawberry.type
-class Query:
+class Query(SearchQuery):
     @strawberry.field
     async def session(self, info: GraphInfo, id: strawberry.ID) -> Session | None:
         return Session.maybe(await info.context.sessions.load(str(id)))

@@ -1,0 +1,100 @@
+"""Search: ranked hits over the entries the caller may read, each reaching its entry's story
+and sources like any entry."""
+
+from __future__ import annotations
+
+import strawberry
+
+from app.api.graphql.agents import Agent, AgentEntry
+from app.api.graphql.context import GraphInfo
+from app.api.graphql.sessions import Entry, Session
+from app.memory.search import DEFAULT_LIMIT, Hit, cursor_of, offset_after
+
+
+@strawberry.type
+class SearchHit:
+    """One hit: a session entry (`entry`, `session`) or an agent entry (`agentEntry`, `agent`)."""
+
+    score: float = strawberry.field(description="Lucene's score; an exact key match ranks first")
+    exact_key: bool = strawberry.field(description="the query is the entry's key")
+    snippet: str = strawberry.field(description="the content around the match, **marked**")
+    key: str = strawberry.field(description="the key the entry is listed under for the caller")
+    cursor: str
+    entry: Entry | None = strawberry.field(description="a session entry, as it stands now")
+    agent_entry: AgentEntry | None = strawberry.field(description="an agent entry (A10)")
+    session_id: strawberry.Private[str | None]
+    agent_id: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, hit: Hit, offset: int) -> SearchHit:
+        return cls(
+            score=hit.score,
+            exact_key=hit.exact,
+            snippet=hit.snippet,
+            key=hit.listed_as,
+            cursor=cursor_of(offset),
+            entry=None if hit.entry is None else Entry.from_domain(hit.entry),
+            agent_entry=(
+                None if hit.agent_entry is None else AgentEntry.from_domain(hit.agent_entry)
+            ),
+            session_id=hit.session,
+            agent_id=hit.agent,
+        )
+
+    @strawberry.field(description="The session a session entry belongs to.")
+    async def session(self, info: GraphInfo) -> Session | None:
+        if self.session_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+    @strawberry.field(description="The agent of the entry (of its session, for a session entry).")
+    async def agent(self, info: GraphInfo) -> Agent | None:
+        return Agent.maybe(await info.context.agents.load(self.agent_id))
+
+
+@strawberry.type
+class SearchResults:
+    """A page of hits, best first."""
+
+    hits: list[SearchHit]
+    end_cursor: str | None = strawberry.field(description="pass as `after` for the next page")
+    has_next_page: bool
+
+
+@strawberry.type
+class SearchQuery:
+    @strawberry.field(
+        description="Full-text search (Lucene syntax) over the session and agent entries the "
+        "caller may read, best first: an exact key match, then by score. `sessionId` keeps "
+        "that session's entries; `agentId` that agent's memory and its sessions' entries; "
+        "`kinds` and `status` the entries' own fields."
+    )
+    async def search(
+        self,
+        info: GraphInfo,
+        query: str,
+        session_id: strawberry.ID | None = None,
+        agent_id: strawberry.ID | None = None,
+        kinds: list[str] | None = None,
+        status: str | None = None,
+        first: int = DEFAULT_LIMIT,
+        after: str | None = None,
+    ) -> SearchResults:
+        ctx = info.context
+        offset = offset_after(after)
+        found = await ctx.service.search.search(
+            ctx.who,
+            query,
+            session=None if session_id is None else str(session_id),
+            agent=None if agent_id is None else str(agent_id),
+            kinds=kinds,
+            status=status,
+            offset=offset,
+            limit=first,
+        )
+        hits = [SearchHit.from_domain(hit, offset + n) for n, hit in enumerate(found.hits)]
+        return SearchResults(
+            hits=hits,
+            end_cursor=hits[-1].cursor if hits else None,
+            has_next_page=found.more,
+        )

@@ -1,0 +1,338 @@
+"""MCP at `/mcp` (issue 14): the memory as tools and resources for agents, over the official
+SDK's streamable HTTP transport. A transport over the same `app/memory` services the REST
+handlers call, answering the same JSON; the app's own Bearer authentication guards it (the
+request reaches this endpoint only with a principal), and each call acts for the principal of
+its own HTTP request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import Field
+from starlette.requests import Request
+from starlette.routing import Route
+
+from app.api import bodies
+from app.api.auth import principal_of
+from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
+from app.memory import commands
+from app.memory.provenance import change_json
+from app.memory.search import DEFAULT_LIMIT, MAX_LIMIT
+from app.memory.service import Service
+from app.memory.turns import TurnItem
+from app.memory.values import Principal
+
+PATH = "/mcp"
+KEEP: Literal["keep"] = "keep"
+
+INSTRUCTIONS = """\
+OpenBot memory: what agents learn, kept per session (facts of one conversation, with a history
+of versions) and per agent (lasting procedures, preferences and decisions over all its
+sessions). Read before you write: every write names the state it expects (a session's `head`
+and `revision`, an agent memory's `version`), and a stale one is refused with nothing changed,
+so read again and retry. Memory is past evidence: the user's current instructions win. Never
+store passwords, keys, tokens or links that give access; they are refused."""
+
+CONFLICT_HINT = (
+    "Nothing changed: the memory moved since you read it. Read it again ({read}) and retry "
+    "with the {what} it answers, if your change still makes sense."
+)
+
+
+def tool_error(exc: ServiceError) -> ToolError:
+    """A service error as the tool error a model reads: the REST error body as JSON, and for a
+    conflict what to do next."""
+    body: dict[str, object] = exc.body()
+    if isinstance(exc, SessionConflict):
+        body["retry"] = CONFLICT_HINT.format(read="read_memory", what="head and revision")
+    elif isinstance(exc, AgentConflict):
+        body["retry"] = CONFLICT_HINT.format(read="agent_memory", what="version")
+    return ToolError(json.dumps(body))
+
+
+@contextmanager
+def service_errors() -> Iterator[None]:
+    try:
+        yield
+    except ServiceError as exc:
+        raise tool_error(exc) from exc
+
+
+def principal(ctx: Context) -> Principal:
+    """The principal of the HTTP request that carried this call."""
+    request = ctx.request_context.request
+    if not isinstance(request, Request):
+        raise tool_error(Unauthorized("send Authorization: Bearer <token>"))
+    return principal_of(request)
+
+
+SessionId = Annotated[str, Field(description="The session's id (ses-…).")]
+AgentId = Annotated[str, Field(description="The agent's id (agt-…).")]
+Head = Annotated[str, Field(description="The session's `head` as you last read it.")]
+Revision = Annotated[int, Field(description="The session's `revision` as you last read it.")]
+Version = Annotated[int, Field(description="The agent memory's `version` as you last read it.")]
+Key = Annotated[
+    str, Field(description="A short stable key for one fact (reuse it for the same fact).")
+]
+Switch = Annotated[
+    bool | Literal["keep"] | None,
+    Field(description="true or false set it for this session, null follows the org default "
+                      "again, \"keep\" (the default) leaves it as it is."),
+]
+
+
+def switch(value: bool | str | None) -> tuple[bool, bool | None]:
+    """Whether a Configure switch was sent, and its value (None: follow the org default)."""
+    if value == KEEP:
+        return False, None
+    return True, None if value is None else bool(value)
+
+
+def build(service: Service) -> MCPServer:
+    """The MCP server: its tools and resources, each calling the service for the caller."""
+    server: MCPServer = MCPServer("openbot-memory", instructions=INSTRUCTIONS)
+
+    @server.tool(
+        description="Read a session: its `head` and `revision` (needed to change its memory) "
+        "and its memory: every entry by key (content, kind, sources, status active or "
+        "retracted), the items consolidation processed, and its settings. Call it before "
+        "remember, forget or configure, and again after a conflict."
+    )
+    async def read_memory(session_id: SessionId, ctx: Context) -> dict[str, Any]:
+        with service_errors():
+            return (await service.sessions.view(principal(ctx), session_id)).to_json()
+
+    @server.tool(
+        description="Remember one fact in a session's memory: add the entry under `key` or "
+        "replace it, and make it active. `kind` is fact, decision, preference, procedure or "
+        "hypothesis. Send the `head` and `revision` you last read (read_memory); if the session "
+        "moved since, nothing changes and you get a SessionConflict: read again and retry. "
+        "Answers the new Session view (a new head and revision)."
+    )
+    async def remember(
+        session_id: SessionId, expected: Head, revision: Revision, key: Key,
+        content: Annotated[str, Field(description="The fact, in one or two sentences.")],
+        kind: Annotated[str, Field(description="fact, decision, preference, procedure or "
+                                               "hypothesis")],
+        ctx: Context,
+    ) -> dict[str, Any]:
+        with service_errors():
+            command = commands.Remember(key=key, content=content, kind=kind)
+            view = await service.sessions.command(
+                principal(ctx), session_id, expected, revision, command, field_prefix=""
+            )
+            return view.to_json()
+
+    @server.tool(
+        description="Forget one fact of a session: mark the entry under `key` retracted (it "
+        "stays in the memory, marked, and is never shown to a model again). Send the `head` "
+        "and `revision` you last read; a stale one (or an unknown key) is a SessionConflict "
+        "and nothing changes: read again and retry. Answers the new Session view."
+    )
+    async def forget(
+        session_id: SessionId, expected: Head, revision: Revision, key: Key, ctx: Context
+    ) -> dict[str, Any]:
+        with service_errors():
+            command = commands.Forget(key=commands.check_key(key))
+            view = await service.sessions.command(
+                principal(ctx), session_id, expected, revision, command, field_prefix=""
+            )
+            return view.to_json()
+
+    @server.tool(
+        description="Switch a session's memory on or off: `use` (memory goes into the model's "
+        "instructions) and `generate` (turns teach memory). Changes no history: the head "
+        "stays, the revision grows. Send the `head` and `revision` you last read; a stale one "
+        "is a SessionConflict: read again and retry. Answers the new Session view."
+    )
+    async def configure(
+        session_id: SessionId, expected: Head, revision: Revision, ctx: Context,
+        use: Switch = KEEP, generate: Switch = KEEP,
+    ) -> dict[str, Any]:
+        with service_errors():
+            set_use, use_value = switch(use)
+            set_generate, generate_value = switch(generate)
+            command = commands.Configure(use_value, generate_value, set_use, set_generate)
+            view = await service.sessions.command(
+                principal(ctx), session_id, expected, revision, command, field_prefix=""
+            )
+            return view.to_json()
+
+    @server.tool(
+        description="The memory text the next turn of a session would be given now (session "
+        "entries and the agent's lasting entries the session's person may see, newest first, "
+        "within the budget), and the keys it includes. Use it to see what a model is told."
+    )
+    async def instructions(session_id: SessionId, ctx: Context) -> dict[str, Any]:
+        with service_errors():
+            shown = await service.turns.instructions(principal(ctx), session_id)
+        # As GET /v1/sessions/:id/instructions answers.
+        return {
+            "memory": shown.text,
+            "included": {"session": list(shown.keys), "agent": list(shown.agent_keys)},
+        }
+
+    @server.tool(
+        description="Record a completed turn of a session: its items in order (each {type: "
+        "message|tool_call|tool_result|app_action|approval, role: user|assistant|tool|system, "
+        "content, id?, app?}). Answers at once with the turn and its item ids; memory forms "
+        "afterwards, off the request. Choose item ids to make a retry safe: the same ids answer "
+        "the first turn unchanged."
+    )
+    async def record_turn(
+        session_id: SessionId,
+        items: Annotated[list[bodies.TurnItemBody], Field(min_length=1, max_length=500)],
+        ctx: Context,
+        model: Annotated[
+            str | None, Field(description="builtin or openai:<model>; default: the session's")
+        ] = None,
+    ) -> dict[str, Any]:
+        with service_errors():
+            turn_items = [TurnItem(i.type, i.role, i.content, i.id, i.app) for i in items]
+            answer, _, _ = await service.turns.record(
+                principal(ctx), session_id, turn_items, model, "completed"
+            )
+            return answer
+
+    @server.tool(
+        description="Read an agent's lasting memory (procedures, preferences and decisions over "
+        "all its sessions) as you may see it: shared entries and your own private ones, and its "
+        "`version`, needed to change it. Call it before remember_for_agent or forget_for_agent, "
+        "and again after a conflict."
+    )
+    async def agent_memory(agent_id: AgentId, ctx: Context) -> dict[str, Any]:
+        with service_errors():
+            return (await service.agent_memory.view(principal(ctx), agent_id)).to_json()
+
+    @server.tool(
+        description="Remember lasting experience for an agent: a procedure, preference or "
+        "decision that holds beyond this conversation (facts of one task belong in the "
+        "session, with remember). `about` names the person it is about; `visibility` private "
+        "keeps it to that person (it needs `about`), shared (the default) shows it to every "
+        "member. Send the `version` you last read (agent_memory); a stale one is an "
+        "AgentConflict and nothing changes: read again and retry. Answers the new memory."
+    )
+    async def remember_for_agent(
+        agent_id: AgentId, expected: Version, key: Key,
+        content: Annotated[str, Field(description="The experience, in one or two sentences.")],
+        kind: Annotated[str, Field(description="procedure, preference or decision")],
+        ctx: Context,
+        about: Annotated[str | None, Field(description="the person it is about")] = None,
+        visibility: Annotated[
+            Literal["shared", "private"], Field(description="shared or private to `about`")
+        ] = "shared",
+    ) -> dict[str, Any]:
+        with service_errors():
+            command = commands.AgentRemember(key, content, kind, about, visibility)
+            memory = await service.agent_memory.command(
+                principal(ctx), agent_id, expected, command, field_prefix=""
+            )
+            return memory.to_json()
+
+    @server.tool(
+        description="Forget an agent entry: mark it retracted (your own private entry of the "
+        "key if you have one, else the shared one). Send the `version` you last read; a stale "
+        "one (or an unknown key) is an AgentConflict and nothing changes: read again and "
+        "retry. Answers the new memory."
+    )
+    async def forget_for_agent(
+        agent_id: AgentId, expected: Version, key: Key, ctx: Context
+    ) -> dict[str, Any]:
+        with service_errors():
+            command = commands.AgentForget(commands.check_key(key), None)
+            memory = await service.agent_memory.command(
+                principal(ctx), agent_id, expected, command, field_prefix=""
+            )
+            return memory.to_json()
+
+    @server.tool(
+        description="Find memory by its words: full-text search (Lucene syntax: words, \"a "
+        "phrase\", AND, OR, NOT, prefix*) over the session and agent entries you may read, best "
+        "first (an exact key match first). Each hit has the entry (with its `session` or "
+        "`agent`), a score and a snippet with matches **marked**. `session_id` keeps one "
+        "session's entries, `agent_id` one agent's memory and its sessions' entries. Use it to "
+        "find a fact you do not know the key or session of; then fact_story tells where it "
+        "came from."
+    )
+    async def search_memory(
+        query: Annotated[str, Field(description="What to look for, in Lucene syntax.")],
+        ctx: Context,
+        session_id: Annotated[str | None, Field(description="only this session")] = None,
+        agent_id: Annotated[str | None, Field(description="only this agent")] = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+    ) -> dict[str, Any]:
+        with service_errors():
+            found = await service.search.search(
+                principal(ctx), query, session=session_id, agent=agent_id, limit=limit
+            )
+            return found.to_json()
+
+    @server.tool(
+        description="The story of one fact of a session: every change behind the entry under "
+        "`key`, newest first: what it said before and after, what made it (a person, a "
+        "consolidation run and its model, a fork) and the conversation items it cites. Use it "
+        "to check where a fact came from before you rely on it or correct it."
+    )
+    async def fact_story(session_id: SessionId, key: Key, ctx: Context) -> dict[str, Any]:
+        with service_errors():
+            story = await service.provenance.fact_story(principal(ctx), session_id, key)
+            return {"key": key, "changes": [change_json(change) for change in story]}
+
+    @server.resource(
+        "openbot://sessions/{session_id}/memory",
+        name="session-memory",
+        description="A session's memory (the S2 view), to attach as context.",
+        mime_type="application/json",
+    )
+    async def session_memory(session_id: str, ctx: Context) -> str:
+        try:
+            view = await service.sessions.view(principal(ctx), session_id)
+        except ServiceError as exc:
+            raise ResourceError(json.dumps(exc.body())) from exc
+        return json.dumps(view.memory.to_json())
+
+    @server.resource(
+        "openbot://agents/{agent_id}/memory",
+        name="agent-memory",
+        description="An agent's lasting memory as you may see it, to attach as context.",
+        mime_type="application/json",
+    )
+    async def agent_memory_resource(agent_id: str, ctx: Context) -> str:
+        try:
+            memory = await service.agent_memory.view(principal(ctx), agent_id)
+        except ServiceError as exc:
+            raise ResourceError(json.dumps(exc.body())) from exc
+        return json.dumps(memory.to_json())
+
+    return server
+
+
+class McpEndpoint:
+    """The MCP server as a route of the app, and the session manager the app's lifespan runs."""
+
+    def __init__(self, service: Service) -> None:
+        self.server = build(service)
+        # Stateless: each POST is answered on its own (JSON, no server-held session), so any
+        # process of the service can answer any call. DNS-rebinding protection guards servers
+        # that trust the browser's ambient access; this one trusts only a Bearer token.
+        self.app = self.server.streamable_http_app(
+            streamable_http_path=PATH,
+            stateless_http=True,
+            json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+
+    def route(self) -> Route:
+        return Route(PATH, self.app)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.server.session_manager.run():
+            yield

@@ -1,0 +1,218 @@
+"""Full-text search over the entries a caller may read (issue 14): session entries as they stand
+at each session's head, and agent entries as the caller's view shows them (A9), best first.
+
+Ranking is an exact key match first, then Neo4j's full-text (Lucene) score. The snippet is the
+entry's content around the first matched word, each matched word marked `**like this**`. Paging
+is by offset, handed to GraphQL as an opaque cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.errors import NotFound, ValidationError
+from app.memory.agent_entries import AgentEntry, view_key
+from app.memory.sessions import load_view
+from app.memory.values import KINDS, Entry, Principal
+from app.store.database import Database, Tx
+
+MAX_QUERY = 500
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+STATUSES = ("active", "retracted")
+SNIPPET_WIDTH = 160
+SNIPPET_LEAD = 40
+MARK = "**"
+
+LUCENE_WORDS = frozenset({"AND", "OR", "NOT", "TO"})
+WORD = re.compile(r"\w+")
+QUERY_WORD = re.compile(r"(\w+)(\*?)(?!\w*:)")  # a field name (`key:`) is no term
+
+
+@dataclass(frozen=True)
+class Term:
+    """One word of a query: matched whole, or as a prefix (`budg*`)."""
+
+    text: str
+    prefix: bool
+
+    def matches(self, word: str) -> bool:
+        word = word.lower()
+        return word.startswith(self.text) if self.prefix else word == self.text
+
+
+def check_query(query: str, field: str = "query") -> str:
+    """The query, stripped; an empty or overlong one is a ValidationError on `field`."""
+    query = query.strip()
+    if not query:
+        raise ValidationError("the search query is empty", field)
+    if len(query) > MAX_QUERY:
+        raise ValidationError(f"the search query is at most {MAX_QUERY} characters", field)
+    return query
+
+
+def terms_of(query: str) -> list[Term]:
+    """The words of a Lucene query, without its operators and field names, lowercased."""
+    return [
+        Term(word.lower(), bool(star))
+        for word, star in QUERY_WORD.findall(query)
+        if word not in LUCENE_WORDS
+    ]
+
+
+def snippet(text: str, terms: Sequence[Term], width: int = SNIPPET_WIDTH) -> str:
+    """`text` around its first word that a term matches, at most `width` characters of it,
+    with every matched word marked. Cut ends show an ellipsis; with no match, the start."""
+    words = list(WORD.finditer(text))
+    hits = [m for m in words if any(t.matches(m.group()) for t in terms)]
+    start = 0
+    if hits and len(text) > width:
+        start = max(0, min(hits[0].start() - SNIPPET_LEAD, len(text) - width))
+        # Start on a word, not inside one.
+        while 0 < start < len(text) and text[start - 1].isalnum():
+            start -= 1
+    end = min(len(text), start + width)
+    while end < len(text) and text[end - 1].isalnum() and text[end].isalnum() and end > start:
+        end -= 1
+    if end == start:
+        end = min(len(text), start + width)
+    out: list[str] = []
+    cursor = start
+    for m in hits:
+        if m.start() < start or m.end() > end:
+            continue
+        out += [text[cursor : m.start()], MARK, m.group(), MARK]
+        cursor = m.end()
+    out.append(text[cursor:end])
+    body = "".join(out).strip()
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+
+
+def cursor_of(offset: int) -> str:
+    """An opaque GraphQL cursor for the hit at `offset`."""
+    return base64.urlsafe_b64encode(f"hit:{offset}".encode()).decode()
+
+
+def offset_after(cursor: str | None, field: str = "after") -> int:
+    """The offset of the hit after `cursor` (0 without one)."""
+    if cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(cursor.encode()).decode()
+        tag, number = text.split(":")
+        offset = int(number)
+    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+        raise ValidationError("after is a cursor from a previous page", field) from exc
+    if tag != "hit" or offset < 0:
+        raise ValidationError("after is a cursor from a previous page", field)
+    return offset + 1
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked hit: a session entry (with its session) or an agent entry (with its agent)."""
+
+    score: float
+    exact: bool
+    snippet: str
+    agent: str
+    session: str | None = None
+    entry: Entry | None = None
+    agent_entry: AgentEntry | None = None
+    listed_as: str = ""  # the key the caller's agent view lists the entry under
+
+    def to_json(self) -> dict[str, Any]:
+        if self.entry is not None:
+            entry = {**self.entry.to_json(), "session": self.session}
+        else:
+            assert self.agent_entry is not None
+            entry = {**self.agent_entry.to_json(), "agent": self.agent}
+        return {"entry": entry, "score": self.score, "snippet": self.snippet}
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    """A page of hits, best first, from `offset`; `more` when another page follows."""
+
+    hits: tuple[Hit, ...]
+    offset: int
+    more: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hits": [hit.to_json() for hit in self.hits]}
+
+
+def hit_of(who: Principal, row: dict[str, Any], terms: Sequence[Term]) -> Hit:
+    record = row["entry"]
+    text = snippet(record["content"] or "", terms)
+    score = float(row["score"])
+    if row["source"] == "session":
+        return Hit(
+            score, bool(row["exact"]), text, row["agent"], session=row["session"],
+            entry=Entry.from_record(record), listed_as=record["key"],
+        )
+    entry = AgentEntry.from_record(record)
+    return Hit(
+        score, bool(row["exact"]), text, row["agent"], agent_entry=entry,
+        listed_as=view_key(who, entry),
+    )
+
+
+@dataclass
+class Search:
+    """Searching what a caller may read."""
+
+    db: Database
+
+    async def search(
+        self,
+        who: Principal,
+        query: str,
+        *,
+        session: str | None = None,
+        agent: str | None = None,
+        kinds: Sequence[str] | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = DEFAULT_LIMIT,
+    ) -> SearchPage:
+        """Hits for `query` (Lucene syntax), best first. `session` keeps that session's entries,
+        `agent` that agent's memory and its sessions' entries; an unknown (or unreachable) one
+        is NotFound. `kinds` and `status` filter the entries' own fields."""
+        query = check_query(query)
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ValidationError(f"limit is between 1 and {MAX_LIMIT}", "limit")
+        if offset < 0:
+            raise ValidationError("offset is not negative", "offset")
+        if kinds is not None and not set(kinds) <= set(KINDS):
+            raise ValidationError(f"kinds are some of {', '.join(KINDS)}", "kinds")
+        if status is not None and status not in STATUSES:
+            raise ValidationError(f"status is one of {', '.join(STATUSES)}", "status")
+        terms = terms_of(query)
+
+        async def work(tx: Tx) -> SearchPage:
+            if session is not None:
+                await load_view(tx, who, session)
+            if agent is not None and not await tx.rows("find_agents", org=who.org, ids=[agent]):
+                raise NotFound(f"no agent {agent}")
+            rows = await tx.rows(
+                "search_entries",
+                **who.scope(),
+                query=query,
+                exact=query.lower(),
+                session=session,
+                agent=agent,
+                kinds=None if kinds is None else list(kinds),
+                status=status,
+                offset=offset,
+                limit=limit + 1,
+            )
+            hits = tuple(hit_of(who, row, terms) for row in rows[:limit])
+            return SearchPage(hits, offset, len(rows) > limit)
+
+        return await self.db.read(work)

@@ -1,0 +1,32 @@
+// Benchmark data only (bench/search.py): sessions of one agent, each with a head of two
+// versions, its entries' changes at the first and some replaced at the second (so search must
+// keep the current one), and one agent's entries; the shape the service's own writes leave.
+MATCH (a:Agent {id: $agent})
+UNWIND $sessions AS ses
+MATCH (p:Person {org: $org, id: ses.person})
+CREATE (s:Session {id: ses.id, kind: 'chat', revision: 2, createdAt: $at})
+CREATE (s)-[:OF_AGENT]->(a)
+CREATE (s)-[:WITH]->(p)
+CREATE (v1:Version {id: ses.id + '-v1', depth: 1, items: 0, cause: 'remember', at: $at})
+CREATE (v2:Version {id: ses.id + '-v2', depth: 2, items: 0, cause: 'remember', at: $at})
+CREATE (v1)-[:OF]->(s)
+CREATE (v2)-[:OF]->(s)
+CREATE (v2)-[:PARENT]->(v1)
+CREATE (s)-[:HEAD]->(v2)
+WITH s, v1, v2, ses
+UNWIND ses.entries AS en
+MERGE (e:Entry {session: s.id, key: en.key})
+MERGE (s)-[:HAS_ENTRY]->(e)
+CREATE (c:Change {id: en.id, op: 'remember', maker: 'person', key: en.key, content: en.content,
+                  kind: 'fact', status: 'active', at: $at, revision: 1})
+CREATE (c)-[:AT]->(v1)
+CREATE (c)-[:IN_SESSION]->(s)
+CREATE (c)-[:OF_ENTRY]->(e)
+FOREACH (newer IN CASE WHEN en.newer IS NULL THEN [] ELSE [en.newer] END |
+  CREATE (n:Change {id: en.id + '-2', op: 'remember', maker: 'person', key: en.key,
+                    content: newer, kind: 'fact', status: 'active', at: $at + 1, revision: 2})
+  CREATE (n)-[:AT]->(v2)
+  CREATE (n)-[:IN_SESSION]->(s)
+  CREATE (n)-[:OF_ENTRY]->(e)
+  CREATE (n)-[:REPLACES]->(c))
+RETURN count(*) AS loaded

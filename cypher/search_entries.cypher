@@ -1,0 +1,54 @@
+// Full-text search over the entries a reader may see, best first: an exact key match, then
+// Lucene's score. Session hits are changes that are the current entry of their own session
+// (the rule of memory_at: on the branch of the head, no newer change of the key on it), in the
+// reader's org and, for a person, their own sessions. Agent hits are agent entries (their
+// current state) of the org's agents: shared ones and the person's own private ones, a shared
+// one left out where the person's own private entry of the key stands for it (as in the view,
+// found by the entry identity's index, not by walking the agent's entries);
+// a service token ($person null) sees all.
+CALL () {
+  CALL db.index.fulltext.queryNodes('change_text', $query) YIELD node, score
+  WITH node AS c, score
+  WHERE ($kinds IS NULL OR c.kind IN $kinds) AND ($status IS NULL OR c.status = $status)
+  MATCH (c)-[:IN_SESSION]->(s:Session)-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
+  WHERE ($person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) })
+    AND ($session IS NULL OR s.id = $session) AND ($agent IS NULL OR a.id = $agent)
+  MATCH (s)-[:HEAD]->(h:Version), (c)-[:AT]->(cv:Version), (c)-[:OF_ENTRY]->(e:Entry)
+  WHERE EXISTS { (h)-[:PARENT*0..]->(cv) }
+    AND NOT EXISTS {
+      MATCH (e)<-[:OF_ENTRY]-(:Change)-[:AT]->(ov:Version)
+      WHERE ov.depth > cv.depth AND EXISTS { (h)-[:PARENT*0..]->(ov) }
+    }
+  CALL (c) {
+    OPTIONAL MATCH (c)-[:CITES]->(i:Item)
+    WITH i ORDER BY i.seq
+    RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}) AS sources
+  }
+  RETURN 'session' AS source, s.id AS session, a.id AS agent, c.id AS id, score,
+         c {.key, .content, .kind, .status, updatedAt: c.at, change: c.id,
+            sources: sources} AS entry
+  UNION ALL
+  CALL db.index.fulltext.queryNodes('agent_entry_text', $query) YIELD node, score
+  WITH node AS e, score
+  WHERE $session IS NULL AND ($agent IS NULL OR e.agent = $agent)
+    AND ($kinds IS NULL OR e.kind IN $kinds) AND ($status IS NULL OR e.status = $status)
+    AND ($person IS NULL OR e.owner = '' OR e.owner = $person)
+  MATCH (a:Agent {id: e.agent})-[:HAS_MEMORY]->(e)
+  MATCH (a)-[:IN_ORG]->(:Org {id: $org})
+  WHERE NOT ($person IS NOT NULL AND e.owner = ''
+             AND EXISTS { MATCH (:AgentEntry {agent: e.agent, key: e.key, owner: $person}) })
+  CALL (e) {
+    OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
+    WITH r, i ORDER BY r.session, i.seq
+    RETURN collect(CASE WHEN i IS NULL THEN null
+                        ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources
+  }
+  RETURN 'agent' AS source, null AS session, a.id AS agent, e.change AS id, score,
+         e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt, .change,
+            sources: sources} AS entry
+}
+WITH source, session, agent, id, score, entry, toLower(entry.key) = $exact AS exact
+ORDER BY exact DESC, score DESC, id
+SKIP $offset
+LIMIT $limit
+RETURN source, session, agent, score, exact, entry

@@ -1,0 +1,302 @@
+"""MCP at /mcp (issue 14), driven by the official SDK's own client over real HTTP: the tools
+and resources answer what the REST routes of the same meaning answer, a conflict is a tool
+error that says to read again and retry, no token is a 401, and another member's private agent
+entry is found neither by `search_memory` nor by `agent_memory`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import httpx
+import httpx2
+import mcp.types
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.api.test_agent_memory import agent_memory, agent_remember
+from tests.conftest import Api, Graph, RunningServer, user
+
+Body = dict[str, Any]
+T = TypeVar("T")
+
+TOOLS = {
+    "read_memory", "remember", "forget", "configure", "instructions", "record_turn",
+    "agent_memory", "remember_for_agent", "forget_for_agent", "search_memory", "fact_story",
+}
+
+
+@asynccontextmanager
+async def connect(server: RunningServer, token: str) -> AsyncIterator[ClientSession]:
+    """An initialized MCP client session over streamable HTTP, sending the Bearer token."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(f"{server.url}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def run(server: RunningServer, token: str, work: Callable[[ClientSession], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with connect(server, token) as session:
+            return await work(session)
+
+    return asyncio.run(main())
+
+
+def answer(result: mcp.types.CallToolResult) -> Any:
+    """A tool's successful answer, parsed from its JSON text."""
+    assert not result.is_error, result.content
+    [content] = result.content
+    assert isinstance(content, mcp.types.TextContent)
+    return json.loads(content.text)
+
+
+def error(result: mcp.types.CallToolResult) -> Body:
+    """A tool error's JSON, after the SDK's `Error executing tool <name>: ` prefix."""
+    assert result.is_error, result.content
+    [content] = result.content
+    assert isinstance(content, mcp.types.TextContent)
+    assert content.text.startswith("Error executing tool "), content.text
+    body: Body = json.loads(content.text[content.text.index("{"):])
+    return body
+
+
+def call(
+    server: RunningServer, token: str, name: str, **arguments: Any
+) -> mcp.types.CallToolResult:
+    return run(server, token, lambda s: s.call_tool(name, arguments))
+
+
+def test_the_tools_are_listed_each_described_for_a_model(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    listed = run(server, api.token, lambda s: s.list_tools())
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.description is not None
+        assert len(tool.description) > 80, tool.name
+    remember = tools["remember"].input_schema
+    assert set(remember["required"]) == {
+        "session_id", "expected", "revision", "key", "content", "kind"
+    }
+    assert set(tools["configure"].input_schema["required"]) == {
+        "session_id", "expected", "revision"
+    }
+    assert set(tools["search_memory"].input_schema["required"]) == {"query"}
+    templates = run(server, api.token, lambda s: s.list_resource_templates())
+    assert {t.uri_template for t in templates.resource_templates} == {
+        "openbot://sessions/{session_id}/memory", "openbot://agents/{agent_id}/memory"
+    }
+
+
+def test_no_token_is_a_401_and_a_bad_token_too(server: RunningServer, graph: Graph) -> None:
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream"}
+    bare = httpx.post(f"{server.url}/mcp", json=initialize, headers=headers)
+    assert bare.status_code == 401, bare.text
+    assert bare.json()["_tag"] == "Unauthorized"
+    bad = httpx.post(
+        f"{server.url}/mcp", json=initialize,
+        headers={**headers, "Authorization": "Bearer not-a-token"},
+    )
+    assert bad.status_code == 401, bad.text
+
+
+def test_each_session_tool_answers_what_rest_answers(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    sid = api.session()["session"]["id"]
+    token = api.token
+
+    read = answer(call(server, token, "read_memory", session_id=sid))
+    assert read == api.view(sid)
+    head, revision = read["session"]["head"], read["session"]["revision"]
+
+    remembered = answer(call(
+        server, token, "remember", session_id=sid, expected=head, revision=revision,
+        key="budget", content="The trip budget is 1500 EUR.", kind="fact",
+    ))
+    assert remembered == api.view(sid)
+    assert remembered["memory"]["entries"]["budget"]["content"] == "The trip budget is 1500 EUR."
+
+    now = remembered["session"]
+    configured = answer(call(
+        server, token, "configure", session_id=sid, expected=now["head"],
+        revision=now["revision"], generate=False,
+    ))
+    assert configured["memory"]["overrides"] == {"generate": False}
+    assert configured["session"]["head"] == now["head"]  # S15: no history
+    now = configured["session"]
+    configured = answer(call(
+        server, token, "configure", session_id=sid, expected=now["head"],
+        revision=now["revision"], generate=None, use=False,
+    ))
+    assert configured["memory"]["overrides"] == {"use": False}  # null removed generate's
+    now = configured["session"]
+    configured = answer(call(
+        server, token, "configure", session_id=sid, expected=now["head"],
+        revision=now["revision"], use=True,
+    ))
+    assert configured["memory"]["overrides"] == {"use": True}
+
+    shown = answer(call(server, token, "instructions", session_id=sid))
+    assert shown == api.ok(api.get(f"/v1/sessions/{sid}/instructions"))
+    assert shown["included"]["session"] == ["budget"]
+
+    turn = answer(call(
+        server, token, "record_turn", session_id=sid,
+        items=[user("Hello there.", id="u-1"), {"type": "message", "role": "assistant",
+                                                "content": "Hi."}],
+    ))
+    assert turn["turn"]["items"][0] == "u-1"
+    recorded = api.ok(api.get(f"/v1/sessions/{sid}/turns/{turn['turn']['id']}"))
+    assert turn["turn"] == recorded["turn"]
+    api.wait_idle(sid)  # the turn's consolidation moves the head
+
+    now = api.view(sid)["session"]
+    forgotten = answer(call(
+        server, token, "forget", session_id=sid, expected=now["head"],
+        revision=now["revision"], key="budget",
+    ))
+    assert forgotten["memory"]["entries"]["budget"]["status"] == "retracted"
+    assert forgotten == api.view(sid)
+
+    story = answer(call(server, token, "fact_story", session_id=sid, key="budget"))
+    assert story["key"] == "budget"
+    assert [(c["op"], c["maker"]) for c in story["changes"]] == [
+        ("forget", "person"), ("remember", "person")
+    ]
+    assert story["changes"][1]["cites"][0]["content"].startswith("Remember budget (fact)")
+    missing = error(call(server, token, "fact_story", session_id=sid, key="nope"))
+    assert missing["_tag"] == "NotFound"
+
+    found = answer(call(server, token, "search_memory", query="budget"))
+    assert found == api.ok(api.get("/v1/search", params={"q": "budget"}))
+    assert [hit["entry"]["session"] for hit in found["hits"]] == [sid]
+    bad = error(call(server, token, "search_memory", query="budget AND"))
+    assert bad["_tag"] == "ValidationError"
+    assert bad["field"] == "query"
+
+
+def test_a_conflict_says_to_read_again_and_a_retry_passes(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    sid = api.session()["session"]["id"]
+    stale = api.view(sid)["session"]
+    api.remember(sid, "seat", "Window seat.")  # someone else wrote meanwhile
+    before = api.view(sid)
+
+    async def work(session: ClientSession) -> tuple[mcp.types.CallToolResult, Any, Any]:
+        args = {"session_id": sid, "key": "budget", "content": "1500 EUR.", "kind": "fact"}
+        refused = await session.call_tool(
+            "remember", {**args, "expected": stale["head"], "revision": stale["revision"]}
+        )
+        fresh = answer(await session.call_tool("read_memory", {"session_id": sid}))
+        retried = await session.call_tool(
+            "remember", {**args, "expected": fresh["session"]["head"],
+                         "revision": fresh["session"]["revision"]},
+        )
+        return refused, fresh, answer(retried)
+
+    refused, fresh, retried = run(server, api.token, work)
+    body = error(refused)
+    assert body["_tag"] == "SessionConflict"
+    assert "read it again" in body["retry"].lower() or "read_memory" in body["retry"]
+    assert "retry" in body["retry"]
+    assert fresh == before  # nothing changed
+    assert set(retried["memory"]["entries"]) == {"seat", "budget"}
+
+
+def test_agent_tools_answer_what_rest_answers_and_conflict_like_it(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    agent = api.agent("desk", shared=True)["id"]
+    token = api.token
+    assert answer(call(server, token, "agent_memory", agent_id=agent)) == {
+        "entries": {}, "version": 0
+    }
+    memory = answer(call(
+        server, token, "remember_for_agent", agent_id=agent, expected=0, key="seat",
+        content="Ana prefers window seats.", kind="preference", about="ana",
+        visibility="private",
+    ))
+    assert memory == agent_memory(api, agent)
+    assert memory["entries"]["seat"]["visibility"] == "private"
+    stale = error(call(server, token, "forget_for_agent", agent_id=agent, expected=0, key="seat"))
+    assert stale["_tag"] == "AgentConflict"
+    assert "agent_memory" in stale["retry"]
+    assert agent_memory(api, agent) == memory
+    forgotten = answer(call(
+        server, token, "forget_for_agent", agent_id=agent, expected=1, key="seat"
+    ))
+    assert forgotten["entries"]["seat"]["status"] == "retracted"
+    assert forgotten["version"] == 2
+    bad = error(call(
+        server, token, "remember_for_agent", agent_id=agent, expected=2, key="x",
+        content="A fact.", kind="fact",
+    ))
+    assert bad["_tag"] == "ValidationError"
+    assert bad["field"] == "kind"
+
+
+def test_another_members_private_entry_is_found_by_no_tool(
+    server: RunningServer, api: Api, member: Api, platform: Api, graph: Graph
+) -> None:
+    agent = api.agent("shared planner", shared=True)["id"]
+    agent_remember(api, agent, "seat", "Ana prefers window seats.", "preference",
+                   about="ana", visibility="private")
+    agent_remember(api, agent, "trains", "Book trains before flights.", "procedure")
+    anas = api.session(agent)["session"]["id"]
+    api.remember(anas, "window", "Ana wants the window seats.")
+
+    bens_memory = answer(call(server, member.token, "agent_memory", agent_id=agent))
+    assert set(bens_memory["entries"]) == {"trains"}
+    assert "window" not in json.dumps(bens_memory)
+    for query in ("window", "seats", "ana", "seat", "window OR trains"):
+        found = answer(call(server, member.token, "search_memory", query=query))
+        assert "window" not in json.dumps(found).lower(), (query, found)
+    assert error(call(server, member.token, "read_memory", session_id=anas))["_tag"] == "NotFound"
+    # ana and the service token find it
+    assert len(answer(call(server, api.token, "search_memory", query="window"))["hits"]) == 2
+    assert len(answer(call(server, platform.token, "search_memory", query="window"))["hits"]) == 2
+
+
+def test_the_resources_are_the_memory_views(
+    server: RunningServer, api: Api, member: Api, graph: Graph
+) -> None:
+    agent = api.agent("desk")["id"]
+    sid = api.session(agent)["session"]["id"]
+    api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    agent_remember(api, agent, "trains", "Book trains before flights.")
+
+    async def read(session: ClientSession, uri: str) -> Any:
+        result = await session.read_resource(uri)
+        [content] = result.contents
+        assert isinstance(content, mcp.types.TextResourceContents)
+        return json.loads(content.text)
+
+    session_view = run(server, api.token, lambda s: read(s, f"openbot://sessions/{sid}/memory"))
+    assert session_view == api.ok(api.get(f"/v1/sessions/{sid}/memory"))
+    agent_view = run(server, api.token, lambda s: read(s, f"openbot://agents/{agent}/memory"))
+    assert agent_view == agent_memory(api, agent)
+
+    async def denied(session: ClientSession) -> str:
+        try:
+            await session.read_resource(f"openbot://sessions/{sid}/memory")
+        except Exception as exc:  # the SDK raises the server's error for a failed read
+            return str(exc)
+        raise AssertionError("ben read ana's session memory")
+
+    assert "NotFound" in run(server, member.token, denied)

@@ -1,0 +1,255 @@
+"""Full-text search (issue 14): ranking (an exact key first), filters, paging, bad queries, and
+what each caller may find: the caller's org, a person's own sessions, the current entries only
+(forks and reverts included), never another member's private agent entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.test_agent_memory import agent_forget, agent_remember
+from tests.conftest import Api, Graph, RunningServer
+
+Body = dict[str, Any]
+
+
+def search(api: Api, q: str, **params: Any) -> Body:
+    body: Body = api.ok(api.get("/v1/search", params={"q": q, **params}))
+    return body
+
+
+def keys(body: Body) -> list[str]:
+    return [hit["entry"]["key"] for hit in body["hits"]]
+
+
+def contents(body: Body) -> list[str]:
+    return [hit["entry"]["content"] for hit in body["hits"]]
+
+
+def test_a_hit_is_the_entry_view_with_its_session_score_and_snippet(
+    api: Api, graph: Graph
+) -> None:
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    [hit] = search(api, "budget")["hits"]
+    entry = api.view(sid)["memory"]["entries"]["budget"]
+    assert hit["entry"] == {**entry, "session": sid}
+    assert hit["score"] > 0
+    assert hit["snippet"] == "The trip **budget** is 1500 EUR."
+
+
+def test_an_agent_hit_is_the_agent_entry_view_with_its_agent(api: Api, graph: Graph) -> None:
+    agent = api.agent("desk")["id"]
+    memory = agent_remember(api, agent, "refunds", "Book refundable fares only.")
+    [hit] = search(api, "refundable")["hits"]
+    assert hit["entry"] == {**memory["entries"]["refunds"], "agent": agent}
+    assert hit["snippet"] == "Book **refundable** fares only."
+
+
+def test_an_exact_key_match_ranks_first(api: Api, graph: Graph) -> None:
+    sid = api.session()["session"]["id"]
+    # Many mentions of the word score higher in Lucene than the entry whose key it is.
+    api.remember(sid, "notes", "seat seat seat: the seat question, seat by seat, seats.")
+    api.remember(sid, "seat", "Window, please.")
+    api.remember(sid, "aisle", "An aisle seat for Ben.")
+    found = search(api, "seat")
+    assert keys(found)[0] == "seat"
+    assert set(keys(found)) == {"seat", "notes", "aisle"}
+    scores = [hit["score"] for hit in found["hits"][1:]]
+    assert scores == sorted(scores, reverse=True)
+    assert keys(search(api, "SEAT"))[0] == "seat"  # keys match whatever the case
+
+
+def test_only_the_current_entry_of_a_key_is_found(api: Api, graph: Graph) -> None:
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The budget is 1500 EUR.")
+    api.remember(sid, "budget", "The budget is 2000 EUR.")
+    assert contents(search(api, "budget")) == ["The budget is 2000 EUR."]
+    assert search(api, "1500")["hits"] == []
+    api.ok(api.command(sid, {"_tag": "Forget", "key": "budget"}))
+    [hit] = search(api, "2000")["hits"]
+    assert hit["entry"]["status"] == "retracted"  # the view holds retracted entries too (S2)
+
+
+def test_forks_and_reverts_find_what_each_session_holds_now(api: Api, graph: Graph) -> None:
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The budget is 1500 EUR.")
+    before = api.view(sid)["session"]
+    fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    api.remember(fork, "budget", "The budget is 900 EUR in the fork.")
+    api.remember(sid, "budget", "The budget is 2000 EUR.")
+    found = search(api, "budget")
+    assert sorted((h["entry"]["session"], h["entry"]["content"]) for h in found["hits"]) == sorted(
+        [(sid, "The budget is 2000 EUR."), (fork, "The budget is 900 EUR in the fork.")]
+    )
+    now = api.view(sid)["session"]
+    api.ok(api.post(f"/v1/sessions/{sid}/revert",
+                    {"expected": now["head"], "revision": now["revision"], "to": before["head"]}))
+    assert search(api, "2000")["hits"] == []
+    [hit] = search(api, "1500")["hits"]
+    assert hit["entry"]["session"] == sid
+    assert hit["entry"] == {**api.view(sid)["memory"]["entries"]["budget"], "session": sid}
+
+
+def test_search_sees_the_callers_org_and_a_persons_own_sessions_only(
+    api: Api, member: Api, platform: Api, other_org: Api, graph: Graph
+) -> None:
+    agent = api.agent("shared", shared=True)["id"]
+    anas = api.session(agent)["session"]["id"]
+    api.remember(anas, "budget", "Ana's budget is 1500 EUR.")
+    bens = member.session(agent)["session"]["id"]
+    member.remember(bens, "budget", "Ben's budget is 300 EUR.")
+    olafs = other_org.session()["session"]["id"]
+    other_org.remember(olafs, "budget", "Olaf's budget is 9 EUR.")
+    assert contents(search(api, "budget")) == ["Ana's budget is 1500 EUR."]
+    assert contents(search(member, "budget")) == ["Ben's budget is 300 EUR."]
+    assert contents(search(other_org, "budget")) == ["Olaf's budget is 9 EUR."]
+    assert sorted(contents(search(platform, "budget"))) == [
+        "Ana's budget is 1500 EUR.", "Ben's budget is 300 EUR."
+    ]
+    # Naming a session one may not reach is 404, as on every session route.
+    assert member.get("/v1/search", params={"q": "budget", "session": anas}).status_code == 404
+
+
+def test_private_agent_entries_are_found_by_their_person_and_the_service_token_only(
+    api: Api, member: Api, platform: Api, graph: Graph
+) -> None:
+    agent = api.agent("shared", shared=True)["id"]
+    agent_remember(api, agent, "seat", "Ana prefers window seats.", "preference",
+                   about="ana", visibility="private")
+    agent_remember(api, agent, "trains", "Book trains before flights, seats reserved.")
+    assert sorted(contents(search(api, "seats"))) == [
+        "Ana prefers window seats.", "Book trains before flights, seats reserved."
+    ]
+    assert contents(search(member, "seats")) == ["Book trains before flights, seats reserved."]
+    assert search(member, "window")["hits"] == []
+    assert search(member, "ana")["hits"] == []
+    assert len(search(platform, "seats")["hits"]) == 2
+    # A shared entry behind the person's own private one of the same key is not in their view.
+    agent_remember(platform, agent, "seat", "Aisle seats for the team.", "preference")
+    assert contents(search(api, "seat", agent=agent)) == ["Ana prefers window seats."]
+    assert "Aisle seats for the team." not in contents(search(api, "seats"))
+    assert "Aisle seats for the team." in contents(search(member, "seats"))
+    agent_forget(api, agent, "seat")  # ana's private one is retracted, still hers
+    assert "Ana prefers window seats." not in contents(search(member, "seats"))
+
+
+def test_filters_by_session_and_agent(api: Api, graph: Graph) -> None:
+    one, two = api.agent("one")["id"], api.agent("two")["id"]
+    s1 = api.session(one)["session"]["id"]
+    s2 = api.session(two)["session"]["id"]
+    api.remember(s1, "hotel", "Hotel near the station.")
+    api.remember(s2, "hotel", "Hotel near the beach.")
+    agent_remember(api, one, "hotels", "Prefer hotels with breakfast.", "preference")
+    assert {h["entry"].get("session") for h in search(api, "hotel", session=s1)["hits"]} == {s1}
+    by_agent = search(api, "hotel OR hotels", agent=one)["hits"]
+    assert sorted(h["entry"]["content"] for h in by_agent) == [
+        "Hotel near the station.", "Prefer hotels with breakfast."
+    ]
+    assert len(search(api, "hotel OR hotels")["hits"]) == 3
+    unknown = api.get("/v1/search", params={"q": "hotel", "agent": "agt-nope"})
+    assert unknown.status_code == 404, unknown.text
+
+
+def test_limit_pages_best_first(api: Api, graph: Graph) -> None:
+    sid = api.session()["session"]["id"]
+    for n in range(5):
+        api.remember(sid, f"city-{n}", f"City number {n} " + "city " * n)
+    everything = search(api, "city")["hits"]
+    assert len(everything) == 5
+    assert search(api, "city", limit=2)["hits"] == everything[:2]
+    bad = api.get("/v1/search", params={"q": "city", "limit": "0"})
+    assert bad.status_code == 400
+    assert bad.json()["field"] == "limit"
+
+
+@pytest.mark.parametrize(
+    "q", ["budget AND", "\"unclosed", "(budget", "key:[a TO", "", "   ", "x" * 501]
+)
+def test_a_bad_query_is_a_400_on_q(api: Api, graph: Graph, q: str) -> None:
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The budget is 1500 EUR.")
+    response = api.get("/v1/search", params={"q": q})
+    assert response.status_code == 400, response.text
+    assert response.json()["_tag"] == "ValidationError"
+    assert response.json()["field"] == "q"
+
+
+def test_a_missing_q_is_a_400_and_no_token_is_a_401(
+    api: Api, server: RunningServer, graph: Graph
+) -> None:
+    missing = api.get("/v1/search")
+    assert missing.status_code == 400
+    assert missing.json()["field"] == "q"
+    assert httpx.get(f"{server.url}/v1/search?q=x").status_code == 401
+
+
+SEARCH = """
+query Search($q: String!, $first: Int!, $after: String, $kinds: [String!], $status: String,
+             $session: ID, $agent: ID) {
+  search(query: $q, first: $first, after: $after, kinds: $kinds, status: $status,
+         sessionId: $session, agentId: $agent) {
+    hasNextPage endCursor
+    hits { score exactKey snippet key cursor
+           entry { key content kind status sources { id content }
+                   changes { op maker content } }
+           agentEntry { key content visibility changes { version maker content } }
+           session { id } agent { id } }
+  }
+}
+"""
+
+
+def test_graphql_search_ranks_pages_and_reaches_changes_and_sources(
+    api: Api, graph: Graph
+) -> None:
+    agent = api.agent("desk")["id"]
+    sid = api.session(agent)["session"]["id"]
+    api.remember(sid, "rail", "Take the rail pass.", "decision")
+    api.remember(sid, "rail", "Take the night train with the rail pass.", "decision")
+    api.remember(sid, "pass", "The rail pass covers Austria.", "fact")
+    agent_remember(api, agent, "rail-first", "Prefer rail over flights.", "preference")
+    first = api.graphql(SEARCH, q="rail", first=2)
+    assert "errors" not in first, first
+    page = first["data"]["search"]
+    assert page["hasNextPage"] is True
+    top = page["hits"][0]
+    assert top["exactKey"] is True
+    assert top["key"] == "rail"
+    assert top["entry"]["content"] == "Take the night train with the rail pass."
+    assert [c["content"] for c in top["entry"]["changes"]] == [
+        "Take the night train with the rail pass.", "Take the rail pass."
+    ]
+    assert top["entry"]["sources"][0]["content"].startswith("Remember rail (decision)")
+    assert top["session"] == {"id": sid}
+    assert top["agent"] == {"id": agent}
+    assert "**rail**" in top["snippet"]
+    rest = api.graphql(SEARCH, q="rail", first=2, after=page["endCursor"])["data"]["search"]
+    assert rest["hasNextPage"] is False
+    everything = page["hits"] + rest["hits"]
+    assert len(everything) == 3
+    [agent_hit] = [h for h in everything if h["agentEntry"] is not None]
+    assert agent_hit["agentEntry"]["changes"][0]["maker"] == "person"
+    assert agent_hit["session"] is None
+    assert agent_hit["entry"] is None
+    facts = api.graphql(SEARCH, q="rail", first=10, kinds=["fact"])["data"]["search"]["hits"]
+    assert [h["key"] for h in facts] == ["pass"]
+    retracted = api.graphql(SEARCH, q="rail", first=10, status="retracted")["data"]["search"]
+    assert retracted["hits"] == []
+
+
+@pytest.mark.parametrize(
+    ("variables", "field"),
+    [({"q": "rail AND"}, "query"), ({"q": "rail", "first": 0}, "limit"),
+     ({"q": "rail", "after": "nope"}, "after"), ({"q": "rail", "kinds": ["story"]}, "kinds"),
+     ({"q": "rail", "status": "gone"}, "status")],
+)
+def test_graphql_bad_arguments_are_validation_errors(
+    api: Api, graph: Graph, variables: Body, field: str
+) -> None:
+    answer = api.graphql(SEARCH, **{"first": 5, **variables})
+    [error] = answer["errors"]
+    assert error["extensions"]["code"] == "VALIDATION_ERROR", error
+    assert error["extensions"]["field"] == field
