@@ -11,7 +11,7 @@ from starlette.websockets import WebSocket
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
-from app.memory import values
+from app.memory import provenance, values
 from app.memory.agent_entries import AgentChange, AgentMemory
 from app.memory.history import Version
 from app.memory.service import Service
@@ -87,7 +87,22 @@ class Context:
             found = await service.learning.find(who, ids)
             return [found.get(i) for i in ids]
 
+        async def load_stories(ids: list[str]) -> list[list[provenance.StoryStep]]:
+            found = await service.provenance.stories(who, ids)
+            return [found.get(i, []) for i in ids]
+
+        async def load_supports(uids: list[str]) -> list[provenance.Pair]:
+            found = await service.provenance.supports(who, uids)
+            return [found.get(uid, ([], [])) for uid in uids]
+
+        async def load_shown(ids: list[str]) -> list[provenance.Pair]:
+            found = await service.provenance.shown(who, ids)
+            return [found.get(i, ([], [])) for i in ids]
+
         self.sessions = DataLoader(load_fn=load_sessions)
+        self.stories = DataLoader(load_fn=load_stories)
+        self.supports = DataLoader(load_fn=load_supports)
+        self.shown = DataLoader(load_fn=load_shown)
         self.job_ids = DataLoader(load_fn=load_job_ids)
         self.jobs = DataLoader(load_fn=load_jobs)
         self.item = DataLoader(load_fn=load_items)

@@ -14,6 +14,7 @@ from app.memory import commands, values
 
 if TYPE_CHECKING:
     from app.api.graphql.agents import Agent
+    from app.api.graphql.provenance import StoryStep
 
 
 @strawberry.type
@@ -100,6 +101,19 @@ class Entry:
             sources=[Item.from_domain(item) for item in entry.source_items],
             change_id=entry.change,
         )
+
+    @strawberry.field(
+        description="The entry's story, newest change first: what made each change (a person, "
+        "a run with its model and turn, a fork, a promotion), before and after, the items cited "
+        "with their turns and sessions, through forks on into the entry it was copied from "
+        "(one statement per request)."
+    )
+    async def story(
+        self, info: GraphInfo
+    ) -> list[Annotated[StoryStep, strawberry.lazy("app.api.graphql.provenance")]]:
+        from app.api.graphql.provenance import story_of
+
+        return await story_of(info, self.change_id)
 
     @strawberry.field(description="The entry's story, newest change first.")
     async def changes(self, info: GraphInfo) -> list[Change]:

@@ -12,6 +12,7 @@ from app.memory import values
 from app.memory.history import Version
 
 if TYPE_CHECKING:
+    from app.api.graphql.provenance import Entries
     from app.api.graphql.sessions import Entry, Session
 
 
@@ -43,6 +44,17 @@ class Item:
             seq=item.seq,
         )
 
+    @strawberry.field(
+        description="Every session and agent entry change that cites this item, across forks, "
+        "newest first (one statement per request)."
+    )
+    async def supports(
+        self, info: GraphInfo
+    ) -> Annotated[Entries, strawberry.lazy("app.api.graphql.provenance")]:
+        from app.api.graphql.provenance import supports_of
+
+        return await supports_of(info, self.uid)
+
     @strawberry.field(description="The turn the item came in (none for a memory edit).")
     async def turn(self, info: GraphInfo) -> Turn | None:
         turn_id = await info.context.turn_ids.load(self.uid)
@@ -58,7 +70,7 @@ class Turn:
     id: str
     status: str
     model: str | None
-    shown: list[str] = strawberry.field(description="The session memory keys it was shown.")
+    shown_keys: list[str] = strawberry.field(description="The session memory keys it was shown.")
     shown_agent: list[str] = strawberry.field(description="The agent memory keys it was shown.")
     item_ids: list[str]
     items: list[Item]
@@ -76,7 +88,7 @@ class Turn:
             id=turn["id"],
             status=turn["status"],
             model=turn.get("model"),
-            shown=list(turn.get("shown") or []),
+            shown_keys=list(turn.get("shown") or []),
             shown_agent=list(turn.get("shownAgent") or []),
             item_ids=list(turn.get("items") or []),
             items=[Item.from_domain(item) for item in answer.get("records", [])],
@@ -92,6 +104,17 @@ class Turn:
         from app.api.graphql.sessions import Session
 
         return Session.maybe(await info.context.sessions.load(self.session_id))
+
+    @strawberry.field(
+        description="The session and agent entries the turn was given, as they then stood "
+        "(S5, A8; one statement per request)."
+    )
+    async def shown(
+        self, info: GraphInfo
+    ) -> Annotated[Entries, strawberry.lazy("app.api.graphql.provenance")]:
+        from app.api.graphql.provenance import shown_to
+
+        return await shown_to(info, self.id)
 
 
 @strawberry.type(name="Version")

@@ -1,0 +1,24 @@
+// Every session and agent entry change that cites each item, across forks (a fork's copies
+// cite the same items), newest first; only those the reader may see.
+UNWIND $uids AS uid
+MATCH (i:Item {uid: uid})
+CALL (i) {
+  OPTIONAL MATCH (i)<-[:CITES]-(c:Change)-[:OF_ENTRY]->(e:Entry)<-[:HAS_ENTRY]-(s:Session)
+                 -[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+  WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
+  WITH c, s ORDER BY c.at DESC, c.id
+  RETURN collect(CASE WHEN c IS NULL THEN null ELSE
+    {session: s.id, key: c.key, change: c.id, op: c.op, content: c.content, kind: c.kind,
+     status: c.status, at: c.at} END) AS sessionEntries
+}
+CALL (i) {
+  OPTIONAL MATCH (i)<-[:CITES]-(c:AgentChange)-[:OF_ENTRY]->(e:AgentEntry)<-[:HAS_MEMORY]-(a:Agent)
+                 -[:IN_ORG]->(:Org {id: $org})
+  WHERE $person IS NULL OR e.owner = '' OR e.owner = $person
+  WITH DISTINCT c, a ORDER BY c.at DESC, c.id
+  RETURN collect(CASE WHEN c IS NULL THEN null ELSE
+    {agent: a.id, key: c.key, change: c.id, op: c.op, content: c.content, kind: c.kind,
+     status: c.status, at: c.at, version: c.version, visibility: c.visibility} END)
+    AS agentEntries
+}
+RETURN uid, sessionEntries, agentEntries
