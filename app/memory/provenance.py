@@ -81,7 +81,7 @@ class Citing:
 
     key: str
     change: str
-    op: str
+    op: str | None
     content: str | None
     kind: str | None
     status: str | None
@@ -95,7 +95,7 @@ class Citing:
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Citing:
         return cls(
-            key=row["key"], change=row.get("change") or row["id"], op=row.get("op", "shown"),
+            key=row["key"], change=row.get("change") or row["id"], op=row.get("op"),
             content=row.get("content"), kind=row.get("kind"), status=row.get("status"),
             at=row["at"], session=row.get("session"), agent=row.get("agent"),
             version=row.get("version"), about=row.get("about"),

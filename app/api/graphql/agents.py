@@ -8,6 +8,15 @@ from typing import Annotated, Any
 import strawberry
 
 from app.api.graphql.context import GraphInfo
+from app.api.graphql.enums import (
+    ChangeOp,
+    EntryStatus,
+    JobStatus,
+    Kind,
+    Maker,
+    Visibility,
+    enum,
+)
 from app.api.graphql.scalars import EpochMillis, page
 from app.api.graphql.sessions import Session
 from app.api.graphql.timeline import Item
@@ -56,7 +65,7 @@ class LearningJob:
     """One learning job of an agent (A2): the helper model, what it read, kept and dropped."""
 
     id: str
-    status: str
+    status: JobStatus
     model: str | None
     error: str | None
     queued_at: EpochMillis
@@ -78,7 +87,7 @@ class LearningJob:
         finished, started = job.get("finishedAt"), job.get("startedAt")
         return cls(
             id=job["id"],
-            status=job["status"],
+            status=enum(JobStatus, job["status"]),
             model=job.get("model"),
             error=job.get("error"),
             queued_at=EpochMillis(job["queuedAt"]),
@@ -104,16 +113,16 @@ class AgentChange:
 
     id: str
     version: int
-    op: str
-    maker: str = strawberry.field(description="person, consolidation or promotion")
+    op: ChangeOp
+    maker: Maker
     person: str | None = strawberry.field(description="the person who made it, if one did")
     key: str
     before: str | None
     content: str
-    kind: str
-    status: str
+    kind: Kind
+    status: EntryStatus
     about: str | None
-    visibility: str
+    visibility: Visibility
     at: EpochMillis
     job_id: strawberry.Private[str | None]
     sources: list[AgentSource]
@@ -129,16 +138,16 @@ class AgentChange:
         return cls(
             id=change.id,
             version=change.version,
-            op=change.op,
-            maker=change.maker,
+            op=enum(ChangeOp, change.op),
+            maker=enum(Maker, change.maker),
             person=change.person,
             key=change.key,
             before=change.before_content,
             content=change.content,
-            kind=change.kind,
-            status=change.status,
+            kind=enum(Kind, change.kind),
+            status=enum(EntryStatus, change.status),
             about=change.about,
-            visibility=change.visibility,
+            visibility=enum(Visibility, change.visibility),
             at=EpochMillis(change.at),
             job_id=change.job,
             sources=_sources(change.sources),
@@ -151,10 +160,10 @@ class AgentEntry:
 
     key: str
     content: str
-    kind: str
-    status: str
+    kind: Kind
+    status: EntryStatus
     about: str | None = strawberry.field(description="the person it is about (A5)")
-    visibility: str = strawberry.field(description="shared, or private to `about` (A9)")
+    visibility: Visibility
     updated_at: EpochMillis
     sources: list[AgentSource]
     change_id: strawberry.Private[str]
@@ -164,10 +173,10 @@ class AgentEntry:
         return cls(
             key=entry.key,
             content=entry.content,
-            kind=entry.kind,
-            status=entry.status,
+            kind=enum(Kind, entry.kind),
+            status=enum(EntryStatus, entry.status),
             about=entry.about,
-            visibility=entry.visibility,
+            visibility=enum(Visibility, entry.visibility),
             updated_at=EpochMillis(entry.updated_at),
             sources=_sources(entry.sources),
             change_id=entry.change,
@@ -185,7 +194,7 @@ class AgentLogEntry:
 
     version: int
     at: EpochMillis
-    maker: str
+    maker: Maker
     person: str | None
     keys: list[str]
 
@@ -212,8 +221,8 @@ class AgentMemory:
         found = await ctx.service.agent_memory.log(ctx.who, self.agent_id, after, limit)
         return [
             AgentLogEntry(
-                version=e.version, at=EpochMillis(e.at), maker=e.maker, person=e.person,
-                keys=list(e.keys),
+                version=e.version, at=EpochMillis(e.at), maker=enum(Maker, e.maker),
+                person=e.person, keys=list(e.keys),
             )
             for e in found
         ]
@@ -285,10 +294,10 @@ class AgentMutation:
     )
     async def remember_for_agent(
         self, info: GraphInfo, agent_id: strawberry.ID, expected: int, key: str, content: str,
-        kind: str, about: str | None = None, visibility: str = "shared",
+        kind: Kind, about: str | None = None, visibility: Visibility = Visibility.SHARED,
     ) -> AgentMemory:
         ctx = info.context
-        command = commands.AgentRemember(key, content, kind, about, visibility)
+        command = commands.AgentRemember(key, content, kind.value, about, visibility.value)
         memory = await ctx.service.agent_memory.command(
             ctx.who, str(agent_id), expected, command, field_prefix=""
         )

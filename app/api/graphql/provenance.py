@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from app.api.graphql.context import GraphInfo
+from app.api.graphql.enums import ChangeOp, EntryStatus, Kind, Maker, Visibility, enum, maybe
 from app.api.graphql.scalars import EpochMillis
 from app.memory import provenance
 
@@ -35,7 +36,7 @@ class CitedItem:
 class StoryStep:
     """One change of an entry's story, newest first, and what made it."""
 
-    maker: str = strawberry.field(description="person, consolidation, fork or promotion")
+    maker: Maker
     person: str | None = strawberry.field(description="the person who made it, if one did")
     run_id: str | None = strawberry.field(description="the consolidation run that made it")
     run_model: str | None
@@ -49,7 +50,7 @@ class StoryStep:
     @classmethod
     def from_domain(cls, step: provenance.StoryStep) -> StoryStep:
         return cls(
-            maker=step.change.maker,
+            maker=enum(Maker, step.change.maker),
             person=step.person,
             run_id=step.run,
             run_model=step.run_model,
@@ -74,23 +75,25 @@ class CitingEntry:
 
     key: str
     change_id: str
-    op: str
+    op: ChangeOp | None = strawberry.field(description="what the change did (entries a turn "
+                                           "was shown have none)")
     content: str | None
-    kind: str | None
-    status: str | None
+    kind: Kind | None
+    status: EntryStatus | None
     at: EpochMillis
     session_id: str | None
     agent_id: str | None
     version: int | None
     about: str | None
-    visibility: str | None
+    visibility: Visibility | None
 
     @classmethod
     def from_domain(cls, row: provenance.Citing) -> CitingEntry:
         return cls(
-            key=row.key, change_id=row.change, op=row.op, content=row.content, kind=row.kind,
-            status=row.status, at=EpochMillis(row.at), session_id=row.session,
-            agent_id=row.agent, version=row.version, about=row.about, visibility=row.visibility,
+            key=row.key, change_id=row.change, op=maybe(ChangeOp, row.op), content=row.content,
+            kind=maybe(Kind, row.kind), status=maybe(EntryStatus, row.status),
+            at=EpochMillis(row.at), session_id=row.session, agent_id=row.agent,
+            version=row.version, about=row.about, visibility=maybe(Visibility, row.visibility),
         )
 
 

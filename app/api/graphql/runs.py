@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 from app.api.graphql.context import GraphInfo
+from app.api.graphql.enums import JobStatus, enum
 from app.api.graphql.scalars import EpochMillis
 from app.api.graphql.timeline import Turn
 
@@ -29,7 +30,7 @@ class Run:
     """One consolidation: what it read, the model, the changes it kept and dropped, its error."""
 
     id: str
-    status: str
+    status: JobStatus
     model: str | None
     trigger: str
     error: str | None
@@ -51,7 +52,7 @@ class Run:
         finished = run.get("finishedAt")
         return cls(
             id=run["id"],
-            status=run["status"],
+            status=enum(JobStatus, run["status"]),
             model=run.get("model"),
             trigger=run.get("trigger") or "turn",
             error=run.get("error"),

@@ -7,6 +7,7 @@ import strawberry
 
 from app.api.graphql.agents import Agent, AgentEntry
 from app.api.graphql.context import GraphInfo
+from app.api.graphql.enums import EntryStatus, Kind
 from app.api.graphql.sessions import Entry, Session
 from app.memory.search import DEFAULT_LIMIT, Hit, cursor_of, offset_after
 
@@ -75,8 +76,8 @@ class SearchQuery:
         query: str,
         session_id: strawberry.ID | None = None,
         agent_id: strawberry.ID | None = None,
-        kinds: list[str] | None = None,
-        status: str | None = None,
+        kinds: list[Kind] | None = None,
+        status: EntryStatus | None = None,
         first: int = DEFAULT_LIMIT,
         after: str | None = None,
     ) -> SearchResults:
@@ -87,8 +88,8 @@ class SearchQuery:
             query,
             session=None if session_id is None else str(session_id),
             agent=None if agent_id is None else str(agent_id),
-            kinds=kinds,
-            status=status,
+            kinds=None if kinds is None else [kind.value for kind in kinds],
+            status=None if status is None else status.value,
             offset=offset,
             limit=first,
         )

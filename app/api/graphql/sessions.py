@@ -7,6 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from app.api.graphql.context import GraphInfo
+from app.api.graphql.enums import (
+    ChangeOp,
+    EntryStatus,
+    Kind,
+    Maker,
+    SessionKind,
+    enum,
+    maybe,
+)
 from app.api.graphql.runs import Run
 from app.api.graphql.scalars import EpochMillis, page
 from app.api.graphql.timeline import Item, SessionVersion
@@ -22,16 +31,16 @@ class Change:
     """A recorded memory change: before and after, what made it, the items it cites."""
 
     id: str
-    op: str
-    maker: str = strawberry.field(description="person, consolidation, promotion or fork")
+    op: ChangeOp
+    maker: Maker
     made_by: str | None = strawberry.field(description="the person or run that made it")
     key: str
     content: str | None
-    kind: str | None
-    status: str | None
+    kind: Kind | None
+    status: EntryStatus | None
     before_content: str | None
-    before_kind: str | None
-    before_status: str | None
+    before_kind: Kind | None
+    before_status: EntryStatus | None
     at: EpochMillis
     revision: int | None
     head: str | None
@@ -44,16 +53,16 @@ class Change:
     def from_domain(cls, change: values.Change) -> Change:
         return cls(
             id=change.id,
-            op=change.op,
-            maker=change.maker,
+            op=enum(ChangeOp, change.op),
+            maker=enum(Maker, change.maker),
             made_by=change.made_by,
             key=change.key,
             content=change.content,
-            kind=change.kind,
-            status=change.status,
+            kind=maybe(Kind, change.kind),
+            status=maybe(EntryStatus, change.status),
             before_content=change.before_content,
-            before_kind=change.before_kind,
-            before_status=change.before_status,
+            before_kind=maybe(Kind, change.before_kind),
+            before_status=maybe(EntryStatus, change.before_status),
             at=EpochMillis(change.at),
             revision=change.revision,
             head=change.head,
@@ -84,8 +93,8 @@ class Entry:
 
     key: str
     content: str
-    kind: str
-    status: str
+    kind: Kind
+    status: EntryStatus
     updated_at: EpochMillis
     sources: list[Annotated[Item, strawberry.lazy("app.api.graphql.timeline")]]
     change_id: strawberry.Private[str]
@@ -95,8 +104,8 @@ class Entry:
         return cls(
             key=entry.key,
             content=entry.content,
-            kind=entry.kind,
-            status=entry.status,
+            kind=enum(Kind, entry.kind),
+            status=enum(EntryStatus, entry.status),
             updated_at=EpochMillis(entry.updated_at),
             sources=[Item.from_domain(item) for item in entry.source_items],
             change_id=entry.change,
@@ -160,7 +169,7 @@ class Session:
     """One conversation of an agent with a person, with its memory."""
 
     id: str
-    kind: str
+    kind: SessionKind
     head: str
     revision: int
     person: str | None
@@ -177,7 +186,7 @@ class Session:
         s = view.session
         return cls(
             id=s.id,
-            kind=s.kind,
+            kind=enum(SessionKind, s.kind),
             head=s.head,
             revision=s.revision,
             person=s.person,
@@ -270,9 +279,9 @@ class MemoryMutation:
     @strawberry.mutation(description="S13: add or replace an entry and make it active.")
     async def remember(
         self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int,
-        key: str, content: str, kind: str,
+        key: str, content: str, kind: Kind,
     ) -> Session:
-        command = commands.Remember(key=key, content=content, kind=kind)
+        command = commands.Remember(key=key, content=content, kind=kind.value)
         return await _command(info, str(session_id), expected, revision, command)
 
     @strawberry.mutation(description="S14: mark an entry retracted.")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 from app.api.graphql.context import GraphInfo
+from app.api.graphql.enums import TurnStatus, enum
 from app.api.graphql.scalars import EpochMillis, page
 from app.memory import values
 from app.memory.history import Version
@@ -68,7 +69,7 @@ class Turn:
     """One model step of a session, with the memory keys it was shown (S5)."""
 
     id: str
-    status: str
+    status: TurnStatus
     model: str | None
     shown_keys: list[str] = strawberry.field(description="The session memory keys it was shown.")
     shown_agent: list[str] = strawberry.field(description="The agent memory keys it was shown.")
@@ -86,7 +87,7 @@ class Turn:
         completed = turn.get("completedAt")
         return cls(
             id=turn["id"],
-            status=turn["status"],
+            status=enum(TurnStatus, turn["status"]),
             model=turn.get("model"),
             shown_keys=list(turn.get("shown") or []),
             shown_agent=list(turn.get("shownAgent") or []),
