@@ -9,4 +9,4 @@ WHERE NOT a.id IN $busy
 WITH j, a ORDER BY j.queuedAt, j.id LIMIT 1
 SET a._claim = true
 REMOVE a._claim
-RETURN j.id AS id, a.id AS agent
+RETURN j.id AS id, a.id AS claimKey

@@ -5,4 +5,4 @@ WHERE NOT EXISTS { (s)<-[:FOR_SESSION]-(:Run {status: 'running'}) }
 WITH r, s ORDER BY r.queuedAt, r.id LIMIT 1
 SET s._claim = true
 REMOVE s._claim
-RETURN r.id AS id, s.id AS session
+RETURN r.id AS id, s.id AS claimKey

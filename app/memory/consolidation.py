@@ -33,7 +33,7 @@ from app.memory.prompts import (
 )
 from app.memory.sessions import load_view, lock
 from app.memory.values import Item, Principal, SessionView
-from app.memory.workers import Workers
+from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx
@@ -69,14 +69,12 @@ class Consolidation:
     def __post_init__(self) -> None:
         self.pool = Workers(
             name="consolidation",
-            claim=self._claim,
+            db=self.db,
+            statements=Statements("next_run", "claim_run", "extend_run_lease", "requeue_runs"),
             run=self.execute,
-            extend=self._extend,
-            requeue=self._requeue,
             count=self.workers,
             poll_seconds=self.settings.worker_poll_seconds,
             lease_seconds=self.settings.run_lease_seconds,
-            db=self.db,
         )
 
     def wake(self) -> None:
@@ -87,31 +85,6 @@ class Consolidation:
 
     async def stop(self) -> None:
         await self.pool.stop()
-
-    @property
-    def _lease_ms(self) -> int:
-        return int(self.settings.run_lease_seconds * 1000)
-
-    async def _requeue(self) -> int:
-        row = await self.db.write(lambda tx: tx.row("requeue_runs", now=now_ms()))
-        return int(row["requeued"]) if row else 0
-
-    async def _claim(self, busy: frozenset[str]) -> tuple[str, str] | None:
-        async def work(tx: Tx) -> tuple[str, str] | None:
-            candidate = await tx.row("next_run", busy=sorted(busy))
-            if candidate is None:
-                return None
-            claimed = await tx.row(
-                "claim_run", run=candidate["id"], now=now_ms(), lease=self._lease_ms
-            )
-            return (candidate["id"], candidate["session"]) if claimed else None
-
-        return await self.db.write(work)
-
-    async def _extend(self, run_id: str) -> None:
-        await self.db.write(
-            lambda tx: tx.row("extend_lease", run=run_id, until=now_ms() + self._lease_ms)
-        )
 
     async def execute(self, run_id: str) -> None:
         """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read.

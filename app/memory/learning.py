@@ -33,7 +33,7 @@ from app.memory.prompts import (
 )
 from app.memory.sessions import lock
 from app.memory.values import Item, Principal
-from app.memory.workers import Workers
+from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx
@@ -77,14 +77,15 @@ class Learning:
     def __post_init__(self) -> None:
         self.pool = Workers(
             name="learning",
-            claim=self._claim,
+            db=self.db,
+            statements=Statements(
+                "next_learning_job", "claim_learning_job", "extend_learning_lease",
+                "requeue_learning_jobs",
+            ),
             run=self.execute,
-            extend=self._extend,
-            requeue=self._requeue,
             count=1,
             poll_seconds=self.settings.worker_poll_seconds,
             lease_seconds=self.settings.run_lease_seconds,
-            db=self.db,
         )
 
     def wake(self) -> None:
@@ -95,31 +96,6 @@ class Learning:
 
     async def stop(self) -> None:
         await self.pool.stop()
-
-    @property
-    def _lease_ms(self) -> int:
-        return int(self.settings.run_lease_seconds * 1000)
-
-    async def _requeue(self) -> int:
-        row = await self.db.write(lambda tx: tx.row("requeue_learning_jobs", now=now_ms()))
-        return int(row["requeued"]) if row else 0
-
-    async def _claim(self, busy: frozenset[str]) -> tuple[str, str] | None:
-        async def work(tx: Tx) -> tuple[str, str] | None:
-            candidate = await tx.row("next_learning_job", busy=sorted(busy))
-            if candidate is None:
-                return None
-            claimed = await tx.row(
-                "claim_learning_job", job=candidate["id"], now=now_ms(), lease=self._lease_ms
-            )
-            return (candidate["id"], candidate["agent"]) if claimed else None
-
-        return await self.db.write(work)
-
-    async def _extend(self, job: str) -> None:
-        await self.db.write(
-            lambda tx: tx.row("extend_learning_lease", job=job, until=now_ms() + self._lease_ms)
-        )
 
     async def execute(self, job: str) -> None:
         """Run one claimed job to its end; whatever goes wrong, it ends recorded, never left

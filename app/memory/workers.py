@@ -15,7 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from app.store.database import Database
+from app.memory.ids import now_ms
+from app.store.database import Database, Tx
 
 log = logging.getLogger("openbot_memory.workers")
 
@@ -31,23 +32,33 @@ async def record_outcome(db: Database, kind: str, job: str, seconds: float) -> N
     )
 
 
+@dataclass(frozen=True)
+class Statements:
+    """The statements of one kind of durable job: `next` finds a candidate (its `id`, and the
+    `claimKey` no two workers may run at once: a session, an agent) and locks it, `claim`
+    checks again and takes it with a lease, `extend` renews a lease, `requeue` puts back the
+    jobs whose lease ran out."""
+
+    next: str
+    claim: str
+    extend: str
+    requeue: str
+
+
 @dataclass
 class Workers:
-    """`count` loops that claim a job (`claim`, told the groups this process is busy with, and
-    answering a job id and its group) and run it (`run`) under a renewed lease (`extend`);
-    `requeue` puts back jobs whose lease ran out, at most twice a lease period; each job
-    runs in a span of its own, and `db` (when given) counts how it ended."""
+    """`count` loops that claim a job and run it (`run`) under a lease they keep renewing;
+    jobs whose lease ran out go back to the queue, looked for at most twice a lease period.
+    Each job runs in a span of its own, and how it ended is counted."""
 
     name: str
-    claim: Callable[[frozenset[str]], Awaitable[tuple[str, str] | None]]
+    db: Database
+    statements: Statements
     run: Callable[[str], Awaitable[None]]
-    extend: Callable[[str], Awaitable[None]]
-    requeue: Callable[[], Awaitable[int]]
     count: int
     poll_seconds: float
     lease_seconds: float
     paused: bool = False  # a paused process claims nothing new (to drain it before a stop)
-    db: Database | None = None
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _done: asyncio.Condition = field(default_factory=asyncio.Condition)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -82,7 +93,7 @@ class Workers:
                 claimed = None
                 if not self.paused:
                     await self._requeue_expired()
-                    claimed = await self.claim(frozenset(self._busy))
+                    claimed = await self._claim(frozenset(self._busy))
             except Exception:
                 log.exception("%s worker %s could not claim a job", self.name, n)
                 claimed = None
@@ -104,7 +115,7 @@ class Workers:
         if time.monotonic() < self._next_requeue:
             return
         self._next_requeue = time.monotonic() + self.lease_seconds / 2
-        requeued = await self.requeue()
+        requeued = await self._requeue()
         if requeued:
             log.info("requeued %s %s jobs whose worker stopped renewing them", requeued, self.name)
 
@@ -112,24 +123,46 @@ class Workers:
         while True:
             await asyncio.sleep(self.lease_seconds / 3)
             with contextlib.suppress(Exception):
-                await self.extend(job)
+                await self._extend(job)
 
     async def _run_leased(self, job: str) -> None:
         lease = asyncio.create_task(self._keep_lease(job))
         started = time.perf_counter()
-        tracer = self.db.telemetry.tracer if self.db else None
         try:
-            if tracer is None:
+            with self.db.telemetry.tracer.start_as_current_span(
+                f"{self.name} job", attributes={"job": job}
+            ):
                 await self.run(job)
-            else:
-                with tracer.start_as_current_span(f"{self.name} job", attributes={"job": job}):
-                    await self.run(job)
         finally:
             lease.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await lease
-        if self.db is not None:
-            try:
-                await record_outcome(self.db, self.name, job, time.perf_counter() - started)
-            except Exception:
-                log.warning("could not read how %s job %s ended", self.name, job)
+        try:
+            await record_outcome(self.db, self.name, job, time.perf_counter() - started)
+        except Exception:
+            log.warning("could not read how %s job %s ended", self.name, job)
+
+    @property
+    def _lease_ms(self) -> int:
+        return int(self.lease_seconds * 1000)
+
+    async def _requeue(self) -> int:
+        row = await self.db.write(lambda tx: tx.row(self.statements.requeue, now=now_ms()))
+        return int(row["requeued"]) if row else 0
+
+    async def _claim(self, busy: frozenset[str]) -> tuple[str, str] | None:
+        async def work(tx: Tx) -> tuple[str, str] | None:
+            candidate = await tx.row(self.statements.next, busy=sorted(busy))
+            if candidate is None:
+                return None
+            claimed = await tx.row(
+                self.statements.claim, job=candidate["id"], now=now_ms(), lease=self._lease_ms
+            )
+            return (candidate["id"], candidate["claimKey"]) if claimed else None
+
+        return await self.db.write(work)
+
+    async def _extend(self, job: str) -> None:
+        await self.db.write(
+            lambda tx: tx.row(self.statements.extend, job=job, until=now_ms() + self._lease_ms)
+        )

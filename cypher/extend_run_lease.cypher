@@ -1,3 +1,3 @@
-MATCH (r:Run {id: $run, status: 'running'})
+MATCH (r:Run {id: $job, status: 'running'})
 SET r.leaseUntil = $until
 RETURN r.id AS id
