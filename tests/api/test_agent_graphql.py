@@ -51,11 +51,17 @@ def literal(value: Any) -> str:
     return json.dumps(value)
 
 
+ENUM_ARGUMENTS = ("kind", "visibility")  # written as enum literals (Kind, Visibility)
+
+
 def remember_for_agent(agent: str, expected: int, key: str, content: str,
-                       kind: str = "procedure", **fields: str) -> str:
+                       kind: str = "PROCEDURE", **fields: str) -> str:
     args = {"agentId": agent, "expected": expected, "key": key, "content": content,
             "kind": kind, **fields}
-    written = ", ".join(f"{name}: {literal(value)}" for name, value in args.items())
+    written = ", ".join(
+        f"{name}: {value if name in ENUM_ARGUMENTS else literal(value)}"
+        for name, value in args.items()
+    )
     return f"mutation {{ rememberForAgent({written}) {{ {ANSWER} }} }}"
 
 
@@ -108,34 +114,34 @@ def test_agent_memory_reads_version_entries_changes_and_log(api: Api, member: Ap
     assert set(entries) == {"seat", "dates"}
     seat = entries["seat"]
     assert (seat["content"], seat["kind"], seat["status"], seat["about"],
-            seat["visibility"]) == ("Ana prefers an aisle seat.", "preference", "active", None,
-                                    "shared")
+            seat["visibility"]) == ("Ana prefers an aisle seat.", "PREFERENCE", "ACTIVE", None,
+                                    "SHARED")
     assert seat["sources"] == []  # A3: a person's Remember cites no item
     assert entries["dates"]["about"] == "ben"  # A5
     # The entry's story: each change with its version, maker, person, before and after.
     story = sorted(seat["changes"], key=lambda c: c["version"])
     assert [(c["version"], c["maker"], c["person"], c["before"], c["content"])
             for c in story] == [
-        (1, "person", "ana", None, "Ana prefers a window seat."),
-        (2, "person", "ana", "Ana prefers a window seat.", "Ana prefers an aisle seat."),
+        (1, "PERSON", "ana", None, "Ana prefers a window seat."),
+        (2, "PERSON", "ana", "Ana prefers a window seat.", "Ana prefers an aisle seat."),
     ]
     assert all(start <= c["at"] <= end for c in story)
     assert [(c["version"], c["person"]) for c in entries["dates"]["changes"]] == [(3, "ben")]
     # A11: the log, oldest first; the same as REST's.
     assert [(c["version"], c["maker"], c["person"], c["keys"]) for c in memory["log"]] == [
-        (1, "person", "ana", ["seat"]),
-        (2, "person", "ana", ["seat"]),
-        (3, "person", "ben", ["dates"]),
+        (1, "PERSON", "ana", ["seat"]),
+        (2, "PERSON", "ana", ["seat"]),
+        (3, "PERSON", "ben", ["dates"]),
     ]
-    assert memory["log"] == agent_log(api, agent)
+    assert memory["log"] == [{**c, "maker": c["maker"].upper()} for c in agent_log(api, agent)]
     assert data["sessions"] == [{"id": sid}]
-    # The same as the REST view, field by field.
+    # The same as the REST view, field by field (REST's words are the enums' values).
     rest = agent_memory(api, agent)["entries"]
     for key, entry in entries.items():
         assert {k: entry[k] for k in ("content", "kind", "status", "about", "visibility",
                                       "updatedAt")} == {
-            k: rest[key][k] for k in ("content", "kind", "status", "about", "visibility",
-                                      "updatedAt")}
+            k: rest[key][k].upper() if k in ("kind", "status", "visibility") else rest[key][k]
+            for k in ("content", "kind", "status", "about", "visibility", "updatedAt")}
 
 
 def test_a_new_agent_has_version_0_and_no_entries(api: Api) -> None:
@@ -167,21 +173,21 @@ def test_the_log_pages_with_after_and_limit(api: Api) -> None:
 def test_remember_and_forget_for_agent(api: Api, graph: Graph) -> None:
     agent = api.agent()["id"]
     remembered = data_of(api.graphql(remember_for_agent(
-        agent, 0, "seat", "Ana prefers a window seat.", "preference")))["rememberForAgent"]
+        agent, 0, "seat", "Ana prefers a window seat.", "PREFERENCE")))["rememberForAgent"]
     assert remembered["version"] == 1  # A10
     assert remembered["entries"] == [{
-        "key": "seat", "content": "Ana prefers a window seat.", "kind": "preference",
-        "status": "active", "about": None, "visibility": "shared", "sources": [],
+        "key": "seat", "content": "Ana prefers a window seat.", "kind": "PREFERENCE",
+        "status": "ACTIVE", "about": None, "visibility": "SHARED", "sources": [],
     }]
     forgotten = data_of(api.graphql(forget_for_agent(agent, 1, "seat")))["forgetForAgent"]
     assert forgotten["version"] == 2
     [entry] = forgotten["entries"]
-    assert (entry["status"], entry["content"]) == ("retracted", "Ana prefers a window seat.")
+    assert (entry["status"], entry["content"]) == ("RETRACTED", "Ana prefers a window seat.")
     back = data_of(api.graphql(remember_for_agent(
-        agent, 2, "seat", "Ana prefers an aisle seat.", "preference")))["rememberForAgent"]
+        agent, 2, "seat", "Ana prefers an aisle seat.", "PREFERENCE")))["rememberForAgent"]
     assert back["version"] == 3
     assert [(e["status"], e["content"]) for e in back["entries"]] == [
-        ("active", "Ana prefers an aisle seat.")]  # A6: a person's Remember brings it back
+        ("ACTIVE", "Ana prefers an aisle seat.")]  # A6: a person's Remember brings it back
     assert agent_changes(graph) == 3
     # What the mutations answered is what REST and the query read.
     assert agent_memory(api, agent)["version"] == 3
@@ -193,14 +199,14 @@ def test_about_and_visibility_through_the_mutation(api: Api, member: Api) -> Non
     agent = api.agent("shared planner", shared=True)["id"]
     agent_memory(member, agent)
     answer = data_of(api.graphql(remember_for_agent(
-        agent, 0, "mine", "Ana's own way.", "preference", about="ana",
-        visibility="private")))["rememberForAgent"]
-    assert [(e["about"], e["visibility"]) for e in answer["entries"]] == [("ana", "private")]
+        agent, 0, "mine", "Ana's own way.", "PREFERENCE", about="ana",
+        visibility="PRIVATE")))["rememberForAgent"]
+    assert [(e["about"], e["visibility"]) for e in answer["entries"]] == [("ana", "PRIVATE")]
     answer = data_of(api.graphql(remember_for_agent(
-        agent, 1, "dates", "Ben books trips in May.", "decision",
+        agent, 1, "dates", "Ben books trips in May.", "DECISION",
         about="ben")))["rememberForAgent"]
     assert {e["key"]: (e["about"], e["visibility"]) for e in answer["entries"]} == {
-        "mine": ("ana", "private"), "dates": ("ben", "shared")}  # A5
+        "mine": ("ana", "PRIVATE"), "dates": ("ben", "SHARED")}  # A5
     assert [e["key"] for e in memory_of(member, agent)["entries"]] == ["dates"]  # A9
 
 
@@ -213,7 +219,7 @@ def test_a_stale_expected_is_agent_conflict_and_changes_nothing(
     before = memory_of(api, agent)
     for expected in (0, 1, 3, 42):
         for document in (
-            remember_for_agent(agent, expected, "seat", "Stale write.", "preference"),
+            remember_for_agent(agent, expected, "seat", "Stale write.", "PREFERENCE"),
             remember_for_agent(agent, expected, "new", "A new entry."),
             forget_for_agent(agent, expected, "seat"),
         ):
@@ -233,12 +239,12 @@ def test_forget_for_agent_of_an_unknown_key_is_agent_conflict(api: Api, graph: G
 @pytest.mark.parametrize(
     ("content", "kind", "fields", "field"),
     [
-        ("A fact.", "fact", {}, "kind"),  # A1
-        ("Maybe.", "hypothesis", {}, "kind"),
-        (CREDENTIAL, "procedure", {}, "content"),  # S10
-        ("Mine.", "procedure", {"visibility": "private"}, "visibility"),  # A9
-        ("Zoe's way.", "procedure", {"about": "zoe"}, "about"),  # A5
-        ("Ben's way.", "preference", {"about": "ben", "visibility": "private"}, "about"),
+        ("A fact.", "FACT", {}, "kind"),  # A1: a Kind, but not one agent memory keeps
+        ("Maybe.", "HYPOTHESIS", {}, "kind"),
+        (CREDENTIAL, "PROCEDURE", {}, "content"),  # S10
+        ("Mine.", "PROCEDURE", {"visibility": "PRIVATE"}, "visibility"),  # A9
+        ("Zoe's way.", "PROCEDURE", {"about": "zoe"}, "about"),  # A5
+        ("Ben's way.", "PREFERENCE", {"about": "ben", "visibility": "PRIVATE"}, "about"),
     ],
 )
 def test_a_bad_argument_is_a_validation_error_naming_it_and_writes_nothing(
@@ -251,6 +257,23 @@ def test_a_bad_argument_is_a_validation_error_naming_it_and_writes_nothing(
     error = error_of(answer, "VALIDATION_ERROR")
     assert error["extensions"]["field"] == field
     assert CREDENTIAL not in json.dumps(answer)
+    assert memory_of(api, agent)["version"] == 0
+    assert agent_changes(graph) == 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "enum"),
+    [("opinion", {}, "Kind"), ("preference", {}, "Kind"),
+     ("PREFERENCE", {"visibility": "secret"}, "Visibility")],
+)
+def test_a_name_outside_the_enum_is_graphqls_own_error_and_writes_nothing(
+    api: Api, graph: Graph, kind: str, fields: dict[str, str], enum: str
+) -> None:
+    agent = api.agent()["id"]
+    answer = api.graphql(remember_for_agent(agent, 0, "k", "A way.", kind, **fields))
+    assert answer.get("data") is None, answer
+    [error] = answer["errors"]
+    assert f"'{enum}'" in error["message"], error  # the schema's check, before the service
     assert memory_of(api, agent)["version"] == 0
     assert agent_changes(graph) == 0
 
@@ -298,8 +321,8 @@ def test_every_field_shows_a_member_only_shared_and_their_own_private_entries(
     assert "ANA-SECRET aisle seat now." in ana_text
     everything = memory_of(platform, agent)
     assert {(e["key"], e["about"], e["visibility"]) for e in everything["entries"]} == {
-        ("tone", None, "shared"), ("seat", "ana", "private"), ("ana-only", "ana", "private"),
-        ("seat", "ben", "private")}
+        ("tone", None, "SHARED"), ("seat", "ana", "PRIVATE"), ("ana-only", "ana", "PRIVATE"),
+        ("seat", "ben", "PRIVATE")}
     assert [c["version"] for c in everything["log"]] == [1, 2, 3, 4, 5, 6]
 
 
@@ -328,9 +351,9 @@ def test_another_orgs_agent_is_null_and_its_mutations_are_not_found(
     agent = api.agent()["id"]
     agent_remember(api, agent, "seat", "ACME-only window seat.", "preference")
     assert data_of(other_org.graphql(MEMORY, a=agent)) == {"agent": None}
-    for document in (remember_for_agent(agent, 1, "seat", "Stolen.", "preference"),
+    for document in (remember_for_agent(agent, 1, "seat", "Stolen.", "PREFERENCE"),
                      forget_for_agent(agent, 1, "seat"),
-                     remember_for_agent("agt-nope", 0, "seat", "Nowhere.", "preference")):
+                     remember_for_agent("agt-nope", 0, "seat", "Nowhere.", "PREFERENCE")):
         answer = other_org.graphql(document)
         error_of(answer, "NOT_FOUND")
         assert "ACME-only" not in json.dumps(answer)
@@ -345,7 +368,7 @@ def test_agent_memory_over_graphql_without_a_valid_token_is_401(
     agent = api.agent()["id"]
     headers = {} if authorization is None else {"Authorization": authorization}
     with httpx.Client(base_url=server.url, headers=headers, timeout=30) as anonymous:
-        for document in (MEMORY, remember_for_agent(agent, 0, "seat", "A seat.", "preference")):
+        for document in (MEMORY, remember_for_agent(agent, 0, "seat", "A seat.", "PREFERENCE")):
             response = anonymous.post("/graphql", json={"query": document,
                                                         "variables": {"a": agent}})
             assert response.status_code == 401, response.text  # section 5

@@ -42,7 +42,7 @@ query($id: ID!) {
 """
 
 REMEMBER = """
-mutation($s: ID!, $e: String!, $r: Int!, $key: String!, $content: String!, $kind: String!) {
+mutation($s: ID!, $e: String!, $r: Int!, $key: String!, $content: String!, $kind: Kind!) {
   remember(sessionId: $s, expected: $e, revision: $r, key: $key, content: $content,
            kind: $kind) {
     id head revision memory { entries { key content kind status sources { id type } } }
@@ -122,41 +122,44 @@ def test_nested_read_reaches_entries_sources_turns_and_the_story_of_each_change(
     assert memory["settings"] == {"use": True, "generate": True}
     assert memory["overrides"] == {"use": None, "generate": None}
     entries = {entry["key"]: entry for entry in memory["entries"]}
-    # The same S2 view as REST, entry by entry.
+    # The same S2 view as REST, entry by entry (GraphQL names REST's words through the enums).
     assert {
         key: {"key": key, "content": e["content"], "kind": e["kind"],
               "sources": [s["id"] for s in e["sources"]], "updatedAt": e["updatedAt"],
               "status": e["status"]}
         for key, e in entries.items()
-    } == rest["memory"]["entries"]
+    } == {
+        key: {**e, "kind": e["kind"].upper(), "status": e["status"].upper()}
+        for key, e in rest["memory"]["entries"].items()
+    }
 
     # session -> memory -> entry -> sources -> item -> turn -> session
     city = entries["city"]
     [source] = city["sources"]
     assert source["id"] == "i-01"
     assert source["content"] == "We go to Lisbon."
-    assert source["turn"] == {"id": turn["id"], "status": "completed", "session": {"id": sid}}
+    assert source["turn"] == {"id": turn["id"], "status": "COMPLETED", "session": {"id": sid}}
 
     # entry -> changes: newest first, with before and after, maker, cites and session.
     budget = entries["budget"]
-    assert budget["status"] == "retracted"
+    assert budget["status"] == "RETRACTED"
     [forget_item] = budget["sources"]
     assert forget_item["type"] == "memory_edit"
     assert forget_item["turn"] is None
     story = budget["changes"]
     assert [(c["op"], c["maker"]) for c in story] == [
-        ("forget", "person"), ("remember", "person"), ("remember", "consolidation")
+        ("FORGET", "PERSON"), ("REMEMBER", "PERSON"), ("REMEMBER", "CONSOLIDATION")
     ]
     forgot, replaced, learned = story
     assert forgot["madeBy"] == replaced["madeBy"] == "ana"
     assert (forgot["beforeContent"], forgot["beforeStatus"], forgot["status"]) == (
-        "We decided on 2000 EUR.", "active", "retracted"
+        "We decided on 2000 EUR.", "ACTIVE", "RETRACTED"
     )
     assert forgot["cites"] == [{"id": forget_item["id"], "type": "memory_edit", "turn": None}]
     assert (replaced["beforeContent"], replaced["beforeKind"]) == (
-        "The trip budget is 1500 EUR.", "fact"
+        "The trip budget is 1500 EUR.", "FACT"
     )
-    assert (replaced["content"], replaced["kind"]) == ("We decided on 2000 EUR.", "decision")
+    assert (replaced["content"], replaced["kind"]) == ("We decided on 2000 EUR.", "DECISION")
     assert replaced["cites"][0]["type"] == "memory_edit"
     assert learned["beforeContent"] is None
     assert learned["content"] == "The trip budget is 1500 EUR."
@@ -210,21 +213,21 @@ def test_remember_and_forget_with_expected_and_revision(api: Api, graph: Graph) 
     sid = api.session()["session"]["id"]
     head, revision = current(api, sid)
     answer = api.graphql(REMEMBER, s=sid, e=head, r=revision, key="budget",
-                         content="The trip budget is 1500 EUR.", kind="fact")
+                         content="The trip budget is 1500 EUR.", kind="FACT")
     assert "errors" not in answer, answer
     remembered = answer["data"]["remember"]
     assert remembered["revision"] == revision + 1  # S12
     assert remembered["head"] != head  # S17
     [entry] = remembered["memory"]["entries"]
     assert entry["key"] == "budget"
-    assert entry["status"] == "active"
+    assert entry["status"] == "ACTIVE"
     assert [s["type"] for s in entry["sources"]] == ["memory_edit"]
     assert current(api, sid) == (remembered["head"], remembered["revision"])
 
     answer = api.graphql(FORGET, s=sid, e=remembered["head"], r=remembered["revision"],
                          key="budget")
     forgotten = answer["data"]["forget"]
-    assert forgotten["memory"]["entries"] == [{"key": "budget", "status": "retracted"}]
+    assert forgotten["memory"]["entries"] == [{"key": "budget", "status": "RETRACTED"}]
     assert forgotten["revision"] == revision + 2
     assert count(graph, "(:Change)") == 2
     assert count(graph, "(:Item {type: 'memory_edit'})") == 2
@@ -240,7 +243,7 @@ def test_stale_head_or_revision_is_session_conflict_and_changes_nothing(
     before = api.view(sid)
     for e, r in ((old_head, revision), (head, old_revision), ("v-7d21", 5)):
         for document, extra in (
-            (REMEMBER, {"key": "budget", "content": "900 EUR.", "kind": "fact"}),
+            (REMEMBER, {"key": "budget", "content": "900 EUR.", "kind": "FACT"}),
             (FORGET, {"key": "budget"}),
         ):
             error = error_of(api.graphql(document, s=sid, e=e, r=r, **extra),
@@ -343,17 +346,22 @@ def test_errors_carry_their_codes_and_write_nothing(api: Api, graph: Graph) -> N
     before = api.view(sid)
 
     error_of(api.graphql(REMEMBER, s="ses-nope", e=head, r=revision, key="a", content="A.",
-                         kind="fact"), "NOT_FOUND")
+                         kind="FACT"), "NOT_FOUND")
     error_of(api.graphql(REFRESH, s="ses-nope", e=head, r=revision), "NOT_FOUND")
-    error = error_of(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="a", content="A.",
-                                 kind="opinion"), "VALIDATION_ERROR")
-    assert error["extensions"]["field"] == "kind"
+    # An unknown kind never reaches the service: GraphQL's own check of the Kind enum.
+    answer = api.graphql(f'mutation {{ remember(sessionId: "{sid}", expected: "{head}", '
+                         f'revision: {revision}, key: "a", content: "A.", kind: opinion) '
+                         "{ revision } }")
+    assert answer.get("data") is None, answer
+    [error] = answer["errors"]
+    assert "'Kind'" in error["message"], error
+    assert "opinion" in error["message"], error
     error = error_of(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="wifi",
-                                 content="The wifi password is hunter2!", kind="fact"),
+                                 content="The wifi password is hunter2!", kind="FACT"),
                      "VALIDATION_ERROR")
     assert error["extensions"]["field"] == "content"  # S10: the argument at fault
     error_of(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="  ", content="A.",
-                         kind="fact"), "VALIDATION_ERROR")
+                         kind="FACT"), "VALIDATION_ERROR")
     error_of(api.graphql(FORGET, s=sid, e=head, r=revision, key="nope"), "SESSION_CONFLICT")
     assert api.view(sid) == before
     assert count(graph, "(:Change)") == 1
@@ -371,7 +379,7 @@ def test_a_document_that_does_not_fit_the_schema_is_an_error_not_a_write(
     assert answer.get("data") is None
     assert "revision" in answer["errors"][0]["message"]
     answer = api.graphql(f'mutation {{ remember(sessionId: "{sid}", expected: "{head}", '
-                         'revision: "0", key: "a", content: "A.", kind: "fact") { revision } }')
+                         'revision: "0", key: "a", content: "A.", kind: FACT) { revision } }')
     assert answer.get("data") is None
     assert answer["errors"]
     assert count(graph, "(:Change)") == 0
@@ -415,7 +423,7 @@ def test_graphql_without_a_valid_token_is_401(
             anonymous.post("/graphql", json={
                 "query": REMEMBER,
                 "variables": {"s": sid, "e": head, "r": revision, "key": "a",
-                              "content": "A.", "kind": "fact"},
+                              "content": "A.", "kind": "FACT"},
             }),
         ]
     for response in responses:

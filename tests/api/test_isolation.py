@@ -263,6 +263,7 @@ query {
     mutationType { name }
     types {
       name kind
+      enumValues { name }
       fields {
         name
         args { name defaultValue type { ...Ref } }
@@ -386,21 +387,27 @@ def mutation_calls(schema: dict[str, Any], world: World) -> list[tuple[str, str]
         "revision": str(world.revision),
         "key": '"budget"',
         "content": '"Stolen."',
-        "kind": '"fact"',
         "to": json.dumps(world.first_version),
         "at": json.dumps(world.first_version),
     }
     by_type = {"String": '"x"', "ID": json.dumps(world.session), "Int": "0", "Boolean": "false"}
-    mutation = next(t for t in schema["types"] if t["name"] == schema["mutationType"]["name"])
+    types = {t["name"]: t for t in schema["types"]}
+
+    def value(arg: dict[str, Any]) -> str:
+        if arg["name"] in values:
+            return values[arg["name"]]
+        name = named(arg["type"])[0]
+        if types[name]["kind"] == "ENUM":  # Kind, Visibility, ...: a valid enum literal
+            return str(types[name]["enumValues"][0]["name"])
+        return by_type[name]
+
+    mutation = types[schema["mutationType"]["name"]]
     calls: list[tuple[str, str]] = []
     for field in mutation["fields"]:
         names = [arg["name"] for arg in field["args"]]
         if "sessionId" not in names:
             continue
-        args = ", ".join(
-            f"{arg['name']}: {values.get(arg['name'], by_type[named(arg['type'])[0]])}"
-            for arg in field["args"]
-        )
+        args = ", ".join(f"{arg['name']}: {value(arg)}" for arg in field["args"])
         calls.append((field["name"], f"mutation {{ {field['name']}({args}) {{ __typename }} }}"))
     return calls
 

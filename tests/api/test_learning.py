@@ -722,15 +722,15 @@ def test_graphql_leads_from_an_agent_entry_back_to_the_job_turn_and_session(
     [entry] = found["memory"]["entries"]
     assert entry["key"] == "confirm-dates"
     [made] = entry["changes"]
-    assert made["maker"] == "consolidation"
-    assert made["job"] == {"id": job["id"], "status": "succeeded"}
+    assert made["maker"] == "CONSOLIDATION"
+    assert made["job"] == {"id": job["id"], "status": "SUCCEEDED"}
     assert made["sources"] == [
         {"session": {"id": sid},
          "item": {"id": "u-1", "turn": {"id": turn["id"], "session": {"id": sid}}}}
     ]
     [learned] = found["learningJobs"]
     assert learned["id"] == job["id"]
-    assert learned["status"] == "succeeded"
+    assert learned["status"] == "SUCCEEDED"
     assert learned["model"] == STUB
     assert learned["read"] == ["u-1"]
     assert learned["sessions"] == [sid]

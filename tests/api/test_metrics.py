@@ -76,7 +76,7 @@ def test_metrics_count_requests_operations_jobs_models_drops_and_conflicts(
     assert "errors" not in story
     conflict = api.graphql(
         'mutation Stale($id: ID!) { remember(sessionId: $id, expected: "v-stale", '
-        'revision: 0, key: "k", content: "c", kind: "fact") { revision } }', id=session)
+        'revision: 0, key: "k", content: "c", kind: FACT) { revision } }', id=session)
     assert conflict["errors"][0]["extensions"]["code"] == "SESSION_CONFLICT"
     agent_stale = api.post(f"/v1/agents/{agent}/memory", {
         "expected": 7, "command": {"_tag": "Forget", "key": "k"}})

@@ -298,7 +298,7 @@ def test_graphql_mutations_on_another_members_session_are_not_found(
     to = json.dumps(world.first_version)
     documents = {
         "remember": f'remember(sessionId: {s}, expected: {e}, revision: {r}, key: "budget", '
-                    'content: "Stolen.", kind: "fact")',
+                    'content: "Stolen.", kind: FACT)',
         "forget": f'forget(sessionId: {s}, expected: {e}, revision: {r}, key: "budget")',
         "configure": f"configure(sessionId: {s}, expected: {e}, revision: {r}, use: false)",
         "refresh": f"refresh(sessionId: {s}, expected: {e}, revision: {r})",
@@ -596,9 +596,11 @@ def check_reads(model: Model, reader: Reader, agent: str, person: str | None,
     data = reader.graphql(AGENT_QUERY, a=agent, s=sessions[person or "ana"])
     memory = data["agent"]["memory"]
     assert memory["version"] == model.version
-    got = {(e["key"], e["about"] if e["visibility"] == "private" else None):
+    got = {(e["key"], e["about"] if e["visibility"] == "PRIVATE" else None):
            (e["content"], e["status"]) for e in memory["entries"]}
-    assert got == {kv: (e.content, e.status) for kv, e in visible.values()}, (person, got)
+    # GraphQL names the model's (REST's) words through the enums.
+    assert got == {kv: (e.content, e.status.upper()) for kv, e in visible.values()}, (
+        person, got)
     assert len(memory["entries"]) == len(visible)
     assert [c["version"] for c in memory["log"]] == [v for v, _ in expected_log]
     for entry in memory["entries"]:

@@ -150,7 +150,7 @@ def test_the_promote_mutation_reaches_the_provenance_in_one_query(
     entries = {e["key"]: e for e in promoted["agent"]["memory"]["entries"]}
     assert sorted(entries) == ["airline", "checkin", "seat"]
     for key, entry in entries.items():
-        assert entry["changes"] == [{"maker": "promotion"}]
+        assert entry["changes"] == [{"maker": "PROMOTION"}]
         items = session_memory["entries"][key]["sources"]
         assert [s["item"]["id"] for s in entry["sources"]] == items
         assert all(s["session"] == {"id": sid} for s in entry["sources"])

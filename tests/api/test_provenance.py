@@ -57,10 +57,10 @@ def test_an_entrys_story_runs_through_the_fork_to_the_run_and_turn_that_made_it(
     entries = {e["key"]: e for e in data(api, STORY, fork)["memory"]["entries"]}
     assert set(entries) == {"budget", "seat"}  # the reverted note is not there
     copy, made = entries["budget"]["story"]
-    assert copy["maker"] == "fork"
+    assert copy["maker"] == "FORK"
     assert copy["copied"] is True
     assert copy["change"]["session"] == {"id": fork}
-    assert made["maker"] == "consolidation"
+    assert made["maker"] == "CONSOLIDATION"
     assert made["runModel"] == STUB
     assert made["runTurnId"] == turn
     assert made["before"] is None
@@ -68,7 +68,7 @@ def test_an_entrys_story_runs_through_the_fork_to_the_run_and_turn_that_made_it(
     assert made["cites"] == [{"turnId": turn, "sessionId": sid, "item": {"id": "p-2"}}]
     assert made["change"]["session"] == {"id": sid}
     seat = entries["seat"]["story"][-1]
-    assert seat["maker"] == "person"
+    assert seat["maker"] == "PERSON"
     assert seat["person"] == "ana"
     assert seat["cites"][0]["turnId"] is None  # a memory edit comes in no turn
 
@@ -80,7 +80,7 @@ def test_an_item_supports_its_facts_in_the_session_and_its_fork(
     items = {i["id"]: i["supports"] for i in data(api, SUPPORTS, sid)["items"]}
     assert items["p-1"] == {"session": [], "agent": []}
     supported = {(s["sessionId"], s["key"], s["op"]) for s in items["p-2"]["session"]}
-    assert supported == {(sid, "budget", "remember"), (fork, "budget", "copy")}
+    assert supported == {(sid, "budget", "REMEMBER"), (fork, "budget", "COPY")}
 
 
 def test_a_turn_shows_the_entries_it_was_given(api: Api, openai_stub: OpenAIStub) -> None:

@@ -163,7 +163,7 @@ def test_graphql_lone_surrogate_is_a_validation_error(api: Api) -> None:
     current = api.view(sid)["session"]
     query = """mutation($s: ID!, $e: String!, $r: Int!, $c: String!) {
         remember(sessionId: $s, expected: $e, revision: $r, key: "k", content: $c,
-                 kind: "fact") { id } }"""
+                 kind: FACT) { id } }"""
     variables = {"s": sid, "e": current["head"], "r": current["revision"], "c": "\ud800"}
     # JSON escapes the lone surrogate as \ud800, as a client's JSON encoder would
     raw = json.dumps({"query": query, "variables": variables})

@@ -187,7 +187,7 @@ def test_a_missing_q_is_a_400_and_no_token_is_a_401(
 
 
 SEARCH = """
-query Search($q: String!, $first: Int!, $after: String, $kinds: [String!], $status: String,
+query Search($q: String!, $first: Int!, $after: String, $kinds: [Kind!], $status: EntryStatus,
              $session: ID, $agent: ID) {
   search(query: $q, first: $first, after: $after, kinds: $kinds, status: $status,
          sessionId: $session, agentId: $agent) {
@@ -231,20 +231,19 @@ def test_graphql_search_ranks_pages_and_reaches_changes_and_sources(
     everything = page["hits"] + rest["hits"]
     assert len(everything) == 3
     [agent_hit] = [h for h in everything if h["agentEntry"] is not None]
-    assert agent_hit["agentEntry"]["changes"][0]["maker"] == "person"
+    assert agent_hit["agentEntry"]["changes"][0]["maker"] == "PERSON"
     assert agent_hit["session"] is None
     assert agent_hit["entry"] is None
-    facts = api.graphql(SEARCH, q="rail", first=10, kinds=["fact"])["data"]["search"]["hits"]
+    facts = api.graphql(SEARCH, q="rail", first=10, kinds=["FACT"])["data"]["search"]["hits"]
     assert [h["key"] for h in facts] == ["pass"]
-    retracted = api.graphql(SEARCH, q="rail", first=10, status="retracted")["data"]["search"]
+    retracted = api.graphql(SEARCH, q="rail", first=10, status="RETRACTED")["data"]["search"]
     assert retracted["hits"] == []
 
 
 @pytest.mark.parametrize(
     ("variables", "field"),
     [({"q": "rail AND"}, "query"), ({"q": "rail", "first": 0}, "limit"),
-     ({"q": "rail", "after": "nope"}, "after"), ({"q": "rail", "kinds": ["story"]}, "kinds"),
-     ({"q": "rail", "status": "gone"}, "status")],
+     ({"q": "rail", "after": "nope"}, "after")],
 )
 def test_graphql_bad_arguments_are_validation_errors(
     api: Api, graph: Graph, variables: Body, field: str
@@ -253,3 +252,16 @@ def test_graphql_bad_arguments_are_validation_errors(
     [error] = answer["errors"]
     assert error["extensions"]["code"] == "VALIDATION_ERROR", error
     assert error["extensions"]["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("arguments", "enum"),
+    [("kinds: [story]", "Kind"), ("kinds: [fact]", "Kind"), ("status: gone", "EntryStatus")],
+)
+def test_graphql_names_outside_the_enums_are_graphqls_own_errors(
+    api: Api, graph: Graph, arguments: str, enum: str
+) -> None:
+    answer = api.graphql(f'{{ search(query: "rail", {arguments}) {{ hasNextPage }} }}')
+    assert answer.get("data") is None, answer
+    [error] = answer["errors"]
+    assert f"'{enum}'" in error["message"], error  # the schema's check, before the service

@@ -19,8 +19,10 @@ class ServiceErrors(MaskErrors):
 
     @staticmethod
     def _unexpected(error: GraphQLError) -> bool:
+        # GraphQL's own errors (a variable that does not coerce, an unknown enum name) are the
+        # client's to read; only exceptions from our code are masked.
         original = error.original_error
-        return original is not None and not isinstance(original, ServiceError)
+        return original is not None and not isinstance(original, ServiceError | GraphQLError)
 
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
         return list(self._with_codes(super()._process_errors(errors)))
