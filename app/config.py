@@ -27,6 +27,8 @@ class Settings(BaseSettings):
     jar_cache: Path = Path.home() / ".cache" / "openbot-memory"
 
     max_length: int = Field(default=8000, ge=0)
+    # The largest request body accepted; a larger one is 413 before it is read.
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     default_model: str | None = "builtin"
     model_timeout_seconds: float = Field(default=30.0, gt=0)
     model_retries: int = Field(default=2, ge=0)

@@ -9,6 +9,7 @@ from strawberry.schema.config import StrawberryConfig
 from app.api.graphql.agents import Agent, AgentMutation
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.errors import ServiceErrors
+from app.api.graphql.limits import CostLimit, TokenLimit
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis, page
 from app.api.graphql.sessions import HistoryMutation, MemoryMutation, Session
@@ -55,6 +56,8 @@ schema = strawberry.Schema(
         ServiceErrors,
         lambda: QueryDepthLimiter(max_depth=12),
         lambda: MaxAliasesLimiter(max_alias_count=30),
+        TokenLimit,
+        CostLimit,
     ],
 )
 
