@@ -13,10 +13,12 @@ from urllib.parse import urlsplit
 import httpx
 
 from app.api.bodies import MAX_DEPTH
-from app.api.graphql.limits import MAX_COST, MAX_TOKENS
+from app.config import Settings
 from tests.conftest import Api, RunningServer
 
 EIGHT_MIB = 8 * 1024 * 1024
+MAX_COST = Settings().graphql_max_cost
+MAX_TOKENS = Settings().graphql_max_tokens
 
 
 def raw_request(url: str, head: str, timeout: float = 10) -> tuple[int, dict[str, str], Any]:

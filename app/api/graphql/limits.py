@@ -1,12 +1,13 @@
 """Limits on what one GraphQL document may ask, each refused with its own `extensions.code`.
 
-- `TokenLimit`: at most MAX_TOKENS lexical tokens (and MAX_COMMENTS comments), enforced by the
-  parser itself, so a huge document costs no more than reading that many tokens.
-  Code `QUERY_TOO_LARGE`.
+- `TokenLimit`: at most `graphql_max_tokens` lexical tokens (and MAX_COMMENTS comments),
+  enforced by the parser itself, so a huge document costs no more than reading that many
+  tokens. Code `QUERY_TOO_LARGE`.
 - `CostLimit`: an estimate of the objects an operation may load, counted before it runs. Each
   field costs 1; a list field multiplies what it selects by its page size: its `limit` or
   `first` argument (its declared default when not given, MAX_PAGE when it is a variable), or
-  UNPAGED_LIST for a list without pages. Over MAX_COST is refused with `QUERY_TOO_COSTLY`.
+  UNPAGED_LIST for a list without pages. Over `graphql_max_cost` is refused with
+  `QUERY_TOO_COSTLY`.
 """
 
 from __future__ import annotations
@@ -33,13 +34,20 @@ from graphql import (
     get_named_type,
     get_nullable_type,
 )
-from strawberry.extensions import AddValidationRules, SchemaExtension
+from strawberry.extensions import SchemaExtension
 
 from app.api.graphql.scalars import MAX_PAGE
+from app.config import Settings
 
-MAX_TOKENS = 5000
+
+def _settings(context: Any) -> Settings:
+    """The serving process's settings (the defaults where a context has none, as in tests that
+    execute the schema directly)."""
+    service = getattr(context, "service", None)
+    settings = getattr(service, "settings", None)
+    return settings if isinstance(settings, Settings) else Settings()
+
 MAX_COMMENTS = 500
-MAX_COST = 50_000
 UNPAGED_LIST = 10
 PAGE_ARGUMENTS = ("limit", "first")
 TOO_LARGE = "QUERY_TOO_LARGE"
@@ -47,11 +55,12 @@ TOO_COSTLY = "QUERY_TOO_COSTLY"
 
 
 class TokenLimit(SchemaExtension):
-    """The parser stops at MAX_TOKENS tokens; its error gets the code `QUERY_TOO_LARGE`."""
+    """The parser stops at `graphql_max_tokens` tokens; its error has code `QUERY_TOO_LARGE`."""
 
     def on_operation(self) -> Iterator[None]:
         options = self.execution_context.parse_options
-        options["max_lexical_tokens"] = MAX_TOKENS  # type: ignore[typeddict-unknown-key]
+        limit = _settings(self.execution_context.context).graphql_max_tokens
+        options["max_lexical_tokens"] = limit  # type: ignore[typeddict-unknown-key]
         options["max_comments"] = MAX_COMMENTS  # type: ignore[typeddict-unknown-key]
         yield
         result = self.execution_context.result
@@ -77,6 +86,8 @@ def _page_size(field: FieldNode, definition: GraphQLField) -> int:
 
 
 class _Cost(ValidationRule):
+    max_cost = 50_000
+
     def enter_operation_definition(self, node: OperationDefinitionNode, *_: Any) -> None:
         schema = self.context.schema
         root = schema.get_root_type(node.operation)
@@ -88,13 +99,13 @@ class _Cost(ValidationRule):
             if isinstance(definition, FragmentDefinitionNode)
         }
         cost = self._selection_cost(node.selection_set, root, fragments, frozenset())
-        if cost > MAX_COST:
+        if cost > self.max_cost:
             self.report_error(
                 GraphQLError(
                     f"The query may load about {cost} objects, more than the limit of "
-                    f"{MAX_COST}: ask for smaller pages or fewer nested lists.",
+                    f"{self.max_cost}: ask for smaller pages or fewer nested lists.",
                     node,
-                    extensions={"code": TOO_COSTLY, "cost": cost, "limit": MAX_COST},
+                    extensions={"code": TOO_COSTLY, "cost": cost, "limit": self.max_cost},
                 )
             )
 
@@ -138,13 +149,17 @@ class _Cost(ValidationRule):
                     total += self._selection_cost(
                         fragment.selection_set, target, fragments, seen | {name}
                     )
-            if total > MAX_COST * 1000:  # enough to refuse; stop counting
+            if total > self.max_cost * 1000:  # enough to refuse; stop counting
                 return total
         return total
 
 
-class CostLimit(AddValidationRules):
-    """Refuse an operation whose estimated cost is over MAX_COST (`QUERY_TOO_COSTLY`)."""
+class CostLimit(SchemaExtension):
+    """Refuse an operation whose estimated cost is over `graphql_max_cost` (`QUERY_TOO_COSTLY`)."""
 
-    def __init__(self) -> None:
-        super().__init__([_Cost])
+    def on_operation(self) -> Iterator[None]:
+        limit = _settings(self.execution_context.context).graphql_max_cost
+        rule = type("Cost", (_Cost,), {"max_cost": limit})
+        context = self.execution_context
+        context.validation_rules = (*context.validation_rules, rule)
+        yield
