@@ -32,7 +32,7 @@ class Settings(BaseSettings):
     # GraphQL: the most lexical tokens a document may have, and the highest estimated cost of
     # an operation (fields, with lists multiplied by their page size; app/api/graphql/limits.py).
     graphql_max_tokens: int = Field(default=20_000, ge=100)
-    graphql_max_cost: int = Field(default=50_000, ge=100)
+    graphql_max_cost: int = Field(default=500_000, ge=100)
     default_model: str | None = "builtin"
     model_timeout_seconds: float = Field(default=30.0, gt=0)
     model_retries: int = Field(default=2, ge=0)

@@ -86,7 +86,7 @@ def _page_size(field: FieldNode, definition: GraphQLField) -> int:
 
 
 class _Cost(ValidationRule):
-    max_cost = 50_000
+    max_cost = 500_000
 
     def enter_operation_definition(self, node: OperationDefinitionNode, *_: Any) -> None:
         schema = self.context.schema
