@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -53,7 +54,8 @@ async def _check_connection(target: Target) -> None:
 
 
 async def _create_token(
-    settings: Settings, org: str, person: str | None, service: str | None = None
+    settings: Settings, org: str, person: str | None, service: str | None = None,
+    expires_days: float | None = None,
 ) -> str:
     from app.memory.tokens import Tokens, check_name
 
@@ -66,7 +68,37 @@ async def _create_token(
     db = await Database.connect(resolve_target(settings))
     try:
         await db.apply_schema()
-        return await Tokens(db, settings.default_model).create(org, person, service)
+        return await Tokens(db, settings.default_model).create(
+            org, person, service, expires_days
+        )
+    finally:
+        await db.close()
+
+
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000))
+
+
+async def _tokens(settings: Settings, action: str, subject: str) -> str:
+    """`token list --org ORG` (a table, never a token) or `token revoke TOKEN_OR_ID`."""
+    from app.memory.tokens import Tokens
+
+    db = await Database.connect(resolve_target(settings))
+    try:
+        await db.apply_schema()
+        tokens = Tokens(db, settings.default_model)
+        if action == "revoke":
+            return f"revoked {await tokens.revoke(subject)}"
+        lines = ["id                kind     name             created               "
+                 "last used             expires               revoked"]
+        for t in await tokens.of_org(subject):
+            lines.append(
+                f"{t.id:<17} {t.kind:<8} {t.name:<16} {_when(t.created_at):<21} "
+                f"{_when(t.last_used_at):<21} {_when(t.expires_at):<21} {_when(t.revoked_at)}"
+            )
+        return "\n".join(lines)
     finally:
         await db.close()
 
@@ -150,6 +182,12 @@ def parser() -> argparse.ArgumentParser:
     who = create.add_mutually_exclusive_group(required=True)
     who.add_argument("--person", help="a member of the org (created when new)")
     who.add_argument("--service", help="an org-level service token that acts for no person")
+    create.add_argument("--expires", type=float, metavar="DAYS",
+                        help="refuse the token this many days from now (default: never)")
+    listing = token_actions.add_parser("list", help="an org's tokens (ids, never the tokens)")
+    listing.add_argument("--org", required=True)
+    revoke = token_actions.add_parser("revoke", help="revoke a token, by itself or its id")
+    revoke.add_argument("token", metavar="TOKEN_OR_ID")
     commands.add_parser("schema", help="print the GraphQL schema (SDL)")
     export = commands.add_parser("export", help="write one org's whole record as JSON Lines")
     export.add_argument("--org", required=True)
@@ -169,7 +207,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         elif args.command == "neo4j":
             _neo4j(settings, args.action)
         elif args.command == "token":
-            print(asyncio.run(_create_token(settings, args.org, args.person, args.service)))
+            if args.action == "create":
+                print(asyncio.run(_create_token(
+                    settings, args.org, args.person, args.service, args.expires
+                )))
+            else:
+                subject = args.org if args.action == "list" else args.token
+                print(asyncio.run(_tokens(settings, args.action, subject)))
         elif args.command == "schema":
             from app.api.graphql import export_schema
 

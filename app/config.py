@@ -27,6 +27,12 @@ class Settings(BaseSettings):
     jar_cache: Path = Path.home() / ".cache" / "openbot-memory"
 
     max_length: int = Field(default=8000, ge=0)
+    # The largest request body accepted; a larger one is 413 before it is read.
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # GraphQL: the most lexical tokens a document may have, and the highest estimated cost of
+    # an operation (fields, with lists multiplied by their page size; app/api/graphql/limits.py).
+    graphql_max_tokens: int = Field(default=20_000, ge=100)
+    graphql_max_cost: int = Field(default=500_000, ge=100)
     default_model: str | None = "builtin"
     model_timeout_seconds: float = Field(default=30.0, gt=0)
     model_retries: int = Field(default=2, ge=0)

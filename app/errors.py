@@ -6,7 +6,9 @@
     ├── NotFound          404  NOT_FOUND          no such object in the caller's org
     ├── Unauthorized      401  UNAUTHORIZED       no token, or a token we do not know
     ├── Forbidden         403  FORBIDDEN          known caller, not allowed
-    └── ValidationError   400  VALIDATION_ERROR   a bad request body; `field` names the culprit
+    ├── ValidationError   400  VALIDATION_ERROR   a bad request body; `field` names the culprit
+    ├── PayloadTooLarge   413  PAYLOAD_TOO_LARGE  the body is over the size limit (not read)
+    └── Unavailable       503  UNAVAILABLE        the database does not answer; retry later
     SetupError                                    the service cannot start (missing Java, ports)
 """
 
@@ -57,6 +59,20 @@ class ValidationError(ServiceError):
 
     def body(self) -> dict[str, object]:
         return {**super().body(), "field": self.field}
+
+
+class PayloadTooLarge(ServiceError):
+    tag, status, code = "PayloadTooLarge", 413, "PAYLOAD_TOO_LARGE"
+
+
+class Unavailable(ServiceError):
+    """The database does not answer now; `retry_after` seconds is a sane wait."""
+
+    tag, status, code = "Unavailable", 503, "UNAVAILABLE"
+
+    def __init__(self, message: str, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class SetupError(Exception):

@@ -1,5 +1,5 @@
 // token create: the org if new, the person (or, with $service, the org's service) if new, and
-// a token stored only as its hash that grants it.
+// a token stored only as its hash that grants it, with its id and when it expires (or null).
 MERGE (o:Org {id: $org})
   ON CREATE SET o.memoryUse = true, o.memoryGenerate = true, o.agentMemory = true,
                 o.model = $defaultModel, o.helperModel = $defaultModel, o.createdAt = $now
@@ -17,5 +17,6 @@ CALL (o) {
   MERGE (svc)-[:SERVES]->(o)
   RETURN svc AS grantee
 }
-CREATE (t:Token {hash: $hash, createdAt: $now})-[:GRANTS]->(grantee)
+CREATE (t:Token {id: $id, hash: $hash, createdAt: $now, expiresAt: $expiresAt})
+       -[:GRANTS]->(grantee)
 RETURN o.id AS org

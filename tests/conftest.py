@@ -67,6 +67,18 @@ def neo4j_target() -> Iterator[Target]:
         local_server.stop(settings)
 
 
+@pytest.fixture
+def local_neo4j(neo4j_target: Target) -> local_server.LocalServer:
+    """The project's local Neo4j, when it is the one this run tests against; a test that needs
+    it is skipped when the run uses another (NEO4J_URI, or testcontainers when Docker answers).
+    """
+    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
+    running = local_server.status(Settings(state_dir=Path(state)))
+    if running is None or running.bolt_uri != neo4j_target.uri:
+        pytest.skip("this run's Neo4j is not the local one (NEO4J_URI, or testcontainers)")
+    return running
+
+
 @pytest.fixture(scope="session")
 def graph_driver(neo4j_target: Target) -> Iterator[neo4j.Driver]:
     with neo4j.GraphDatabase.driver(

@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from app.store.database import Target
+from app.store.local_server import LocalServer
 from tests.conftest import ROOT, Graph
 
 CLI = [sys.executable, "-m", "app"]
@@ -94,10 +93,9 @@ def test_token_create_rejects_a_bad_name() -> None:
     ]
 
 
-@pytest.mark.skipif(
-    bool(os.environ.get("NEO4J_URI")), reason="an outside Neo4j: the local one is not in use"
-)
-def test_neo4j_status_prints_how_to_log_in_to_the_browser(neo4j_target: Target) -> None:
+def test_neo4j_status_prints_how_to_log_in_to_the_browser(
+    neo4j_target: Target, local_neo4j: LocalServer
+) -> None:
     state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
     answer = run_cli("neo4j", "status", env={"OPENBOT_MEMORY_STATE_DIR": state})
     assert answer.returncode == 0, answer.stderr

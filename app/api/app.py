@@ -19,12 +19,13 @@ from starlette.staticfiles import StaticFiles
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.graphql import GraphQLApp
 from app.api.graphql.asgi import PLAYGROUND
+from app.api.limits import BodyLimit
 from app.api.mcp import McpEndpoint
 from app.api.metrics import metrics
 from app.api.rest import routes
 from app.api.telemetry import ERROR_KEY, RequestTelemetry, route_of
 from app.config import Settings
-from app.errors import AgentConflict, ServiceError, SessionConflict
+from app.errors import AgentConflict, ServiceError, SessionConflict, Unavailable
 from app.memory.service import Service
 from app.store.database import Database, Target, resolve_target
 from app.telemetry import Telemetry, tracer_provider_from_environment
@@ -41,7 +42,8 @@ async def service_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, SessionConflict | AgentConflict):
         telemetry: Telemetry = request.app.state.telemetry
         telemetry.metrics.conflicts.labels(route_of(request.scope), exc.tag).inc()
-    return JSONResponse(exc.body(), status_code=exc.status)
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Unavailable) else None
+    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
@@ -112,6 +114,7 @@ def create_app(
         lifespan=lifespan,
         middleware=[
             Middleware(RequestTelemetry, telemetry=telemetry),
+            Middleware(BodyLimit, max_bytes=settings.max_body_bytes),
             Middleware(AuthenticationMiddleware, backend=BearerTokens(), on_error=refused),
             Middleware(RequirePrincipal),
         ],

@@ -179,16 +179,40 @@ def _broken_text(data: Any, path: tuple[str, ...] = ()) -> str | None:
     return None
 
 
+MAX_DEPTH = 64  # arrays and objects within each other; no body of ours needs more than 5
+
+
+def _too_deep(data: Any, depth: int = 1) -> bool:
+    """Whether `data` nests arrays and objects more than MAX_DEPTH deep (stops at the limit)."""
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(data, dict):
+        return any(_too_deep(value, depth + 1) for value in data.values())
+    if isinstance(data, list):
+        return any(_too_deep(value, depth + 1) for value in data)
+    return False
+
+
+def load_json(raw: bytes | str) -> Any:
+    """JSON text as Python values; 400 on `body` when it does not parse or nests too deep."""
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValidationError("the body is not valid JSON", "body") from exc
+    except RecursionError as exc:  # far deeper than MAX_DEPTH: the parser gave up
+        raise ValidationError(f"the body nests deeper than {MAX_DEPTH} levels", "body") from exc
+    if _too_deep(data):
+        raise ValidationError(f"the body nests deeper than {MAX_DEPTH} levels", "body")
+    return data
+
+
 async def parse(request: Request, model: type[Body], empty_ok: bool = False) -> Body:
     """The request's JSON body as `model`; 400 ValidationError naming the field otherwise.
     With `empty_ok`, an empty body is `{}` (every field at its default)."""
     raw = await request.body()
     if empty_ok and not raw.strip():
         raw = b"{}"
-    try:
-        data = json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValidationError("the body is not valid JSON", "body") from exc
+    data = load_json(raw or b"null")
     if not isinstance(data, dict):
         raise ValidationError("the body must be a JSON object", "body")
     broken = _broken_text(data)

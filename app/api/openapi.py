@@ -133,6 +133,8 @@ def _operation(method: str, path: str, doc: Doc, refs: dict[str, Any]) -> dict[s
         responses["401"] = _error("no token, or one not known", "Unauthorized")
     if "{" in path:
         responses["404"] = _error("no such object you may reach", "NotFound")
+    if doc.body is not None:
+        responses["413"] = _error("the body is over the size limit, unread", "PayloadTooLarge")
     if doc.conflict:
         responses["409"] = _error("stale, or not allowed in this state", doc.conflict)
     operation: dict[str, Any] = {

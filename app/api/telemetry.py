@@ -21,6 +21,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.auth import PrincipalUser
+from app.errors import ServiceError, Unavailable
 from app.logs import FIELDS, request_id
 from app.telemetry import Telemetry
 
@@ -100,6 +101,13 @@ class RequestTelemetry:
         ) as span:
             try:
                 await self.app(scope, receive, send_with_id)
+            except ServiceError as exc:
+                # An expected error raised outside the handlers (authentication looks the token
+                # up in Neo4j, which may be down): answered as itself, one log line.
+                scope[ERROR_KEY] = exc.tag
+                if answer["started"]:
+                    raise
+                await _service_error(send_with_id, exc)
             except Exception:
                 log.exception(
                     "unexpected error on %s %s", method, route_of(scope),
@@ -131,7 +139,10 @@ class RequestTelemetry:
         }
         if ERROR_KEY in scope:
             fields["error"] = scope[ERROR_KEY]
-        level = logging.ERROR if status >= 500 else logging.INFO
+        # 503: Neo4j is down, which the metrics and the driver's own warnings already tell
+        level = logging.INFO if status < 500 else logging.ERROR
+        if status == 503:
+            level = logging.WARNING
         log.log(level, "%s %s %s", method, route, status, extra={FIELDS: fields})
 
 
@@ -156,6 +167,16 @@ def _with_request_id(held: list[Message], rid: str) -> list[Message]:
     headers = MutableHeaders(scope=start)
     headers["content-length"] = str(len(out))
     return [start, {"type": "http.response.body", "body": out, "more_body": False}]
+
+
+async def _service_error(send: Send, exc: ServiceError) -> None:
+    body = json.dumps(exc.body()).encode()
+    headers = [(b"content-type", b"application/json"),
+               (b"content-length", str(len(body)).encode())]
+    if isinstance(exc, Unavailable):
+        headers.append((b"retry-after", str(exc.retry_after).encode()))
+    await send({"type": "http.response.start", "status": exc.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _internal_error(send: Send) -> None:

@@ -1,17 +1,40 @@
-"""Bearer tokens: created from the command line, stored only as a SHA-256 hash."""
+"""Bearer tokens: created from the command line, stored only as a SHA-256 hash; listed by id,
+revoked, or expired after a number of days. A revoked or expired token is 401 at once (nothing
+caches principals). Each token's last use is recorded at most once a minute."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
-from app.errors import Unauthorized, ValidationError
+from app.errors import NotFound, Unauthorized, ValidationError
 from app.memory.ids import now_ms
 from app.memory.values import Principal
 from app.store.database import Database, Tx
 
 TOKEN_PREFIX = "obm_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
+LAST_USE_EVERY_MS = 60_000
+DAY_MS = 86_400_000
+
+
+def token_id(hash: str) -> str:
+    """A token's id, shown by `token list`: from its hash, so it tells nothing of the token."""
+    return f"tok-{hash[:12]}"
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """What `token list` shows of a token: never the token or its hash."""
+
+    id: str
+    kind: str  # "person" or "service"
+    name: str
+    created_at: int
+    last_used_at: int | None
+    expires_at: int | None
+    revoked_at: int | None
 
 
 def token_hash(token: str) -> str:
@@ -32,27 +55,63 @@ class Tokens:
     db: Database
     default_model: str | None
 
-    async def create(self, org: str, person: str | None, service: str | None = None) -> str:
+    async def create(
+        self, org: str, person: str | None, service: str | None = None,
+        expires_days: float | None = None,
+    ) -> str:
         """Create the org and the person (or the org's service) if new; answer a new token for
-        it (shown once, stored hashed). Exactly one of `person` and `service` is given."""
+        it (shown once, stored hashed). Exactly one of `person` and `service` is given; with
+        `expires_days` the token is refused that many days from now."""
+        if expires_days is not None and not 0 < expires_days <= 36_500:
+            raise ValidationError("expires is a number of days above 0", "expires")
         if (person is None) == (service is None):
             raise ValidationError("a token is for a person or for a service", "person")
         org = check_name(org, "org")
         person = None if person is None else check_name(person, "person")
         service = None if service is None else check_name(service, "service")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        now = now_ms()
+        hashed = token_hash(token)
         await self.db.write(
             lambda tx: tx.row(
                 "create_principal",
                 org=org,
                 person=person,
                 service=service,
-                hash=token_hash(token),
-                now=now_ms(),
+                id=token_id(hashed),
+                hash=hashed,
+                now=now,
+                expiresAt=None if expires_days is None else now + int(expires_days * DAY_MS),
                 defaultModel=self.default_model,
             )
         )
         return token
+
+    async def of_org(self, org: str) -> list[TokenInfo]:
+        """The org's tokens, newest first."""
+        org = check_name(org, "org")
+
+        async def work(tx: Tx) -> list[Any]:
+            return await tx.rows("list_tokens", org=org)
+
+        return [
+            TokenInfo(row["id"], row["kind"], row["name"], row["createdAt"], row["lastUsedAt"],
+                      row["expiresAt"], row["revokedAt"])
+            for row in await self.db.read(work)
+        ]
+
+    async def revoke(self, token_or_id: str) -> str:
+        """Revoke a token, named by itself or by its id; answer its id. Unknown is NotFound."""
+        given = token_or_id.strip()
+        hashed = token_hash(given) if given.startswith(TOKEN_PREFIX) else None
+
+        async def work(tx: Tx) -> list[Any]:
+            return await tx.rows("revoke_token", hash=hashed, id=given, now=now_ms())
+
+        rows = await self.db.write(work)
+        if not rows:
+            raise NotFound("no such token: give the token or its id (`token list`)")
+        return str(rows[0]["id"])
 
     async def principal(self, authorization: str | None) -> Principal:
         """The principal of an `Authorization: Bearer <token>` header; 401 when there is none."""
@@ -62,13 +121,23 @@ class Tokens:
         if scheme.lower() != "bearer" or not token.strip():
             raise Unauthorized("send Authorization: Bearer <token>")
 
-        async def work(tx: Tx) -> Principal | None:
-            row = await tx.row("find_principal", hash=token_hash(token.strip()))
-            if row is None:
-                return None
-            return Principal(org=row["org"], person=row["person"], service=row["service"])
+        hashed = token_hash(token.strip())
+        now = now_ms()
 
-        principal = await self.db.read(work)
-        if principal is None:
+        async def work(tx: Tx) -> Any:
+            return await tx.row("find_principal", hash=hashed, now=now)
+
+        row = await self.db.read(work)
+        if row is None:
             raise Unauthorized("this token is not known")
-        return principal
+        if row["revoked"]:
+            raise Unauthorized("this token was revoked")
+        if row["expired"]:
+            raise Unauthorized("this token has expired")
+        last = row["lastUsedAt"]
+        if last is None or last < now - LAST_USE_EVERY_MS:
+            await self.db.write(
+                lambda tx: tx.rows("touch_token", hash=hashed, now=now,
+                                   before=now - LAST_USE_EVERY_MS)
+            )
+        return Principal(org=row["org"], person=row["person"], service=row["service"])

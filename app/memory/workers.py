@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from app.errors import Unavailable
 from app.memory.ids import now_ms
 from app.store.database import Database, Tx
 
@@ -94,6 +95,9 @@ class Workers:
                 if not self.paused:
                     await self._requeue_expired()
                     claimed = await self._claim(frozenset(self._busy))
+            except Unavailable:
+                log.warning("%s worker %s: the database does not answer", self.name, n)
+                claimed = None
             except Exception:
                 log.exception("%s worker %s could not claim a job", self.name, n)
                 claimed = None

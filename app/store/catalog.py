@@ -6,7 +6,11 @@ from functools import cache
 from pathlib import Path
 from typing import LiteralString
 
-CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
+# A checkout has the statements at the top (`cypher/`); a built wheel carries a copy of them in
+# the package (`app/store/cypher/`, copied by setup.py's build step). The checkout's win.
+SOURCE_DIR = Path(__file__).resolve().parents[2] / "cypher"
+PACKAGED_DIR = Path(__file__).resolve().parent / "cypher"
+CYPHER_DIR = SOURCE_DIR if (SOURCE_DIR / "schema.cypher").exists() else PACKAGED_DIR
 
 
 @cache

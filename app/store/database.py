@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import random
 import re
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -15,17 +18,36 @@ from neo4j.exceptions import (
     ConstraintError,
     Neo4jError,
     ServiceUnavailable,
+    SessionExpired,
+    TransientError,
 )
 from opentelemetry.trace import SpanKind
 
 from app.config import Settings
-from app.errors import SessionConflict, SetupError, ValidationError
+from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
 from app.store import local_server
 from app.store.catalog import schema_statements, statement
 from app.telemetry import Telemetry
 
 T = TypeVar("T")
 Record = dict[str, Any]
+
+# While Neo4j is down a request answers 503 within seconds, not after the driver's default
+# 30 s of retries: the driver retries a transaction for RETRY_SECONDS, connects within
+# CONNECT_SECONDS and waits ACQUIRE_SECONDS for a connection of its pool; then the request is
+# `Unavailable` with a Retry-After. Transient errors (deadlocks between writers) are retried
+# further here, for up to TRANSIENT_SECONDS, as the driver's default would have.
+RETRY_SECONDS = 1.0
+CONNECT_SECONDS = 3.0
+ACQUIRE_SECONDS = 5.0
+TRANSIENT_SECONDS = 30.0
+RETRY_AFTER_SECONDS = 5
+
+
+def _unavailable(exc: Exception) -> Unavailable:
+    return Unavailable(
+        "the database does not answer now; try again shortly", retry_after=RETRY_AFTER_SECONDS
+    )
 
 
 class Tx:
@@ -109,7 +131,9 @@ class Database:
         driver = AsyncGraphDatabase.driver(
             target.uri,
             auth=(target.user, target.password),
-            connection_timeout=5,
+            connection_timeout=CONNECT_SECONDS,
+            max_transaction_retry_time=RETRY_SECONDS,
+            connection_acquisition_timeout=ACQUIRE_SECONDS,
             notifications_min_severity="OFF",
         )
         try:
@@ -159,20 +183,29 @@ class Database:
         return attempt, done
 
     async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
-        attempt, done = self._counted("read", work)
-        async with self._driver.session(database=self._database) as session:
-            try:
-                return await session.execute_read(attempt)
-            finally:
-                done()
+        return await self._run("read", work)
 
     async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
-        attempt, done = self._counted("write", work)
+        try:
+            return await self._run("write", work)
+        except ConstraintError as exc:
+            raise SessionConflict("a concurrent change used the same id; read again") from exc
+
+    async def _run(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
+        attempt, done = self._counted(access, work)
+        deadline = time.monotonic() + TRANSIENT_SECONDS
         async with self._driver.session(database=self._database) as session:
+            run = session.execute_read if access == "read" else session.execute_write
             try:
-                return await session.execute_write(attempt)
-            except ConstraintError as exc:
-                raise SessionConflict("a concurrent change used the same id; read again") from exc
+                while True:
+                    try:
+                        return await run(attempt)
+                    except TransientError:
+                        if time.monotonic() > deadline:
+                            raise
+                        await asyncio.sleep(random.uniform(0.05, 0.5))
+            except (ServiceUnavailable, SessionExpired) as exc:
+                raise _unavailable(exc) from exc
             finally:
                 done()
 

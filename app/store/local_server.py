@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -97,6 +97,20 @@ def _java() -> str:
     if java_home and (Path(java_home) / "bin" / "java").exists():
         return str(Path(java_home) / "bin" / "java")
     return _require("java", "install Java 17 (e.g. `apt-get install openjdk-17-jre-headless`)")
+
+
+# What the local Neo4j may see of our environment: where Java and the user's files are, the
+# locale and time zone. Never the rest (OPENAI_API_KEY, NEO4J_PASSWORD, tokens, ...): the JVM,
+# its logs and any plugin could read them, and it needs none (its home and config are flags).
+SERVER_ENVIRONMENT = frozenset({"PATH", "JAVA_HOME", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR"})
+
+
+def server_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment the local Neo4j is started with: SERVER_ENVIRONMENT and LC_* only."""
+    return {
+        name: value for name, value in environ.items()
+        if name in SERVER_ENVIRONMENT or name.startswith("LC_")
+    }
 
 
 def ensure_jars(settings: Settings) -> Path:
@@ -354,7 +368,7 @@ def _start_locked(settings: Settings, home: Path) -> LocalServer:
             "org.neo4j.server.CommunityEntryPoint",
             f"--home-dir={home}", f"--config-dir={home / 'conf'}",
         ],
-        dict(os.environ),
+        server_environment(os.environ),
         file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, str(console), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600),

@@ -7,7 +7,7 @@ The model is a scripted OpenAI-compatible server on localhost, reached through t
 from __future__ import annotations
 
 import json
-import time
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -47,15 +47,6 @@ def instructions(api: Api, session_id: str) -> Body:
 def contents(view: Body) -> dict[str, tuple[str, str]]:
     """Each entry's content and status, by key."""
     return {key: (e["content"], e["status"]) for key, e in view["entries"].items()}
-
-
-def wait_for_model_request(stub: OpenAIStub, count: int = 1, timeout: float = 20) -> None:
-    """Wait until the scripted model has been asked `count` times (it may still be answering)."""
-    deadline = time.monotonic() + timeout
-    while len(stub.requests) < count:
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the model was asked {len(stub.requests)} times, not {count}")
-        time.sleep(0.02)
 
 
 def forget_command(api: Api, session_id: str, key: str) -> None:
@@ -219,9 +210,10 @@ def test_a_completed_turn_answers_at_once_and_consolidation_runs_after(
 ) -> None:
     # S7: completing a turn does not wait for the model
     sid = stub_session(api)
+    gate = threading.Event()  # the model thinks until the test has looked
     openai_stub.script(
         Reply(
-            delay=3.0,
+            gate=gate,
             content=json.dumps(
                 {"changes": [remember("budget", "The trip budget is 1500 EUR.", ["m-1"])]}
             ),
@@ -242,6 +234,7 @@ def test_a_completed_turn_answers_at_once_and_consolidation_runs_after(
     assert pending["status"] in ("queued", "running")
     assert pending["turn"] == turn["id"]
 
+    gate.set()
     [run] = api.wait_idle(sid)
     assert run["status"] == "succeeded"
     assert run["error"] is None
@@ -287,19 +280,22 @@ def test_the_model_is_asked_for_memory_changes_with_a_json_schema(
 def test_an_edit_made_while_the_model_is_slow_is_kept(api: Api, openai_stub: OpenAIStub) -> None:
     # S7: changes apply to the newest memory, so an edit made while the model worked is kept
     sid = stub_session(api)
+    gate, started = threading.Event(), threading.Event()
     openai_stub.script(
         Reply(
-            delay=2.0,
+            gate=gate,
+            started=started,
             content=json.dumps(
                 {"changes": [remember("budget", "The trip budget is 1500 EUR.", ["m-1"])]}
             ),
         )
     )
     api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
-    wait_for_model_request(openai_stub)
+    assert started.wait(30), "the model was not asked"
     edited = api.remember(sid, "seat", "Ana prefers window seats.", "preference")
     assert "budget" not in edited["memory"]["entries"]  # the model has not answered yet
 
+    gate.set()
     [run] = api.wait_idle(sid)
     assert run["status"] == "succeeded"
     assert contents(memory(api, sid)) == {
@@ -318,15 +314,18 @@ def test_an_edit_of_another_key_while_the_model_is_slow_survives_a_forget(
     # S7: the model's answer is applied to the memory as it is when the answer comes
     sid = stub_session(api)
     api.remember(sid, "hotel", "The hotel is near the station.")
+    gate, started = threading.Event(), threading.Event()
     openai_stub.script(
         Reply(
-            delay=2.0,
+            gate=gate,
+            started=started,
             content=json.dumps({"changes": [{"op": "forget", "key": "hotel", "sources": ["m-1"]}]}),
         )
     )
     api.turn(sid, user("We cancelled the hotel.", id="m-1"))
-    wait_for_model_request(openai_stub)
+    assert started.wait(30), "the model was not asked"
     api.remember(sid, "budget", "The trip budget is 900 EUR.")
+    gate.set()
     api.wait_idle(sid)
     assert contents(memory(api, sid)) == {
         "hotel": ("The hotel is near the station.", "retracted"),
@@ -623,12 +622,14 @@ def test_a_failing_model_leaves_items_unprocessed_and_the_next_turn_reads_them(
 def test_a_model_that_times_out_fails_the_run_and_the_turn_still_completes(
     api: Api, openai_stub: OpenAIStub, start_server: Callable[..., RunningServer]
 ) -> None:
-    # S11: a timeout is a failure like any other. The model answers after 6 s: later than
-    # this server's 0.5 s and the shared test server's 5 s, whichever claims the run.
+    # S11: a timeout is a failure like any other. The model answers only once the run is
+    # over: later than this server's 0.5 s and the shared test server's 5 s, whichever
+    # claims the run.
     impatient = start_server(model_timeout_seconds=0.5, model_retries=0)
     sid = stub_session(api)
+    gate = threading.Event()
     openai_stub.script(
-        Reply(delay=6.0, content=json.dumps({"changes": [remember("x", "Late.", ["m-1"])]}))
+        Reply(gate=gate, content=json.dumps({"changes": [remember("x", "Late.", ["m-1"])]}))
     )
     client = Api(impatient.url, api.token)
     try:
@@ -637,6 +638,7 @@ def test_a_model_that_times_out_fails_the_run_and_the_turn_still_completes(
         assert response.json()["turn"]["status"] == "completed"
         [run] = client.wait_idle(sid)
     finally:
+        gate.set()
         client.http.close()
     assert run["status"] == "failed"
     assert "timed out" in run["error"].lower() or "did not answer" in run["error"]

@@ -8,6 +8,8 @@ import json
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +23,9 @@ from tests.conftest import ROOT, Api, Graph, RunningServer, free_port, user
 from tests.openai_stub import OpenAIStub, Reply, changes
 
 STUB = "openai:test"
-SLOW = 15.0  # seconds the scripted model takes on the attempt that is killed
+# The attempt that is killed waits on this until the test is over: the model is "still
+# working" for as long as the test needs, with no timing window.
+HELD = threading.Event()
 
 
 class Service:
@@ -52,8 +56,8 @@ class Service:
         }
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [str(ROOT / ".venv" / "bin" / "openbot-memory"), "serve", "--port", str(self.port)],
-                env=env,
+                [sys.executable, "-m", "app", "serve", "--port", str(self.port)],
+                env={**env, "PYTHONPATH": str(ROOT)},
                 cwd=self.log.parent,
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -116,8 +120,16 @@ def remember(key: str, content: str, sources: list[str]) -> dict[str, Any]:
     return {"op": "remember", "key": key, "content": content, "kind": "fact", "sources": sources}
 
 
+@pytest.fixture(autouse=True)
+def release_held_model() -> Iterator[None]:
+    HELD.clear()
+    yield
+    HELD.set()  # frees the stub's thread of the killed attempt
+
+
 def slow(*items: dict[str, Any]) -> Reply:
-    return Reply(delay=SLOW, content=json.dumps({"changes": list(items)}))
+    """An answer that comes only after the test (its asker is killed first)."""
+    return Reply(gate=HELD, content=json.dumps({"changes": list(items)}))
 
 
 def wait_until(what: str, done: Callable[[], bool], timeout: float = 30) -> None:
@@ -245,6 +257,9 @@ def test_a_kill_right_after_the_turn_loses_nothing(
     assert state["status"] in ("queued", "running")
 
     service.start()
+    # the held answer goes to the killed attempt (whose process is gone), or, if the run was
+    # not claimed before the kill, to the restarted one's first attempt
+    HELD.set()
     [run] = client.wait_idle(sid, timeout=60)
     assert run["status"] == "succeeded"
     assert run["read"] == ["m-1"]

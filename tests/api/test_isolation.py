@@ -17,7 +17,22 @@ import pytest
 from starlette.routing import Route
 
 from app.api.rest import routes
+from app.store.database import Target
 from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import test_settings as settings_for
+from tests.openai_stub import OpenAIStub
+
+
+@pytest.fixture(scope="module")
+def server(neo4j_target: Target, openai_stub: OpenAIStub) -> Iterator[RunningServer]:
+    """This module's server: its walkers ask for every field nested to the depth limit, an
+    operation far over the default GraphQL cost limit (an estimate: the graph is small)."""
+    running = RunningServer(
+        settings_for(openai_stub, neo4j_target, graphql_max_cost=10**12), neo4j_target
+    )
+    yield running
+    running.stop()
+
 
 ACME = "ACME-7731"  # in every text acme writes
 GLOBEX = "GLOBEX-4409"  # in every text globex writes

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Route
 
+from app.store.database import Target
 from tests.api.test_agent_memory import (
     agent_memory,
     assert_error,
@@ -30,8 +31,21 @@ from tests.api.test_agent_memory import (
     remember,
 )
 from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import test_settings as settings_for
+from tests.openai_stub import OpenAIStub
 
 Body = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def server(neo4j_target: Target, openai_stub: OpenAIStub) -> Iterator[RunningServer]:
+    """This module's server: its walker asks for every field nested to the depth limit, an
+    operation far over the default GraphQL cost limit (an estimate: the graph is small)."""
+    running = RunningServer(
+        settings_for(openai_stub, neo4j_target, graphql_max_cost=10**12), neo4j_target
+    )
+    yield running
+    running.stop()
 
 SECRET = "ANA-PRIVATE-8812"  # in every text of ana's own session
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,23 +19,17 @@ def remember(key: str, content: str, sources: list[str]) -> dict[str, Any]:
     return {"op": "remember", "key": key, "content": content, "kind": "fact", "sources": sources}
 
 
-def wait_for(what: str, done: Callable[[], bool], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def test_a_persons_edit_of_the_same_key_while_the_model_works_is_kept(
     api: Api, openai_stub: OpenAIStub
 ) -> None:
     # S7: changes apply to the newest memory, so an edit made while the model worked is kept,
     # also when the model proposes a change to the very key the person edited.
     sid = api.session(model=STUB)["session"]["id"]
+    gate, started = threading.Event(), threading.Event()  # the model works until released
     openai_stub.script(
         Reply(
-            delay=1.5,
+            gate=gate,
+            started=started,
             content=changes(
                 remember("budget", "The trip budget is 1500 EUR.", ["m-1"]),
                 remember("hotel", "The hotel is near the station.", ["m-1"]),
@@ -44,8 +37,9 @@ def test_a_persons_edit_of_the_same_key_while_the_model_works_is_kept(
         )
     )
     api.turn(sid, user("Budget 1500 EUR, hotel near the station.", id="m-1"))
-    wait_for("the model to be asked", lambda: len(openai_stub.requests) == 1)
+    assert started.wait(30), "the model was not asked"
     api.remember(sid, "budget", "The trip budget is 900 EUR (corrected by Ana).")
+    gate.set()
     [run] = api.wait_idle(sid)
 
     entries = api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]
@@ -85,11 +79,13 @@ def test_a_run_queued_before_generate_was_turned_off_never_asks_the_model(
 ) -> None:
     # S11: with generate off there is no consolidation at all, also for runs already queued.
     sid = api.session(model=STUB)["session"]["id"]
-    openai_stub.script(Reply(delay=1.5))
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script(Reply(gate=gate, started=started))
     api.turn(sid, user("First.", id="m-1"))
-    wait_for("the model to be asked", lambda: len(openai_stub.requests) == 1)
+    assert started.wait(30), "the model was not asked"
     api.turn(sid, user("Second.", id="m-2"))  # queued behind the running one
     api.ok(api.command(sid, {"_tag": "Configure", "generate": False}))
+    gate.set()
     runs = api.wait_idle(sid)
 
     assert sorted(run["status"] for run in runs) == ["skipped", "skipped"]

@@ -93,7 +93,9 @@ def test_two_starters_at_once_share_one_server(tmp_path: Path) -> None:
     assert local_server.status(settings) is None
 
 
-def test_serve_reuses_the_local_neo4j_and_survives_kill_9(neo4j_target: Target) -> None:
+def test_serve_reuses_the_local_neo4j_and_survives_kill_9(
+    neo4j_target: Target, local_neo4j: local_server.LocalServer
+) -> None:
     state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
     settings = Settings(state_dir=Path(state))
     running = local_server.status(settings)

@@ -10,14 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cross_web import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse
+from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionResult
 
 from app.api.auth import principal_of
+from app.api.bodies import load_json
 from app.api.graphql.context import Context
 from app.api.graphql.schema import schema
 from app.memory import values
@@ -25,6 +29,7 @@ from app.memory.service import Service
 
 PLAYGROUND = Path(__file__).resolve().parents[1] / "playground"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
+REFUSALS = {400: "ValidationError", 404: "NotFound", 405: "MethodNotAllowed"}
 
 
 class SubResponse(Response):
@@ -46,6 +51,31 @@ class GraphQLApp(GraphQL[Context, None]):
     def __init__(self, service: Service) -> None:
         super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
         self.service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Strawberry's app, with its HTTP refusals as JSON `_tag` bodies: a mutation sent
+        with GET is 405 `MethodNotAllowed` (GET runs queries only), others 400."""
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope, receive=receive))
+        except HTTPException as exc:
+            if isinstance(exc.__cause__, InvalidOperationTypeError) and scope["method"] == "GET":
+                body = {"_tag": "MethodNotAllowed",
+                        "message": "GET runs queries only: send mutations with POST"}
+                response = JSONResponse(body, status_code=405, headers={"Allow": "POST"})
+            else:
+                tag = REFUSALS.get(exc.status_code, "HTTPError")
+                body = {"_tag": tag, "message": exc.reason}
+                if tag == "ValidationError":
+                    body["field"] = "body"
+                response = JSONResponse(body, status_code=exc.status_code)
+        await response(scope, receive, send)
+
+    def decode_json(self, data: str | bytes) -> object:
+        """A body or `variables` as JSON, with the REST bodies' depth limit (400 on `body`)."""
+        return load_json(data)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         """GraphiQL with its assets served from `/graphql/assets/` (no CDN) and a token field."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -9,6 +10,27 @@ from graphql import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from app.errors import ServiceError
+from app.logs import FIELDS, request_id
+
+log = logging.getLogger("openbot_memory.graphql")
+
+
+def log_errors(errors: Iterable[GraphQLError]) -> None:
+    """Expected errors (a service error, or a document that does not parse or validate) as one
+    line without a traceback; any other with its traceback. Never the message of a service
+    error, which may quote what the client sent: its tag and path only."""
+    rid = request_id.get()
+    for error in errors:
+        original = error.original_error
+        path = ".".join(str(part) for part in error.path or ())
+        if original is None or isinstance(original, ServiceError):
+            tag = original.tag if isinstance(original, ServiceError) else "RequestError"
+            log.info("graphql %s at %s", tag, path or "-",
+                     extra={FIELDS: {"requestId": rid, "error": tag, "path": path or None}})
+        else:
+            log.error("unexpected error in graphql at %s", path or "-", exc_info=original,
+                      extra={FIELDS: {"requestId": rid, "error": type(original).__name__,
+                                      "path": path or None}})
 
 
 class ServiceErrors(MaskErrors):
@@ -16,6 +38,12 @@ class ServiceErrors(MaskErrors):
 
     def __init__(self) -> None:
         super().__init__(should_mask_error=self._unexpected, error_message="Unexpected error.")
+
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
+        """The masked error, with the request id its traceback was logged under."""
+        masked = super().anonymise_error(error)
+        masked.extensions = {"requestId": request_id.get()}
+        return masked
 
     @staticmethod
     def _unexpected(error: GraphQLError) -> bool:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import strawberry
+from graphql import GraphQLError
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
 from strawberry.schema.config import StrawberryConfig
 
 from app.api.graphql.agents import Agent, AgentMutation
 from app.api.graphql.context import GraphInfo
-from app.api.graphql.errors import ServiceErrors
+from app.api.graphql.errors import ServiceErrors, log_errors
+from app.api.graphql.limits import CostLimit, TokenLimit
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis, page
 from app.api.graphql.search import SearchQuery
@@ -47,7 +51,14 @@ class Mutation(MemoryMutation, HistoryMutation, AgentMutation):
     pass
 
 
-schema = strawberry.Schema(
+class Schema(strawberry.Schema):
+    """Strawberry's schema, logging errors our way (`log_errors`), not each with a traceback."""
+
+    def process_errors(self, errors: list[GraphQLError], execution_context: Any = None) -> None:
+        log_errors(errors)
+
+
+schema = Schema(
     query=Query,
     mutation=Mutation,
     config=StrawberryConfig(scalar_map={EpochMillis: EPOCH_MILLIS}),
@@ -56,6 +67,8 @@ schema = strawberry.Schema(
         ServiceErrors,
         lambda: QueryDepthLimiter(max_depth=12),
         lambda: MaxAliasesLimiter(max_alias_count=30),
+        TokenLimit,
+        CostLimit,
     ],
 )
 

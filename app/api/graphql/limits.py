@@ -1,0 +1,165 @@
+"""Limits on what one GraphQL document may ask, each refused with its own `extensions.code`.
+
+- `TokenLimit`: at most `graphql_max_tokens` lexical tokens (and MAX_COMMENTS comments),
+  enforced by the parser itself, so a huge document costs no more than reading that many
+  tokens. Code `QUERY_TOO_LARGE`.
+- `CostLimit`: an estimate of the objects an operation may load, counted before it runs. Each
+  field costs 1; a list field multiplies what it selects by its page size: its `limit` or
+  `first` argument (its declared default when not given, MAX_PAGE when it is a variable), or
+  UNPAGED_LIST for a list without pages. Over `graphql_max_cost` is refused with
+  `QUERY_TOO_COSTLY`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLField,
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLNamedType,
+    GraphQLObjectType,
+    InlineFragmentNode,
+    IntValueNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValidationRule,
+    VariableNode,
+    get_named_type,
+    get_nullable_type,
+)
+from strawberry.extensions import SchemaExtension
+
+from app.api.graphql.scalars import MAX_PAGE
+from app.config import Settings
+
+
+def _settings(context: Any) -> Settings:
+    """The serving process's settings (the defaults where a context has none, as in tests that
+    execute the schema directly)."""
+    service = getattr(context, "service", None)
+    settings = getattr(service, "settings", None)
+    return settings if isinstance(settings, Settings) else Settings()
+
+MAX_COMMENTS = 500
+UNPAGED_LIST = 10
+PAGE_ARGUMENTS = ("limit", "first")
+TOO_LARGE = "QUERY_TOO_LARGE"
+TOO_COSTLY = "QUERY_TOO_COSTLY"
+
+
+class TokenLimit(SchemaExtension):
+    """The parser stops at `graphql_max_tokens` tokens; its error has code `QUERY_TOO_LARGE`."""
+
+    def on_operation(self) -> Iterator[None]:
+        options = self.execution_context.parse_options
+        limit = _settings(self.execution_context.context).graphql_max_tokens
+        options["max_lexical_tokens"] = limit  # type: ignore[typeddict-unknown-key]
+        options["max_comments"] = MAX_COMMENTS  # type: ignore[typeddict-unknown-key]
+        yield
+        result = self.execution_context.result
+        errors = getattr(result, "errors", None) or []
+        for error in errors:
+            if isinstance(error, GraphQLError) and "Document contains more than" in error.message:
+                error.extensions = {**(error.extensions or {}), "code": TOO_LARGE}
+
+
+def _page_size(field: FieldNode, definition: GraphQLField) -> int:
+    for name in PAGE_ARGUMENTS:
+        if name not in definition.args:
+            continue
+        for argument in field.arguments or ():
+            if argument.name.value == name:
+                if isinstance(argument.value, IntValueNode):
+                    return max(1, int(argument.value.value))
+                if isinstance(argument.value, VariableNode):
+                    return MAX_PAGE
+        default = definition.args[name].default_value
+        return int(default) if isinstance(default, int) else MAX_PAGE
+    return UNPAGED_LIST
+
+
+class _Cost(ValidationRule):
+    max_cost = 500_000
+
+    def enter_operation_definition(self, node: OperationDefinitionNode, *_: Any) -> None:
+        schema = self.context.schema
+        root = schema.get_root_type(node.operation)
+        if root is None:
+            return
+        fragments = {
+            definition.name.value: definition
+            for definition in self.context.document.definitions
+            if isinstance(definition, FragmentDefinitionNode)
+        }
+        cost = self._selection_cost(node.selection_set, root, fragments, frozenset())
+        if cost > self.max_cost:
+            self.report_error(
+                GraphQLError(
+                    f"The query may load about {cost} objects, more than the limit of "
+                    f"{self.max_cost}: ask for smaller pages or fewer nested lists.",
+                    node,
+                    extensions={"code": TOO_COSTLY, "cost": cost, "limit": self.max_cost},
+                )
+            )
+
+    def _selection_cost(
+        self,
+        selection_set: SelectionSetNode | None,
+        parent: GraphQLNamedType,
+        fragments: dict[str, FragmentDefinitionNode],
+        seen: frozenset[str],
+    ) -> int:
+        if selection_set is None or not isinstance(
+            parent, GraphQLObjectType | GraphQLInterfaceType
+        ):
+            return 0
+        total = 0
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                definition = parent.fields.get(selection.name.value)
+                if definition is None:  # __typename, or a field validation reports
+                    total += 1
+                    continue
+                inner = self._selection_cost(
+                    selection.selection_set, get_named_type(definition.type), fragments, seen
+                )
+                many = isinstance(get_nullable_type(definition.type), GraphQLList)
+                total += 1 + (_page_size(selection, definition) if many else 1) * inner
+            elif isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                target = (
+                    self.context.schema.get_type(condition.name.value) if condition else parent
+                )
+                if target is not None:
+                    total += self._selection_cost(selection.selection_set, target, fragments, seen)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                fragment = fragments.get(name)
+                if fragment is None or name in seen:  # cycles are validation's to report
+                    continue
+                target = self.context.schema.get_type(fragment.type_condition.name.value)
+                if target is not None:
+                    total += self._selection_cost(
+                        fragment.selection_set, target, fragments, seen | {name}
+                    )
+            if total > self.max_cost * 1000:  # enough to refuse; stop counting
+                return total
+        return total
+
+
+class CostLimit(SchemaExtension):
+    """Refuse an operation whose estimated cost is over `graphql_max_cost` (`QUERY_TOO_COSTLY`)."""
+
+    def on_operation(self) -> Iterator[None]:
+        limit = _settings(self.execution_context.context).graphql_max_cost
+        rule = type("Cost", (_Cost,), {"max_cost": limit})
+        context = self.execution_context
+        context.validation_rules = (*context.validation_rules, rule)
+        yield

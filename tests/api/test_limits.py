@@ -1,0 +1,205 @@
+"""Limits with clear errors: body size (413 before the read), JSON nesting (400 on `body`),
+GraphQL tokens and cost (each with its code), and GET on /graphql for queries only."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from app.api.bodies import MAX_DEPTH
+from app.config import Settings
+from tests.conftest import Api, RunningServer
+
+EIGHT_MIB = 8 * 1024 * 1024
+MAX_COST = Settings().graphql_max_cost
+MAX_TOKENS = Settings().graphql_max_tokens
+
+
+def raw_request(url: str, head: str, timeout: float = 10) -> tuple[int, dict[str, str], Any]:
+    """Send only a request's head (no body) on a socket; the status, headers and JSON body."""
+    parts = urlsplit(url)
+    with socket.create_connection((parts.hostname, parts.port), timeout=timeout) as sock:
+        sock.sendall(head.encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        top, _, rest = data.partition(b"\r\n\r\n")
+        lines = top.decode().split("\r\n")
+        headers = {k.lower(): v.strip() for k, v in (line.split(":", 1) for line in lines[1:])}
+        length = int(headers.get("content-length", "0"))
+        while len(rest) < length:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            rest += chunk
+    return int(lines[0].split()[1]), headers, json.loads(rest)
+
+
+def test_a_body_declared_over_8_mib_is_413_before_any_of_it_is_sent(api: Api) -> None:
+    session = api.session()["session"]["id"]
+    head = (
+        f"POST /v1/sessions/{session}/turns HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {api.token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {50 * 1024 * 1024}\r\n\r\n"
+    )
+    started = time.monotonic()
+    status, headers, body = raw_request(str(api.http.base_url), head)
+    # the answer came though not one byte of the 50 MB was sent: nothing was read
+    assert status == 413
+    assert time.monotonic() - started < 5
+    assert body["_tag"] == "PayloadTooLarge"
+    assert str(EIGHT_MIB) in body["message"]
+    assert body["requestId"] == headers["x-request-id"]
+    # and a body just under the limit is read as usual (here: a 400 on its field, not a 413)
+    padded = {"items": [{"type": "message", "role": "user", "content": "x" * (EIGHT_MIB - 200)}]}
+    answer = api.post(f"/v1/sessions/{session}/turns", padded)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == "items.0.content"
+
+
+def chunks(total: int, size: int = 1024) -> Iterator[bytes]:
+    sent = 0
+    yield b'{"name": "'
+    while sent < total:
+        yield b"x" * size
+        sent += size
+    yield b'"}'
+
+
+def test_a_chunked_body_is_counted_as_it_streams(
+    start_server: Callable[..., RunningServer], api: Api
+) -> None:
+    small = start_server(max_body_bytes=4096)
+    headers = {"Authorization": f"Bearer {api.token}", "Content-Type": "application/json"}
+    with httpx.Client(base_url=small.url, headers=headers, timeout=30) as http:
+        # no Content-Length: httpx sends a generator chunked
+        over = http.post("/v1/agents", content=chunks(64 * 1024))
+        assert over.status_code == 413, over.text
+        assert over.json()["_tag"] == "PayloadTooLarge"
+        under = http.post("/v1/agents", content=chunks(150, size=50))
+        assert under.status_code == 201, under.text
+        # GraphQL reads its body through the same limit
+        query = {"query": "{ agents { id } }", "variables": {"pad": "x" * 8000}}
+        graphql = http.post("/graphql", json=query)
+        assert graphql.status_code == 413, graphql.text
+        assert graphql.json()["_tag"] == "PayloadTooLarge"
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def test_json_nested_too_deep_is_400_on_body(api: Api) -> None:
+    session = api.session()["session"]["id"]
+    for depth in (MAX_DEPTH + 1, 100_000):
+        body = '{"items": ' + nested(depth) + "}"
+        answer = api.http.post(
+            f"/v1/sessions/{session}/turns", content=body,
+            headers={"Content-Type": "application/json"},
+        )
+        assert answer.status_code == 400, (depth, answer.text)
+        assert answer.json()["_tag"] == "ValidationError"
+        assert answer.json()["field"] == "body"
+        assert f"deeper than {MAX_DEPTH}" in answer.json()["message"]
+    # within the limit it is an ordinary validation error of the field
+    answer = api.http.post(
+        f"/v1/sessions/{session}/turns", content='{"items": ' + nested(MAX_DEPTH - 1) + "}",
+        headers={"Content-Type": "application/json"},
+    )
+    assert answer.status_code == 400
+    assert answer.json()["field"].startswith("items")
+
+
+def test_graphql_variables_nested_too_deep_are_400_on_body(api: Api) -> None:
+    body = '{"query": "{ agents { id } }", "variables": {"x": ' + nested(100_000) + "}}"
+    answer = api.http.post("/graphql", content=body, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["_tag"] == "ValidationError"
+    assert answer.json()["field"] == "body"
+    # and in a GET's query string too
+    answer = api.get("/graphql", params={"query": "{ agents { id } }", "variables": nested(5000)})
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["field"] == "body"
+
+
+def test_a_document_over_the_token_limit_is_query_too_large(api: Api) -> None:
+    fields = " ".join(f"a{n}: __typename" for n in range(MAX_TOKENS // 3 + 10))
+    answer = api.graphql("{ " + fields + " }")
+    [error] = answer["errors"]
+    assert error["extensions"]["code"] == "QUERY_TOO_LARGE", error
+    assert answer["data"] is None
+    # a comment flood is bounded too
+    answer = api.graphql("{ agents { id } }\n" + "#\n" * 100_000)
+    assert answer["errors"][0]["extensions"]["code"] == "QUERY_TOO_LARGE"
+
+
+STORY = """
+query Story($id: ID!) {
+  session(id: $id) {
+    head revision
+    memory { entries { key content status
+                       sources { id content turn { id model session { id } } }
+                       changes { op maker madeBy before: beforeContent content at
+                                 run { model read } } } }
+    runs { status error read dropped { key reason } changes { key content } }
+    versions { id cause current }
+    agent { name sessions { id } }
+  }
+}
+"""
+
+
+def test_cost_counts_list_sizes_and_refuses_what_multiplies(api: Api) -> None:
+    session = api.session()["session"]["id"]
+    # the README's story of a session is well within the limit
+    story = api.graphql(STORY, id=session)
+    assert "errors" not in story, story
+    assert story["data"]["session"]["revision"] >= 0
+    # pages multiply: 200 agents x 200 sessions x their entries and sources
+    costly = """{ agents(limit: 200) { sessions(limit: 200) { id memory { entries { key
+                  sources { id } } } } } }"""
+    answer = api.graphql(costly)
+    [error] = answer["errors"]
+    assert error["extensions"]["code"] == "QUERY_TOO_COSTLY", error
+    assert error["extensions"]["cost"] > MAX_COST
+    assert answer["data"] is None
+    # the same shape with small pages runs
+    cheap = "{ agents(limit: 5) { sessions(limit: 5) { id memory { entries { key } } } } }"
+    assert "errors" not in api.graphql(cheap)
+    # a variable page counts as the largest page
+    answer = api.graphql(
+        "query($n: Int!) { agents(limit: $n) { sessions(limit: $n) { memory { entries {"
+        " sources { id } } } } } }", n=1,
+    )
+    assert answer["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY"
+    # fragments are counted where they are spread
+    fragment = """query { agents(limit: 200) { ...A } }
+                  fragment A on Agent { sessions(limit: 200) { memory { entries { key
+                  sources { id } } } } }"""
+    assert api.graphql(fragment)["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY"
+
+
+def test_get_on_graphql_runs_queries_only(api: Api, graph: Any) -> None:
+    answer = api.get("/graphql", params={"query": "{ agents { id } }"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"data": {"agents": []}}
+    mutation = 'mutation { forget(sessionId: "s", expected: "v", revision: 0, key: "k") { id } }'
+    answer = api.get("/graphql", params={"query": mutation})
+    assert answer.status_code == 405, answer.text
+    assert answer.headers["allow"] == "POST"
+    assert answer.json()["_tag"] == "MethodNotAllowed"
+    assert answer.json()["requestId"] == answer.headers["x-request-id"]
+    # the same mutation over POST runs (here: an expected NotFound)
+    posted = api.graphql(mutation)
+    assert posted["errors"][0]["extensions"]["code"] == "NOT_FOUND"
+    # nothing was written by the GET
+    assert graph.value("MATCH (n:Change) RETURN count(n)") == 0
