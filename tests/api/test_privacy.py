@@ -40,9 +40,13 @@ Body = dict[str, Any]
 @pytest.fixture(scope="module")
 def server(neo4j_target: Target, openai_stub: OpenAIStub) -> Iterator[RunningServer]:
     """This module's server: its walker asks for every field nested to the depth limit, an
-    operation far over the default GraphQL cost limit (an estimate: the graph is small)."""
+    operation far over the default GraphQL cost and token limits (an estimate: the graph is
+    small)."""
     running = RunningServer(
-        settings_for(openai_stub, neo4j_target, graphql_max_cost=10**12), neo4j_target
+        settings_for(
+            openai_stub, neo4j_target, graphql_max_cost=10**12, graphql_max_tokens=10**6
+        ),
+        neo4j_target,
     )
     yield running
     running.stop()
