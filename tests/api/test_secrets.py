@@ -126,7 +126,7 @@ def test_no_planted_credential_is_stored_on_any_write_path(
             result = api.graphql(
                 "mutation($s: ID!, $e: String!, $r: Int!, $k: String!, $c: String!) {"
                 " remember(sessionId: $s, expected: $e, revision: $r, key: $k, content: $c,"
-                " kind: \"fact\") { revision } }",
+                " kind: FACT) { revision } }",
                 s=sid, e=view["head"], r=view["revision"], k=key, c=content,
             )
             assert result["errors"][0]["extensions"]["code"] == "VALIDATION_ERROR", result
@@ -141,7 +141,7 @@ def test_no_planted_credential_is_stored_on_any_write_path(
             result = api.graphql(
                 "mutation($a: ID!, $v: Int!, $k: String!, $c: String!) {"
                 " rememberForAgent(agentId: $a, expected: $v, key: $k, content: $c,"
-                " kind: \"procedure\") { version } }",
+                " kind: PROCEDURE) { version } }",
                 a=agent, v=version, k=key, c=content,
             )
             assert result["errors"][0]["extensions"]["code"] == "VALIDATION_ERROR", result
