@@ -13,11 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service as DriverService
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import ROOT, Api, RunningServer
@@ -79,9 +81,12 @@ def test_a_session_memory_query_in_graphiql_shows_the_entries(
     browser.get(f"{server.url}/graphql")
     wait = WebDriverWait(browser, 30)
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
+    unsigned = browser.find_element(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror")
     token = browser.find_element(By.ID, "token")
     token.send_keys(api.token)
-    token.send_keys(Keys.TAB)  # the change event: GraphiQL reads the schema again, signed
+    token.send_keys(Keys.TAB)  # the change event: GraphiQL renders anew, signed
+    # type into the new editor, not into the one being replaced
+    wait.until(expected_conditions.staleness_of(unsigned))
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
     query = f'{{ session(id: "{session}") {{ memory {{ entries {{ key content }} }} }} }}'
     _type_into_editor(browser, ".graphiql-query-editor", query)
@@ -91,8 +96,14 @@ def test_a_session_memory_query_in_graphiql_shows_the_entries(
         text = str(b.find_element(By.CSS_SELECTOR, ".graphiql-response").text)
         return text if "1500 EUR" in text else None
 
-    shown = str(wait.until(answered))
     OUTPUT.mkdir(exist_ok=True)
+    try:
+        shown = str(wait.until(answered))
+    except TimeoutException:
+        browser.save_screenshot(str(OUTPUT / "graphiql-failed.png"))
+        pane = browser.find_element(By.CSS_SELECTOR, ".graphiql-response").text
+        editor = browser.find_element(By.CSS_SELECTOR, ".graphiql-query-editor").text
+        raise AssertionError(f"no answer shown; editor: {editor!r}; pane: {pane!r}") from None
     shot = Path(OUTPUT / "graphiql.png")
     browser.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000
