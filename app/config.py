@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     run_lease_seconds: float = Field(default=15.0, ge=1)
     # How often an idle consolidation worker looks for queued jobs it was not told of.
     worker_poll_seconds: float = Field(default=2.0, gt=0)
+    # The most item text (characters) one consolidation run sends the model: a larger backlog
+    # becomes several runs, oldest items first.
+    prompt_budget_chars: int = Field(default=24_000, ge=100)
 
     # Logs: `text` for a terminal, `json` for one JSON object per line; and the level.
     log_format: Literal["text", "json"] = "text"

@@ -1,7 +1,3 @@
-// The newest change of one key on the session's branch: the entry as it stands.
-MATCH (:Session {id: $id})-[:HEAD]->(h:Version)
-MATCH (h)-[:PARENT*0..]->(v:Version)<-[:AT]-(c:Change)
-WHERE c.key = $key
+// The entry of one key as it stands at the session's head: its CURRENT change (kept state).
+MATCH (:Session {id: $id})-[:HAS_ENTRY]->(:Entry {key: $key})-[:CURRENT]->(c:Change)
 RETURN c {.id, .key, .content, .kind, .status, .at} AS change
-ORDER BY v.depth DESC
-LIMIT 1

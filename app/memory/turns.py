@@ -14,7 +14,7 @@ from app.memory.ids import new_head, new_id, now_ms
 from app.memory.instructions import Instructions, compose
 from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
-from app.memory.sessions import fresh_item_ids, load_view, lock
+from app.memory.sessions import branch_item_ids, fresh_item_ids, load_view, lock
 from app.memory.values import Item, Principal, SessionView
 from app.store.database import Database, Tx
 
@@ -93,7 +93,7 @@ class Turns:
 
         async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
             state = await lock(tx, who, session_id)
-            existing = await tx.rows("branch_item_ids", id=session_id, ids=client_ids)
+            existing = await branch_item_ids(tx, session_id, client_ids)
             if existing:
                 turns = {row["turn"] for row in existing}
                 if len(existing) == len(items) == len(client_ids) and len(turns) == 1:

@@ -25,6 +25,7 @@ from opentelemetry.trace import SpanKind
 
 from app.config import Settings
 from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
+from app.logs import request_id
 from app.store import local_server
 from app.store.catalog import schema_statements, statement
 from app.telemetry import Telemetry
@@ -57,8 +58,12 @@ class Tx:
         self._tx = tx
         self._db = db
 
+    def _count(self) -> None:
+        if request_id.get() is not None:
+            self._db.statements += 1
+
     async def rows(self, name: str, **params: Any) -> list[Record]:
-        self._db.statements += 1
+        self._count()
         # A span per statement, named by its file; parameter values never go into a trace.
         with self._db.telemetry.tracer.start_as_current_span(
             name, kind=SpanKind.CLIENT, attributes={"db.system.name": "neo4j"}
@@ -74,7 +79,7 @@ class Tx:
 
     async def stream(self, name: str, **params: Any) -> AsyncIterator[Record]:
         """The rows of a statement one at a time, for answers too big to hold (exports)."""
-        self._db.statements += 1
+        self._count()
         result = await self._tx.run(statement(name), params)
         async for record in result:
             yield record.data()
@@ -123,7 +128,9 @@ class Database:
     def __init__(self, driver: neo4j.AsyncDriver, database: str) -> None:
         self._driver = driver
         self._database = database
-        self.statements = 0  # statements run so far: what a request costs, for tests and bench
+        # Statements run so far on behalf of requests (not of background workers): what requests
+        # cost, for tests and bench.
+        self.statements = 0
         self.telemetry = Telemetry()  # the app's metrics and tracer; `create_app` sets its own
 
     @classmethod
