@@ -21,6 +21,7 @@ from typing import Any
 from app.config import Settings
 from app.errors import NotFound, SessionConflict
 from app.memory.checks import check_changes, keep_newer_edits
+from app.memory.credentials import prescan
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.learning import queue_learning
 from app.memory.model_names import resolve_model
@@ -92,7 +93,9 @@ class Consolidation:
         self.pool = Workers(
             name="consolidation",
             db=self.db,
-            statements=Statements("next_run", "claim_run", "extend_run_lease", "requeue_runs"),
+            statements=Statements(
+                "waiting_runs", "next_run", "claim_run", "extend_run_lease", "requeue_runs"
+            ),
             run=self.execute,
             count=self.workers,
             poll_seconds=self.settings.worker_poll_seconds,
@@ -159,6 +162,7 @@ class Consolidation:
             await self._finish(run_id, "failed", message, sorted(read_uids))
             return
         seen = {entry.key: entry.change for entry in entries}
+        await asyncio.to_thread(prescan, proposed)  # S10's scan, before the lock
         await self.db.write(
             lambda tx: self._apply(
                 tx, run_id, org, session_id, model_name, read_uids, seen, proposed

@@ -3,6 +3,7 @@ one transaction. A person reaches only their own sessions; a service token all o
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -197,8 +198,8 @@ class Sessions:
         `field_prefix` is how a transport names the command's fields in a ValidationError."""
         if isinstance(command, Refresh):
             raise TypeError("Refresh runs through consolidation")
-        if isinstance(command, Remember):
-            command = check_remember(command, field_prefix)
+        if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
+            command = await asyncio.to_thread(check_remember, command, field_prefix)
 
         async def work(tx: Tx) -> SessionView:
             state = await lock(tx, who, session_id)

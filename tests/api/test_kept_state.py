@@ -96,7 +96,8 @@ def apply(api: Api, session: str, op: tuple[Any, ...]) -> str:
             command = {"_tag": "Remember", "key": key, "content": f"{key} {n}", "kind": "fact"}
             assert with_current(api, session, "memory", {"command": command}).status_code == 200
         case ("forget", key):
-            answer = with_current(api, session, "memory", {"command": {"_tag": "Forget", "key": key}})
+            forget = {"command": {"_tag": "Forget", "key": key}}
+            answer = with_current(api, session, "memory", forget)
             assert answer.status_code in (200, 409), answer.text
         case ("refresh",):
             answer = with_current(api, session, "memory", {"command": {"_tag": "Refresh"}})
