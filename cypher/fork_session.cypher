@@ -9,7 +9,8 @@ OPTIONAL MATCH (src)-[:STARTED_FROM]->(parent:Session)
 CREATE (f:Session {id: $fork.id, kind: src.kind, revision: 0, model: src.model,
                    useOverride: src.useOverride, generateOverride: src.generateOverride,
                    createdAt: $fork.createdAt, processed: $fork.processed,
-                   processedSeq: $fork.processedSeq})
+                   processedSeq: $fork.processedSeq,
+                   clientItemIds: coalesce(src.clientItemIds, false)})
 CREATE (f)-[:OF_AGENT]->(a)
 CREATE (f)-[:WITH]->(p)
 CREATE (f)-[:FORKED_FROM {at: at.id, createdAt: $fork.createdAt}]->(src)

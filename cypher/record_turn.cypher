@@ -15,7 +15,8 @@ CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:OF]->(s)
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
-SET s.revision = s.revision + 1
+SET s.revision = s.revision + 1,
+    s.clientItemIds = coalesce(s.clientItemIds, false) OR $turn.clientItemIds
 WITH s, t, v, h
 CALL (s, t, v, h) {
   UNWIND range(0, size($turn.items) - 1) AS n

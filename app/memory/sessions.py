@@ -45,9 +45,12 @@ async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
     return views[session_id]
 
 
-async def lock(tx: Tx, who: Principal, session_id: str) -> dict[str, Any]:
-    """Lock the session for this transaction, then read its state (head, revision, ...)."""
-    state = await tx.row("lock_session", **who.scope(), id=session_id)
+async def lock(
+    tx: Tx, who: Principal, session_id: str, key: str | None = None
+) -> dict[str, Any]:
+    """Lock the session for this transaction, then read its state (head, revision, ...), and
+    with a `key` that key's entry as it stands (`current`), all in one statement."""
+    state = await tx.row("lock_session", **who.scope(), id=session_id, key=key)
     if state is None:
         raise NotFound(f"no session {session_id}")
     return state
@@ -70,9 +73,13 @@ async def branch_item_ids(tx: Tx, session_id: str, ids: Sequence[str]) -> list[d
     return await tx.rows("branch_item_ids", id=session_id, ids=list(ids)) if ids else []
 
 
-async def fresh_item_ids(tx: Tx, session_id: str, first_seq: int, count: int) -> list[str]:
-    """Ids `i-NN` for the next `count` items of a branch, skipping any a client already took."""
+async def fresh_item_ids(tx: Tx, state: dict[str, Any], session_id: str, count: int) -> list[str]:
+    """Ids `i-NN` for the next `count` items of a branch, skipping any a client already took
+    (looked for only where a client ever chose an id)."""
+    first_seq = state["items"] + 1
     wanted = [item_id(first_seq + n) for n in range(count)]
+    if not state["clientItemIds"]:
+        return wanted
     taken = {row["id"] for row in await branch_item_ids(tx, session_id, wanted)}
     return [
         candidate if candidate not in taken else f"{candidate}-{new_id('x')[-6:]}"
@@ -202,7 +209,8 @@ class Sessions:
             command = await asyncio.to_thread(check_remember, command, field_prefix)
 
         async def work(tx: Tx) -> SessionView:
-            state = await lock(tx, who, session_id)
+            key = None if isinstance(command, Configure) else command.key
+            state = await lock(tx, who, session_id, key)
             check_expected(state, expected, revision)
             if isinstance(command, Configure):
                 await tx.row(
@@ -224,8 +232,7 @@ class Sessions:
         self, tx: Tx, who: Principal, session_id: str, state: dict[str, Any],
         command: Remember | Forget,
     ) -> None:
-        current = await tx.row("current_change", id=session_id, key=command.key)
-        previous = current["change"] if current else None
+        previous = state["current"]
         if isinstance(command, Forget):
             if previous is None:
                 raise SessionConflict(f"the session's memory has no key {command.key!r}")
@@ -234,7 +241,7 @@ class Sessions:
         else:
             op, content, kind, status = "remember", command.content, command.kind, "active"
             text = f"Remember {command.key} ({command.kind}): {command.content}"
-        [edit_item] = await fresh_item_ids(tx, session_id, state["items"] + 1, 1)
+        [edit_item] = await fresh_item_ids(tx, state, session_id, 1)
         edit = {
             "op": op,
             "key": command.key,

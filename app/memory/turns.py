@@ -117,7 +117,7 @@ class Turns:
                 if not earlier
                 else (Instructions("", ()), {})
             )
-            generated = await fresh_item_ids(tx, session_id, state["items"] + 1, len(items))
+            generated = await fresh_item_ids(tx, state, session_id, len(items))
             ids = [
                 item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)
             ]
@@ -138,6 +138,7 @@ class Turns:
             turn = {
                 "id": turn_id or new_id("trn"),
                 "learn": learn,
+                "clientItemIds": bool(client_ids),
                 "status": status,
                 "model": run_model,
                 "at": now_ms(),
