@@ -18,7 +18,7 @@ from typing import Any
 from app.errors import NotFound, Unauthorized, ValidationError
 from app.memory.ids import now_ms
 from app.memory.values import Principal
-from app.store.database import Database, Tx
+from app.store.database import Database, Tx, uncounted
 
 TOKEN_PREFIX = "obm_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
 LAST_USE_EVERY_MS = 60_000
@@ -134,6 +134,10 @@ class Tokens:
 
         hashed = token_hash(token.strip())
         now = now_ms()
+        with uncounted():
+            return await self._principal(hashed, now)
+
+    async def _principal(self, hashed: str, now: int) -> Principal:
         row = await self._lookup(hashed, now)
         if row is None:
             raise Unauthorized("this token is not known")

@@ -6,7 +6,9 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -51,6 +53,20 @@ def _unavailable(exc: Exception) -> Unavailable:
     )
 
 
+_uncounted: ContextVar[bool] = ContextVar("uncounted", default=False)
+
+
+@contextmanager
+def uncounted() -> Iterator[None]:
+    """Statements run inside are left out of `Database.statements` (authentication's: a token's
+    lookup is cached, so counting it would make a request's cost depend on the clock)."""
+    token = _uncounted.set(True)
+    try:
+        yield
+    finally:
+        _uncounted.reset(token)
+
+
 class Tx:
     """A transaction that runs catalog statements by name, with parameters only."""
 
@@ -59,7 +75,7 @@ class Tx:
         self._db = db
 
     def _count(self) -> None:
-        if request_id.get() is not None:
+        if request_id.get() is not None and not _uncounted.get():
             self._db.statements += 1
 
     async def rows(self, name: str, **params: Any) -> list[Record]:
@@ -128,8 +144,8 @@ class Database:
     def __init__(self, driver: neo4j.AsyncDriver, database: str) -> None:
         self._driver = driver
         self._database = database
-        # Statements run so far on behalf of requests (not of background workers): what requests
-        # cost, for tests and bench.
+        # Statements run so far on behalf of requests (not of background workers, nor of
+        # authentication): what requests cost, for tests and bench.
         self.statements = 0
         self.telemetry = Telemetry()  # the app's metrics and tracer; `create_app` sets its own
 
