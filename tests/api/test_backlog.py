@@ -20,11 +20,12 @@ BUDGET = 200
 
 
 def test_a_backlog_larger_than_one_prompt_becomes_several_runs(
-    api: Api, start_server: Callable[..., RunningServer]
+    api: Api, server: RunningServer, start_server: Callable[..., RunningServer]
 ) -> None:
     # S7, S9, S11 and issue 12: each run reads the oldest unprocessed items that fit the budget
     small = start_server(prompt_budget_chars=BUDGET)
     client = Api(small.url, api.token)
+    server.service.consolidation.pool.paused = True  # only the small server's workers run
     try:
         sid = client.session()["session"]["id"]
         client.ok(client.command(sid, {"_tag": "Configure", "generate": False}))
@@ -53,6 +54,7 @@ def test_a_backlog_larger_than_one_prompt_becomes_several_runs(
         assert memory["entries"]  # the built-in model learned from the chunks
 
     finally:
+        server.service.consolidation.pool.paused = False
         client.http.close()
 
 def test_a_run_that_keeps_nothing_makes_no_new_head(api: Api) -> None:
