@@ -173,7 +173,11 @@ class Turns:
                 run_id = str(run["id"])
             elif learn:  # with no run queued, the agent's queue may be empty now (A2)
                 await queue_learning(tx, who.org, state["agent"])
-            answer = await self._view(tx, who, session_id, str(turn["id"]))
+            answer = (
+                await self._view(tx, who, session_id, str(turn["id"]))
+                if earlier  # the turn's items are its earlier step's and these
+                else recorded(turn, session_id, state["revision"] + 1)
+            )
             return answer, True, run_id, queued or learn
 
         answer, created, run_id, woke = await self.db.write(work)
@@ -234,6 +238,17 @@ class Turns:
             }
 
         return await self.db.read(work)
+
+
+def recorded(turn: dict[str, Any], session_id: str, revision: int) -> dict[str, Any]:
+    """The view of a turn just recorded in one step, from what was written (no read back)."""
+    return turn_json({
+        **turn,
+        "items": [item["id"] for item in turn["items"]],
+        "completedAt": turn["at"] if turn["status"] == "completed" else None,
+        "session": session_id,
+        "revision": revision,
+    })
 
 
 def turn_json(turn: dict[str, Any]) -> dict[str, Any]:
