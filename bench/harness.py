@@ -435,6 +435,22 @@ async def verify_loaded(ctx: Context, view: dict[str, Any], branch: Branch,
     view["session"].update(got["session"])
 
 
+def four_items(n: int) -> list[dict[str, str]]:
+    return [{"type": "message", "role": "user" if k % 2 == 0 else "assistant",
+             "content": f"Turn {n}, item {k}: the budget is {n * k} EUR."} for k in range(4)]
+
+
+async def organic_branch(ctx: Context, view: dict[str, Any]) -> Branch:
+    """The session's next turn (4 items) through the REST API; the loader's turns copy it."""
+    sid = view["session"]["id"]
+    _, answer = await ctx.api.call("POST", f"/v1/sessions/{sid}/turns", {"items": four_items(0)})
+    branch = Branch(sid, ctx.person)
+    await loader.follow(ctx.db, branch, answer["turn"]["id"], items_after(answer),
+                        answer["session"]["head"])
+    view["session"].update(answer["session"])
+    return branch
+
+
 def items_after(answer: dict[str, Any]) -> int:
     """How many items the branch has after a turn: its last item's position (`i-NN`)."""
     return int(str(answer["turn"]["items"][-1]).removeprefix("i-"))
@@ -449,10 +465,10 @@ async def background(ctx: Context, items: int) -> None:
     left = items
     while left > 0:
         view = await ctx.api.quiet_session(agent)
-        branch = Branch(view["session"]["id"], ctx.person, head=view["session"]["head"])
-        size = min(left, BACKGROUND_SESSION_ITEMS)
+        branch = await organic_branch(ctx, view)
+        size = max(0, min(left, BACKGROUND_SESSION_ITEMS) - branch.items)
         await loader.add_turns(ctx.db, branch, size, BACKGROUND_TURN_ITEMS, advance)
-        left -= size
+        left -= branch.items
 
 
 async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
@@ -464,8 +480,7 @@ async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     for n in range(ENTRIES_PER_COMMAND_SESSION):
         view = await ctx.api.command(view, {"_tag": "Remember", "key": f"k{n}",
                                             "content": f"Fact {n}.", "kind": "fact"})
-    branch = Branch(view["session"]["id"], ctx.person, items=ENTRIES_PER_COMMAND_SESSION,
-                    head=view["session"]["head"])
+    branch = await organic_branch(ctx, view)
     by_size: dict[str, dict[str, list[float]]] = {}
     advance = ctx.task("growing one session", max(sizes.items) - branch.items)
     for size in sizes.items:
@@ -484,7 +499,7 @@ async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     for count in sizes.entries:
         agent = await ctx.api.agent(f"bench entries {count}")
         view = await ctx.api.quiet_session(agent)
-        branch = Branch(view["session"]["id"], ctx.person, head=view["session"]["head"])
+        branch = await organic_branch(ctx, view)
         advance = ctx.task(f"loading {count:,} entries", count * 2 + sizes.agent_entries)
         await loader.add_turns(ctx.db, branch, count, 4, advance, keep_uids=True)
         await loader.add_entries(ctx.db, branch, count, 1, advance)
@@ -538,7 +553,7 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     count = sizes.nested_entries
     agent = await ctx.api.agent("bench nested")
     view = await ctx.api.quiet_session(agent)
-    branch = Branch(view["session"]["id"], ctx.person, head=view["session"]["head"])
+    branch = await organic_branch(ctx, view)
     advance = ctx.task(f"loading {count} nested entries", count * 3)
     await loader.add_turns(ctx.db, branch, count * 2, 4, advance, keep_uids=True)
     await loader.add_entries(ctx.db, branch, count, 2, advance)

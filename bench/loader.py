@@ -52,11 +52,30 @@ class Branch:
     items: int = 0
     head: str = ""
     uids: list[str] = field(default_factory=list)
+    # What every loaded turn names and was shown: a copy of a turn the service recorded on
+    # this session (see `follow`), as its memory does not change while turns are loaded.
+    template: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_TEMPLATE))
+
+
+EMPTY_TEMPLATE: dict[str, Any] = {
+    "model": None, "shown": [], "saw": [], "shownAgent": [], "sawAgent": []
+}
+
+
+async def follow(db: Database, branch: Branch, turn: str, items: int, head: str) -> None:
+    """After the service recorded `turn` (the branch's newest, `items` items in all), load
+    the next turns as copies of it."""
+    row = await db.read(lambda tx: tx.row("bench_turn_template", turn=turn))
+    if row is None:
+        raise RuntimeError(f"no turn {turn}")
+    branch.template = {name: row[name] or EMPTY_TEMPLATE[name] for name in EMPTY_TEMPLATE}
+    branch.items, branch.head = items, head
 
 
 def turn_param(branch: Branch, texts: Sequence[str]) -> dict[str, Any]:
     """The `turn` parameter of record_turn as Turns.record builds it: completed, no model run
-    (the loaded sessions have `generate` off), alternating user and assistant messages."""
+    (the loaded sessions have `generate` off), alternating user and assistant messages, with
+    the branch's template for what it names and was shown."""
     items = []
     for n, text in enumerate(texts):
         role = "user" if (branch.items + n) % 2 == 0 else "assistant"
@@ -70,9 +89,8 @@ def turn_param(branch: Branch, texts: Sequence[str]) -> dict[str, Any]:
             "author": branch.person if role == "user" else role,
         })
     return {
-        "id": new_id("trn"), "learn": False, "status": "completed", "model": None,
-        "at": now_ms(), "head": new_head(), "shown": [], "saw": [], "shownAgent": [],
-        "sawAgent": [], "items": items,
+        "id": new_id("trn"), "learn": False, "status": "completed", "at": now_ms(),
+        "head": new_head(), **branch.template, "items": items,
     }
 
 
