@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import platform
 import shutil
@@ -46,10 +47,8 @@ from bench import loader
 from bench.common import ROOT, Served, neo4j_target, percentile, settings_for
 from bench.loader import Branch
 
-ENTRIES_PER_COMMAND_SESSION = 20
 BACKGROUND_SESSION_ITEMS = 10_000
 BACKGROUND_TURN_ITEMS = 100
-WARMUP = 3  # unmeasured rounds first: Neo4j plans each statement on its first run
 
 
 @dataclass(frozen=True)
@@ -66,6 +65,9 @@ class Sizes:
     concurrency: int = 8
     latency_rounds: int = 30
     sustain_seconds: float = 60.0
+    sustain_sessions: int = 16
+    command_entries: int = 20  # entries of the sessions that commands are timed on
+    warmup: int = 3  # unmeasured rounds first: Neo4j plans each statement on its first run
 
 
 QUICK = Sizes(
@@ -128,6 +130,13 @@ def render(rows: Sequence[Row], title: str) -> Table:
             {True: "yes", False: "NO", None: ""}[row.met], row.figure,
         )
     return table
+
+
+def quiet(served: Served) -> Served:
+    """Warnings only: a line per request (the app's, and the rich handler that the MCP SDK
+    installs on the root logger) would bury the progress bars and the table."""
+    logging.getLogger().setLevel(logging.WARNING)
+    return served
 
 
 class Api:
@@ -239,7 +248,7 @@ def edit_param(op: str, key: str, content: str | None, n: int) -> dict[str, Any]
     }
 
 
-async def command_rows(ctx: Context, rounds: int) -> list[Row]:
+async def command_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     """Remember, Forget, Configure, a 1-item turn and the three reads, round by round on a
     service session and on a floor session with the same entries."""
     api, scope = ctx.api, {"org": ctx.org, "person": ctx.person}
@@ -248,7 +257,8 @@ async def command_rows(ctx: Context, rounds: int) -> list[Row]:
     mine = await api.quiet_session(agent)
     floor = Floor(mine["session"]["id"], mine["session"]["head"], mine["session"]["revision"])
     sid = ours["session"]["id"]
-    for n in range(ENTRIES_PER_COMMAND_SESSION):
+    rounds, warmup = sizes.rounds, sizes.warmup
+    for n in range(sizes.command_entries):
         content = f"Fact {n}: the client's budget is {n * 100} EUR."
         ours = await api.command(ours, {"_tag": "Remember", "key": f"k{n}", "content": content,
                                         "kind": "fact"})
@@ -259,7 +269,7 @@ async def command_rows(ctx: Context, rounds: int) -> list[Row]:
         floor.follow(row)
 
     samples: dict[str, tuple[list[float], list[float]]] = {}
-    advance = ctx.task("commands and reads", (rounds + WARMUP) * 7)
+    advance = ctx.task("commands and reads", (rounds + warmup) * 7)
 
     async def measure(
         name: str,
@@ -268,10 +278,10 @@ async def command_rows(ctx: Context, rounds: int) -> list[Row]:
     ) -> None:
         mine_ms: list[float] = []
         raw_ms: list[float] = []
-        for n in range(WARMUP + rounds):
+        for n in range(warmup + rounds):
             ours_elapsed = await service(n)
             raw_elapsed = await raw(n)
-            if n >= WARMUP:
+            if n >= warmup:
                 mine_ms.append(ours_elapsed)
                 raw_ms.append(raw_elapsed)
             advance(1)
@@ -357,7 +367,7 @@ async def command_rows(ctx: Context, rounds: int) -> list[Row]:
     await measure("GET instructions", read(f"/v1/sessions/{sid}/instructions"),
                   read_raw("bench_read_instructions"))
     limits = {"Remember": 1.5, "Forget": 1.5, "Configure": 1.5, "POST turn, 1 item": 2.0}
-    size = f"{ENTRIES_PER_COMMAND_SESSION} entries"
+    size = f"{sizes.command_entries} entries"
     return [
         latency_row("command vs raw", name, size, mine_ms, "raw floor", raw_ms,
                     limits.get(name))
@@ -372,15 +382,16 @@ HOT_PATHS = ("GET memory", "GET instructions", "Remember", "POST turn")
 
 
 async def hot_paths(
-    ctx: Context, view: dict[str, Any], rounds: int, label: str
+    ctx: Context, view: dict[str, Any], sizes: Sizes, label: str
 ) -> tuple[dict[str, list[float]], dict[str, Any]]:
-    """p50 samples of the four hot paths on one session; the last POST turn's answer."""
+    """Samples of the four hot paths on one session; the last POST turn's answer."""
     sid = view["session"]["id"]
-    advance = ctx.task(label, (WARMUP + rounds) * len(HOT_PATHS))
+    rounds, warmup = sizes.rounds, sizes.warmup
+    advance = ctx.task(label, (warmup + rounds) * len(HOT_PATHS))
     found: dict[str, list[float]] = {name: [] for name in HOT_PATHS}
     last: dict[str, Any] = {}
     for name in HOT_PATHS:
-        for n in range(WARMUP + rounds):
+        for n in range(warmup + rounds):
             if name == "GET memory":
                 elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/memory")
             elif name == "GET instructions":
@@ -395,7 +406,7 @@ async def hot_paths(
                 elapsed, last = await ctx.api.call(
                     "POST", f"/v1/sessions/{sid}/turns", {"items": items}
                 )
-            if n >= WARMUP:
+            if n >= warmup:
                 found[name].append(elapsed)
             advance(1)
     return found, last
@@ -477,7 +488,7 @@ async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     await background(ctx, sizes.graph_items - max(sizes.items))
     agent = await ctx.api.agent("bench growth")
     view = await ctx.api.quiet_session(agent)
-    for n in range(ENTRIES_PER_COMMAND_SESSION):
+    for n in range(sizes.command_entries):
         view = await ctx.api.command(view, {"_tag": "Remember", "key": f"k{n}",
                                             "content": f"Fact {n}.", "kind": "fact"})
     branch = await organic_branch(ctx, view)
@@ -486,7 +497,7 @@ async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     for size in sizes.items:
         await loader.add_turns(ctx.db, branch, max(0, size - branch.items), 4, advance)
         await verify_loaded(ctx, view, branch)
-        found, last = await hot_paths(ctx, view, sizes.rounds, f"measuring at {size:,} items")
+        found, last = await hot_paths(ctx, view, sizes, f"measuring at {size:,} items")
         by_size[f"{size:,} items"] = found
         branch.items, branch.head = items_after(last), last["session"]["head"]
     return growth_table("session growth", by_size, 1.3)
@@ -508,7 +519,7 @@ async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
         _, got = await ctx.api.call("GET", f"/v1/sessions/{branch.session}")
         branch.head = got["session"]["head"]  # consolidation made the newest versions
         await verify_loaded(ctx, view, branch, entries=count)
-        found, _ = await hot_paths(ctx, view, sizes.rounds, f"measuring at {count:,} entries")
+        found, _ = await hot_paths(ctx, view, sizes, f"measuring at {count:,} entries")
         by_size[f"{count:,} entries"] = found
     return growth_table(f"entries (+{sizes.agent_entries:,} agent)", by_size, 1.3)
 
@@ -636,12 +647,12 @@ async def consolidation_rows(target: Target, bearer: str, sizes: Sizes, bar: Pro
                              ) -> list[Row]:
     """A served app with its workers on (the built-in model): turn to applied, and turns per
     minute consolidated while turns keep coming."""
-    served = Served(settings_for(target, workers=2), target)
+    served = quiet(Served(settings_for(target, workers=2), target))
     api = Api(served.url, bearer)
     try:
         agent = await api.agent("bench consolidation")
-        latency = await applied_latency(api, served, agent, sizes.latency_rounds, bar)
-        rate, turns = await sustained(api, agent, sizes.sustain_seconds, bar)
+        latency = await applied_latency(api, served, agent, sizes, bar)
+        rate, turns = await sustained(api, agent, sizes, bar)
     finally:
         await api.close()
         served.stop()
@@ -652,7 +663,8 @@ async def consolidation_rows(target: Target, bearer: str, sizes: Sizes, bar: Pro
             percentile(samples, 0.95), goal="p50 ≤ 100 ms", met=p50 <= 100,
             figure=f"model {model_ms:.1f} ms/run"),
         Row("consolidation", "turns consolidated per minute",
-            f"{sizes.sustain_seconds:.0f} s, 16 sessions", goal="≥ 1000/min",
+            f"{sizes.sustain_seconds:.0f} s, {sizes.sustain_sessions} sessions",
+            goal="≥ 1000/min",
             met=rate >= 1000, figure=f"{rate:.0f}/min ({turns} turns)"),
     ]
 
@@ -665,16 +677,17 @@ def lesson(n: int) -> list[dict[str, str]]:
 
 
 async def applied_latency(
-    api: Api, served: Served, agent: str, rounds: int, bar: Progress
+    api: Api, served: Served, agent: str, sizes: Sizes, bar: Progress
 ) -> tuple[list[float], float]:
     """One turn at a time: from its POST to its run's `finishedAt`, less that run's model
     time (the service's own model-call histogram); and the mean model time."""
     view = (await api.call("POST", "/v1/sessions", {"agent": agent, "model": "builtin"}))[1]
     sid = view["session"]["id"]
-    task = bar.add_task("consolidation latency", total=rounds + WARMUP)
+    rounds, warmup = sizes.latency_rounds, sizes.warmup
+    task = bar.add_task("consolidation latency", total=rounds + warmup)
     samples: list[float] = []
     model_total = 0.0
-    for n in range(WARMUP + rounds):
+    for n in range(warmup + rounds):
         before = model_seconds(served, "builtin")
         sent = time.time() * 1000
         _, answer = await api.call("POST", f"/v1/sessions/{sid}/turns", {"items": lesson(n)},
@@ -684,18 +697,20 @@ async def applied_latency(
             raise RuntimeError(f"the turn's run did not succeed: {run}")
         _, found = await api.call("GET", f"/v1/sessions/{sid}/runs/{run['id']}")
         spent = (model_seconds(served, "builtin") - before) * 1000
-        if n >= WARMUP:
+        if n >= warmup:
             samples.append(found["finishedAt"] - sent - spent)
             model_total += spent
         bar.advance(task, 1)
     return samples, model_total / max(rounds, 1)
 
 
-async def sustained(api: Api, agent: str, seconds: float, bar: Progress) -> tuple[float, int]:
-    """Turns posted by 4 clients round-robin over 16 sessions for `seconds`; turns consolidated
-    per minute, from the first POST to the last run's end."""
+async def sustained(api: Api, agent: str, sizes: Sizes, bar: Progress) -> tuple[float, int]:
+    """Turns posted by 4 clients round-robin over `sizes.sustain_sessions` sessions for
+    `sizes.sustain_seconds`; turns consolidated per minute, from the first POST to the last
+    run's end."""
+    seconds = sizes.sustain_seconds
     sessions = []
-    for _ in range(16):
+    for _ in range(sizes.sustain_sessions):
         view = (await api.call("POST", "/v1/sessions", {"agent": agent, "model": "builtin"}))[1]
         sessions.append(view["session"]["id"])
     task = bar.add_task("sustained consolidation", total=round(seconds))
@@ -771,7 +786,7 @@ async def measure_all(
 ) -> list[Row]:
     rows: list[Row] = []
     if "commands" in sections:
-        rows += await command_rows(ctx, sizes.rounds)
+        rows += await command_rows(ctx, sizes)
     if "growth" in sections:
         rows += await growth_rows(ctx, sizes)
     if "entries" in sections:
@@ -794,7 +809,7 @@ async def run(
     org = f"bench{uuid.uuid4().hex[:8]}"
     bearer = await _token(target, org, "ana")
     settings = settings_for(target, worker_poll_seconds=3600.0)  # idle workers stay idle
-    served = Served(settings, target)
+    served = quiet(Served(settings, target))
     db = await Database.connect(target)
     api = Api(served.url, bearer)
     try:

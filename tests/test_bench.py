@@ -16,6 +16,7 @@ from tests.conftest import Graph
 TINY = Sizes(
     items=(12, 24), graph_items=40, entries=(3, 5), agent_entries=3, rounds=2,
     nested_entries=3, nested_requests=4, concurrency=2, latency_rounds=1, sustain_seconds=1.0,
+    sustain_sessions=2, command_entries=2, warmup=1,
 )
 
 
@@ -35,6 +36,7 @@ def test_every_measure_fills_its_rows(graph: Graph, neo4j_target: Target) -> Non
     assert all(r.p50 and r.p95 and r.base_p50 and r.ratio for r in commands)
     growth = [(r.measure, r.size) for r in rows if r.section == "session growth"]
     assert growth == [(name, size) for name in HOT_PATHS for size in ("12 items", "24 items")]
+    assert all(r.ratio for r in rows if r.section == "session growth" and r.size == "24 items")
     entries = [(r.measure, r.size) for r in rows if r.section.startswith("entries")]
     assert entries == [(name, size) for name in HOT_PATHS for size in ("3 entries", "5 entries")]
     nested = [r.measure for r in rows if r.section.startswith("nested view")]
