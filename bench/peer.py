@@ -23,6 +23,7 @@ def ensure_node() -> str:
     """Node 18+ on PATH; as root, apt-get installs it when missing, else the error says how."""
     node = shutil.which("node")
     if node is None and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "update", "-q"], check=True)
         subprocess.run(["apt-get", "install", "-y", "-q", "nodejs", "npm"], check=True)
         node = shutil.which("node")
     if node is None or shutil.which("npm") is None:

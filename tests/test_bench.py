@@ -14,9 +14,9 @@ from bench.harness import COLUMNS, HOT_PATHS, Api, Context, Sizes, render
 from tests.conftest import Graph
 
 TINY = Sizes(
-    items=(12, 24), graph_items=40, entries=(3, 5), agent_entries=3, rounds=2,
+    items=(12, 24), graph_items=40, entries=(3, 5), agent_entries=3, rounds=1,
     nested_entries=3, nested_requests=4, concurrency=2, latency_rounds=1, sustain_seconds=1.0,
-    sustain_sessions=2, command_entries=2, warmup=1,
+    sustain_sessions=2, command_entries=2, warmup=0,
 )
 
 
