@@ -40,7 +40,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from app.config import Settings
-from app.memory.ids import new_head, new_id, now_ms
+from app.memory.ids import item_id, new_head, new_id, now_ms
 from app.store import local_server
 from app.store.database import Database, Target
 from bench import loader
@@ -381,69 +381,101 @@ async def command_rows(ctx: Context, sizes: Sizes) -> list[Row]:
 HOT_PATHS = ("GET memory", "GET instructions", "Remember", "POST turn")
 
 
+@dataclass
+class Measured:
+    """Samples of each hot path at one size, and what failed instead (its error)."""
+
+    samples: dict[str, list[float]] = field(
+        default_factory=lambda: {name: [] for name in HOT_PATHS})
+    failed: dict[str, str] = field(default_factory=dict)
+
+
 async def hot_paths(
     ctx: Context, view: dict[str, Any], sizes: Sizes, label: str
-) -> tuple[dict[str, list[float]], dict[str, Any]]:
-    """Samples of the four hot paths on one session; the last POST turn's answer."""
-    sid = view["session"]["id"]
-    rounds, warmup = sizes.rounds, sizes.warmup
-    advance = ctx.task(label, (warmup + rounds) * len(HOT_PATHS))
-    found: dict[str, list[float]] = {name: [] for name in HOT_PATHS}
-    last: dict[str, Any] = {}
+) -> Measured:
+    """The four hot paths on one session, one after the other; a measure that fails is
+    recorded as failed (a row that says so), and the others still run."""
+    advance = ctx.task(label, (sizes.warmup + sizes.rounds) * len(HOT_PATHS))
+    measured = Measured()
     for name in HOT_PATHS:
-        for n in range(warmup + rounds):
-            if name == "GET memory":
-                elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/memory")
-            elif name == "GET instructions":
-                elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/instructions")
-            elif name == "Remember":
-                command = {"_tag": "Remember", "key": f"grow-{uuid.uuid4().hex[:8]}",
-                           "content": f"Measured fact {n}.", "kind": "fact"}
-                elapsed, view = await ctx.api.timed_command(view, command)
-            else:
-                items = [{"type": "message", "role": "user" if k % 2 == 0 else "assistant",
-                          "content": f"Measured turn {n}, item {k}."} for k in range(4)]
-                elapsed, last = await ctx.api.call(
-                    "POST", f"/v1/sessions/{sid}/turns", {"items": items}
-                )
-            if n >= warmup:
-                found[name].append(elapsed)
-            advance(1)
-    return found, last
+        try:
+            view = await hot_path(ctx, view, name, measured.samples[name], sizes, advance)
+        except RuntimeError as exc:
+            measured.failed[name] = str(exc)[:160]
+    return measured
 
 
-def growth_table(
-    section: str, by_size: dict[str, dict[str, list[float]]], limit: float
-) -> list[Row]:
+async def hot_path(
+    ctx: Context, view: dict[str, Any], name: str, samples: list[float], sizes: Sizes,
+    advance: Callable[[int], None],
+) -> dict[str, Any]:
+    """Time one hot path `sizes.rounds` times (after `sizes.warmup`) into `samples`; the
+    session view after it."""
+    sid = view["session"]["id"]
+    for n in range(sizes.warmup + sizes.rounds):
+        if name == "GET memory":
+            elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/memory")
+        elif name == "GET instructions":
+            elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/instructions")
+        elif name == "Remember":
+            command = {"_tag": "Remember", "key": f"grow-{uuid.uuid4().hex[:8]}",
+                       "content": f"Measured fact {n}.", "kind": "fact"}
+            elapsed, view = await ctx.api.timed_command(view, command)
+        else:
+            elapsed, answer = await ctx.api.call(
+                "POST", f"/v1/sessions/{sid}/turns", {"items": four_items(n)}
+            )
+            view["session"].update(answer["session"])
+        if n >= sizes.warmup:
+            samples.append(elapsed)
+        advance(1)
+    return view
+
+
+def growth_table(section: str, by_size: dict[str, Measured], limit: float) -> list[Row]:
     """Each hot path at each size against itself at the first size."""
-    first = next(iter(by_size.values()))
+    first_size, first = next(iter(by_size.items()))
     rows = []
     for name in HOT_PATHS:
-        for size, found in by_size.items():
-            base = () if found is first else first[name]
-            rows.append(latency_row(section, name, size, found[name],
-                                    f"at {next(iter(by_size))}" if base else "", base, limit))
+        for size, measured in by_size.items():
+            if name in measured.failed or not measured.samples[name]:
+                rows.append(Row(section, name, size, goal=f"≤ {limit:g}x", met=False,
+                                figure=f"failed: {measured.failed.get(name, 'no samples')}"))
+                continue
+            base = first.samples[name] if measured is not first else []
+            rows.append(latency_row(section, name, size, measured.samples[name],
+                                    f"at {first_size}" if base else "", base, limit))
     return rows
 
 
 async def verify_loaded(ctx: Context, view: dict[str, Any], branch: Branch,
                         entries: int | None = None) -> None:
-    """The service reads the loaded session as one it made: its head, its last item by
-    position, and (when given) its number of entries."""
+    """The service reads the loaded session as one it made: its head, (when given) its number
+    of entries, and its count of items, which names the next turn's items (`i-NN`): one more
+    turn through the API shows it. The branch follows that turn."""
     sid = branch.session
     _, got = await ctx.api.call("GET", f"/v1/sessions/{sid}")
     if got["session"]["head"] != branch.head:
         raise RuntimeError(f"{sid}: head {got['session']['head']}, loaded {branch.head}")
-    data = await ctx.api.graphql(
-        "query($id: ID!, $at: Int!) { session(id: $id) { items(offset: $at, limit: 2) "
-        "{ id seq } } }", id=sid, at=branch.items - 1,
-    )
-    items = data["session"]["items"]
-    if [item["seq"] for item in items] != [branch.items]:
-        raise RuntimeError(f"{sid}: last items {items}, loaded {branch.items} items")
     if entries is not None and len(got["memory"]["entries"]) != entries:
         raise RuntimeError(f"{sid}: {len(got['memory']['entries'])} entries, loaded {entries}")
-    view["session"].update(got["session"])
+    _, answer = await ctx.api.call("POST", f"/v1/sessions/{sid}/turns",
+                                   {"items": four_items(branch.items)})
+    expected = [item_id(branch.items + k + 1) for k in range(4)]
+    if answer["turn"]["items"] != expected:
+        raise RuntimeError(f"{sid}: the next items are {answer['turn']['items']}, not {expected}")
+    branch.items, branch.head = items_after(answer), answer["session"]["head"]
+    view["session"].update(answer["session"])
+
+
+async def resync(ctx: Context, view: dict[str, Any], branch: Branch) -> None:
+    """After measures that added items, one more turn through the API tells the branch's
+    count of items and head."""
+    sid = branch.session
+    _, answer = await ctx.api.call("POST", f"/v1/sessions/{sid}/turns",
+                                   {"items": four_items(branch.items)})
+    branch.items, branch.head = items_after(answer), answer["session"]["head"]
+    view["session"].update(answer["session"])
 
 
 def four_items(n: int) -> list[dict[str, str]]:
@@ -492,21 +524,21 @@ async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
         view = await ctx.api.command(view, {"_tag": "Remember", "key": f"k{n}",
                                             "content": f"Fact {n}.", "kind": "fact"})
     branch = await organic_branch(ctx, view)
-    by_size: dict[str, dict[str, list[float]]] = {}
+    by_size: dict[str, Measured] = {}
     advance = ctx.task("growing one session", max(sizes.items) - branch.items)
     for size in sizes.items:
         await loader.add_turns(ctx.db, branch, max(0, size - branch.items), 4, advance)
         await verify_loaded(ctx, view, branch)
-        found, last = await hot_paths(ctx, view, sizes, f"measuring at {size:,} items")
-        by_size[f"{size:,} items"] = found
-        branch.items, branch.head = items_after(last), last["session"]["head"]
+        by_size[f"{size:,} items"] = await hot_paths(ctx, view, sizes,
+                                                     f"measuring at {size:,} items")
+        await resync(ctx, view, branch)
     return growth_table("session growth", by_size, 1.3)
 
 
 async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     """Sessions with `sizes.entries` entries (each citing an item of a 4-item turn), their
     agent holding `sizes.agent_entries` shared entries."""
-    by_size: dict[str, dict[str, list[float]]] = {}
+    by_size: dict[str, Measured] = {}
     for count in sizes.entries:
         agent = await ctx.api.agent(f"bench entries {count}")
         view = await ctx.api.quiet_session(agent)
@@ -519,8 +551,8 @@ async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
         _, got = await ctx.api.call("GET", f"/v1/sessions/{branch.session}")
         branch.head = got["session"]["head"]  # consolidation made the newest versions
         await verify_loaded(ctx, view, branch, entries=count)
-        found, _ = await hot_paths(ctx, view, sizes, f"measuring at {count:,} entries")
-        by_size[f"{count:,} entries"] = found
+        by_size[f"{count:,} entries"] = await hot_paths(ctx, view, sizes,
+                                                        f"measuring at {count:,} entries")
     return growth_table(f"entries (+{sizes.agent_entries:,} agent)", by_size, 1.3)
 
 

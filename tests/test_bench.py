@@ -84,23 +84,23 @@ def test_loaded_turns_make_the_graph_the_service_makes(graph: Graph, neo4j_targe
                     views[n] = await api.command(view, {"_tag": "Remember", "key": "k",
                                                         "content": "A fact.", "kind": "fact"})
                 organic, loaded = views
-                for n in range(3):
+                for n in range(4):  # 17 items, as the loaded one will have
                     await api.call("POST", f"/v1/sessions/{organic['session']['id']}/turns",
                                    {"items": harness.four_items(n)})
                 branch = await harness.organic_branch(ctx, loaded)
                 await loader.add_turns(db, branch, 8, 4, lambda n: None)
-                await harness.verify_loaded(ctx, loaded, branch)
+                await harness.verify_loaded(ctx, loaded, branch)  # a 4-item turn more
                 shapes = [await session_shape(db, v["session"]["id"]) for v in (organic, loaded)]
                 assert shapes[0] == shapes[1]
                 memories = [(await api.call("GET", f"/v1/sessions/{v['session']['id']}"))[1]
                             for v in (organic, loaded)]
                 assert [list(m["memory"]["entries"]) for m in memories] == [["k"], ["k"]]
                 last = [(await api.graphql(
-                    "query($id: ID!) { session(id: $id) { items(offset: 12, limit: 5) "
+                    "query($id: ID!) { session(id: $id) { items(offset: 16, limit: 5) "
                     "{ id seq type turn { shownKeys } } } }", id=v["session"]["id"],
                 ))["session"]["items"] for v in (organic, loaded)]
                 assert last[0] == last[1] == [
-                    {"id": "i-13", "seq": 13, "type": "message", "turn": {"shownKeys": ["k"]}}
+                    {"id": "i-17", "seq": 17, "type": "message", "turn": {"shownKeys": ["k"]}}
                 ]
         finally:
             await api.close()
