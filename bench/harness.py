@@ -73,7 +73,7 @@ class Sizes:
 
 QUICK = Sizes(
     items=(1_000, 4_000), graph_items=20_000, entries=(100, 1_000), agent_entries=100,
-    rounds=15, nested_requests=80, latency_rounds=10, sustain_seconds=10.0,
+    rounds=10, nested_requests=40, latency_rounds=5, sustain_seconds=10.0,
 )
 
 
