@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     state_dir: Path = Path(".openbot-memory")
     # Where the Neo4j jars resolved from Maven Central are cached, shared by every checkout.
     jar_cache: Path = Path.home() / ".cache" / "openbot-memory"
+    # The local Neo4j starts with the APOC core plugin (fetched once from Maven Central) when
+    # set: the benchmark's @neo4j/graphql peer needs it; the service itself never does.
+    neo4j_apoc: bool = False
 
     max_length: int = Field(default=8000, ge=0)
     # The largest request body accepted; a larger one is 413 before it is read.

@@ -17,12 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def neo4j_target() -> Iterator[Target]:
-    """`NEO4J_URI` if set, else the project's local Neo4j under `.openbot-memory-bench`."""
+def neo4j_target(apoc: bool = False) -> Iterator[Target]:
+    """`NEO4J_URI` if set, else the project's local Neo4j under `.openbot-memory-bench` (with
+    the APOC plugin when `apoc`: the @neo4j/graphql peer needs it)."""
     if Settings().neo4j_uri:  # NEO4J_URI and friends, read as the service reads them
         yield resolve_target(Settings())
         return
-    settings = Settings(state_dir=ROOT / ".openbot-memory-bench")
+    settings = Settings(state_dir=ROOT / ".openbot-memory-bench", neo4j_apoc=apoc)
     already = local_server.status(settings) is not None
     server = local_server.start(settings)
     try:
@@ -80,10 +81,9 @@ class Served:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
+        self.app = create_app(settings, target)  # its state holds the service, once started
         self.server = uvicorn.Server(
-            uvicorn.Config(
-                create_app(settings, target), host="127.0.0.1", port=port, log_level="warning"
-            )
+            uvicorn.Config(self.app, host="127.0.0.1", port=port, log_level="warning")
         )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -31,6 +31,8 @@ from app.errors import SetupError
 from app.store.catalog import statement
 
 NEO4J_VERSION = "5.26.31"
+# The APOC core plugin (opt-in, `neo4j_apoc`): Maven coordinates, with the `core` classifier.
+APOC_ARTIFACT = "org.neo4j.procedure:apoc-core:5.26.0:jar:core"
 POM = Path(__file__).parent / "neo4j" / "pom.xml"
 START_TIMEOUT_SECONDS = 90.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -145,6 +147,44 @@ def ensure_jars(settings: Settings) -> Path:
     return lib
 
 
+def ensure_apoc(settings: Settings) -> Path:
+    """The APOC core jar, fetched once with Maven into the jar cache; later calls reuse it."""
+    folder = settings.jar_cache.expanduser() / f"apoc-{APOC_ARTIFACT.split(':')[2]}"
+    jars = sorted(folder.glob("apoc-core-*.jar"))
+    if jars and (folder / ".complete").exists():
+        return jars[0]
+    mvn = _require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch APOC")
+    shutil.rmtree(folder, ignore_errors=True)
+    print(f"Fetching {APOC_ARTIFACT} from Maven Central (once, about 3 MB)...")
+    fetched = subprocess.run(
+        [
+            mvn, "-q", "-B", "-f", str(POM), "dependency:copy", f"-Dartifact={APOC_ARTIFACT}",
+            f"-DoutputDirectory={folder}",
+        ],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    jars = sorted(folder.glob("apoc-core-*.jar"))
+    if fetched.returncode != 0 or not jars:
+        tail = "\n".join(fetched.stdout.decode(errors="replace").splitlines()[-15:])
+        raise SetupError(f"Maven could not fetch {APOC_ARTIFACT}:\n{tail}")
+    (folder / ".complete").touch()
+    return jars[0]
+
+
+def _plugins(settings: Settings, home: Path) -> Path:
+    """The server's plugins folder, holding the APOC jar when `neo4j_apoc` asks for it (and
+    nothing otherwise: a server started without the opt-in loads no plugin)."""
+    plugins = home / "plugins"
+    shutil.rmtree(plugins, ignore_errors=True)
+    plugins.mkdir(parents=True)
+    if settings.neo4j_apoc:
+        jar = ensure_apoc(settings)
+        shutil.copy2(jar, plugins / jar.name)
+    return plugins
+
+
 def _show_progress(process: subprocess.Popen[bytes], staging: Path) -> None:
     """Elapsed time (and jars copied) on stderr until `process` ends: a line that updates
     itself on a terminal, a line every 15 s in a log."""
@@ -215,7 +255,7 @@ def _write_state(settings: Settings, server: LocalServer) -> None:
     os.chmod(path, 0o600)
 
 
-def _write_conf(home: Path, bolt_port: int, http_port: int) -> None:
+def _write_conf(home: Path, bolt_port: int, http_port: int, apoc: bool = False) -> None:
     conf = home / "conf"
     conf.mkdir(parents=True, exist_ok=True)
     (conf / "neo4j.conf").write_text(
@@ -235,6 +275,8 @@ def _write_conf(home: Path, bolt_port: int, http_port: int) -> None:
                 f"server.directories.data={home / 'data'}",
                 f"server.directories.logs={home / 'logs'}",
                 f"server.directories.run={home / 'run'}",
+                f"server.directories.plugins={home / 'plugins'}",
+                *(["dbms.security.procedures.unrestricted=apoc.*"] if apoc else []),
                 "",
             ]
         )
@@ -342,6 +384,7 @@ def start(settings: Settings) -> LocalServer:
 def _start_locked(settings: Settings, home: Path) -> LocalServer:
     running = status(settings)
     if running is not None:
+        _check_plugins(settings, home)
         if _bolt_answers(running.bolt_uri, (running.user, running.password)):
             return running
         # Alive but not answering yet (e.g. a starter that died while waiting): wait, never
@@ -358,13 +401,14 @@ def _start_locked(settings: Settings, home: Path) -> LocalServer:
     http_port = _free_port(previous.http_port if previous else 7474)
     if http_port == bolt_port:
         http_port = _free_port(0)
-    _write_conf(home, bolt_port, http_port)
+    _write_conf(home, bolt_port, http_port, settings.neo4j_apoc)
+    plugins = _plugins(settings, home)
     console = home / "logs" / "console.log"
     # posix_spawn, not Popen: the server outlives this process and nothing here waits on it.
     pid = os.posix_spawn(
         java,
         [
-            java, "-Xms128m", "-Xmx512m", *JVM_FLAGS, "-cp", f"{lib}/*",
+            java, "-Xms128m", "-Xmx512m", *JVM_FLAGS, "-cp", f"{lib}/*:{plugins}/*",
             "org.neo4j.server.CommunityEntryPoint",
             f"--home-dir={home}", f"--config-dir={home / 'conf'}",
         ],
@@ -395,6 +439,15 @@ def _start_locked(settings: Settings, home: Path) -> LocalServer:
         time.sleep(0.25)
     _set_initial_password(server.bolt_uri, password)
     return server
+
+
+def _check_plugins(settings: Settings, home: Path) -> None:
+    """A running server is reused only if it has APOC when asked for: it is loaded at start."""
+    if settings.neo4j_apoc and not any((home / "plugins").glob("apoc-core-*.jar")):
+        raise SetupError(
+            "the local Neo4j runs without APOC, which OPENBOT_MEMORY_NEO4J_APOC asks for: "
+            "run `openbot-memory neo4j stop` and start it again."
+        )
 
 
 def _reap(pid: int) -> None:

@@ -12,10 +12,12 @@ import time
 from pathlib import Path
 
 import httpx
+import neo4j
 import pytest
 
 from app.config import Settings
 from app.store import local_server
+from app.store.catalog import statement
 from app.store.database import Target
 from tests.conftest import ROOT, free_port
 
@@ -145,3 +147,20 @@ def test_serve_reuses_the_local_neo4j_and_survives_kill_9(
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=30)
+
+
+def test_apoc_is_loaded_when_asked_for(tmp_path: Path) -> None:
+    """OPENBOT_MEMORY_NEO4J_APOC: the plugin is fetched, put in plugins/ and answers."""
+    settings = Settings(state_dir=tmp_path / "state", neo4j_apoc=True)
+    server = local_server.start(settings)
+    try:
+        assert [p.name for p in (Path(server.home) / "plugins").iterdir()] == [
+            "apoc-core-5.26.0-core.jar"
+        ]
+        with neo4j.GraphDatabase.driver(
+            server.bolt_uri, auth=(server.user, server.password)
+        ) as driver:
+            records, _, _ = driver.execute_query(statement("bench_apoc_version"))
+        assert records[0]["version"] == "5.26.0"
+    finally:
+        assert local_server.stop(settings) is True

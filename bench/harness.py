@@ -1,0 +1,948 @@
+"""`bench/run`: every figure of issue 12 in one run, printed as one table of ratios measured side
+by side (each against its baseline in the same run, never against a number from elsewhere).
+
+- Commands and reads on one session, through the REST API, against the least graph work each
+  needs sent raw from the async driver in one transaction (cypher/bench_*.cypher), round by
+  round in turn with the service.
+- Growth: one session grown in 4-item turns through the sizes of `--items`, inside a graph of
+  `--graph-items` items (other sessions); and sessions with `--entries` entries plus agent
+  memory. Each size against the smallest.
+- The nested session view (session -> entries -> sources -> items -> turn) over our GraphQL
+  and over @neo4j/graphql with Apollo Server on the same graph: throughput at a fixed
+  concurrency and statements per request.
+- Consolidation with the built-in model: turn to applied, minus the model's own time; and
+  turns consolidated per minute, sustained.
+
+The large graphs are loaded through the service's own statements (bench/loader.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from app.config import Settings
+from app.errors import SetupError
+from app.memory.ids import item_id, new_head, new_id, now_ms
+from app.store import local_server
+from app.store.database import Database, Target
+from bench import loader
+from bench.common import ROOT, Served, neo4j_target, percentile, settings_for
+from bench.loader import Branch
+
+BACKGROUND_SESSION_ITEMS = 10_000
+BACKGROUND_TURN_ITEMS = 100
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big and how long; the defaults are the issue's."""
+
+    items: tuple[int, ...] = (1_000, 10_000, 100_000)
+    graph_items: int = 1_000_000
+    entries: tuple[int, ...] = (100, 1_000, 100_000)
+    agent_entries: int = 1_000
+    rounds: int = 50
+    nested_entries: int = 200
+    nested_requests: int = 400
+    concurrency: int = 8
+    latency_rounds: int = 30
+    sustain_seconds: float = 60.0
+    sustain_sessions: int = 16
+    command_entries: int = 20  # entries of the sessions that commands are timed on
+    warmup: int = 3  # unmeasured rounds first: Neo4j plans each statement on its first run
+
+
+QUICK = Sizes(
+    items=(1_000, 4_000), graph_items=20_000, entries=(100, 1_000), agent_entries=100,
+    rounds=10, nested_requests=40, latency_rounds=5, sustain_seconds=10.0,
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the table: a measure at a size, against its baseline measured alongside."""
+
+    section: str
+    measure: str
+    size: str
+    p50: float | None = None  # ms
+    p95: float | None = None
+    against: str = ""
+    base_p50: float | None = None
+    ratio: float | None = None
+    goal: str = ""
+    met: bool | None = None
+    figure: str = ""  # a figure that is not a latency: requests/s, statements, turns/min
+
+
+COLUMNS = ("section", "measure", "size", "p50 ms", "p95 ms", "against", "its p50 ms", "ratio",
+           "goal", "met", "figure")
+
+
+def latency_row(
+    section: str, measure: str, size: str, samples: Sequence[float],
+    against: str = "", base: Sequence[float] = (), limit: float | None = None,
+) -> Row:
+    """p50/p95 of `samples`, and its p50 over `base`'s p50 with the goal ratio ≤ `limit`."""
+    p50 = percentile(samples, 0.5)
+    if not base:
+        return Row(section, measure, size, p50, percentile(samples, 0.95), against)
+    base_p50 = percentile(base, 0.5)
+    ratio = p50 / base_p50 if base_p50 > 0 else None
+    return Row(
+        section, measure, size, p50, percentile(samples, 0.95), against, base_p50, ratio,
+        f"≤ {limit:g}x" if limit else "",
+        None if limit is None or ratio is None else ratio <= limit,
+    )
+
+
+def render(rows: Sequence[Row], title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for name in COLUMNS:
+        table.add_column(name, justify="left" if name in ("section", "measure", "against",
+                                                          "goal", "figure") else "right")
+
+    def ms(value: float | None) -> str:
+        return "" if value is None else f"{value:.1f}"
+
+    for row in rows:
+        table.add_row(
+            row.section, row.measure, row.size, ms(row.p50), ms(row.p95), row.against,
+            ms(row.base_p50), "" if row.ratio is None else f"{row.ratio:.2f}x", row.goal,
+            {True: "yes", False: "NO", None: ""}[row.met], row.figure,
+        )
+    return table
+
+
+def quiet(served: Served) -> Served:
+    """Warnings only: a line per request (the app's, and the rich handler that the MCP SDK
+    installs on the root logger) would bury the progress bars and the table."""
+    logging.getLogger().setLevel(logging.WARNING)
+    return served
+
+
+class Api:
+    """The service's REST API as one person of the bench's org, each call timed."""
+
+    def __init__(self, url: str, bearer: str) -> None:
+        self.url = url
+        self.bearer = bearer
+        self.http = httpx.AsyncClient(
+            base_url=url, headers={"Authorization": f"Bearer {bearer}"}, timeout=600
+        )
+
+    async def call(
+        self, method: str, path: str, body: object = None, params: dict[str, Any] | None = None
+    ) -> tuple[float, Any]:
+        started = time.perf_counter()
+        answer = await self.http.request(method, path, json=body, params=params)
+        elapsed = (time.perf_counter() - started) * 1000
+        if answer.status_code >= 400:
+            raise RuntimeError(f"{method} {path}: {answer.status_code} {answer.text[:500]}")
+        return elapsed, answer.json()
+
+    async def agent(self, name: str) -> str:
+        agent: str = (await self.call("POST", "/v1/agents", {"name": name}))[1]["id"]
+        return agent
+
+    async def quiet_session(self, agent: str) -> dict[str, Any]:
+        """A new session with `generate` off: no consolidation competes with what is timed."""
+        view = (await self.call("POST", "/v1/sessions", {"agent": agent}))[1]
+        return await self.command(view, {"_tag": "Configure", "generate": False})
+
+    async def command(self, view: dict[str, Any], command: dict[str, Any]) -> dict[str, Any]:
+        return (await self.timed_command(view, command))[1]
+
+    async def timed_command(
+        self, view: dict[str, Any], command: dict[str, Any]
+    ) -> tuple[float, dict[str, Any]]:
+        session = view["session"]
+        body = {"expected": session["head"], "revision": session["revision"],
+                "command": command}
+        elapsed, answer = await self.call("POST", f"/v1/sessions/{session['id']}/memory", body)
+        return elapsed, answer
+
+    async def graphql(self, query: str, **variables: Any) -> Any:
+        _, answer = await self.call("POST", "/graphql", {"query": query, "variables": variables})
+        if answer.get("errors"):
+            raise RuntimeError(f"GraphQL: {answer['errors']}")
+        return answer["data"]
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
+@dataclass
+class Context:
+    """What the measures share: the served app, the harness's own driver and a progress bar."""
+
+    target: Target
+    served: Served
+    api: Api
+    db: Database
+    org: str
+    person: str
+    bar: Progress
+    peer: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    def statements(self) -> int:
+        """Statements the served app has run so far (its Database counts every one)."""
+        count: int = self.served.app.state.service.db.statements
+        return count
+
+    async def timed_raw(self, name: str, **params: Any) -> tuple[float, dict[str, Any]]:
+        """One floor statement in one write transaction from the async driver."""
+        started = time.perf_counter()
+        row = await self.db.write(lambda tx: tx.row(name, **params))
+        elapsed = (time.perf_counter() - started) * 1000
+        if row is None:
+            raise RuntimeError(f"{name} matched nothing (head or revision off?)")
+        return elapsed, row
+
+    def task(self, label: str, total: int) -> Callable[[int], None]:
+        task = self.bar.add_task(label, total=total)
+        return lambda n: self.bar.advance(task, n)
+
+
+# --- commands and reads against the raw floor --------------------------------------------
+
+
+@dataclass
+class Floor:
+    """A session that only the floor statements write: its head and revision."""
+
+    session: str
+    head: str
+    revision: int
+
+    def follow(self, row: dict[str, Any]) -> None:
+        self.head, self.revision = row["head"], row["revision"]
+
+
+def edit_param(op: str, key: str, content: str | None, n: int) -> dict[str, Any]:
+    return {
+        "itemUid": new_id("itm"), "itemId": f"i-edit-{n}-{uuid.uuid4().hex[:6]}",
+        "itemContent": json.dumps({"op": op, "key": key}), "head": new_head(),
+        "change": new_id("chg"), "op": op, "key": key, "content": content,
+        "kind": "fact" if content else None,
+        "status": "active" if op == "remember" else "retracted", "at": now_ms(),
+    }
+
+
+async def command_rows(ctx: Context, sizes: Sizes) -> list[Row]:
+    """Remember, Forget, Configure, a 1-item turn and the three reads, round by round on a
+    service session and on a floor session with the same entries."""
+    api, scope = ctx.api, {"org": ctx.org, "person": ctx.person}
+    agent = await api.agent("bench commands")
+    ours = await api.quiet_session(agent)
+    mine = await api.quiet_session(agent)
+    floor = Floor(mine["session"]["id"], mine["session"]["head"], mine["session"]["revision"])
+    sid = ours["session"]["id"]
+    rounds, warmup = sizes.rounds, sizes.warmup
+    for n in range(sizes.command_entries):
+        content = f"Fact {n}: the client's budget is {n * 100} EUR."
+        ours = await api.command(ours, {"_tag": "Remember", "key": f"k{n}", "content": content,
+                                        "kind": "fact"})
+        _, row = await ctx.timed_raw(
+            "bench_memory_edit", id=floor.session, expected=floor.head,
+            revision=floor.revision, edit=edit_param("remember", f"k{n}", content, n), **scope,
+        )
+        floor.follow(row)
+
+    samples: dict[str, tuple[list[float], list[float]]] = {}
+    advance = ctx.task("commands and reads", (rounds + warmup) * 7)
+
+    async def measure(
+        name: str,
+        service: Callable[[int], Awaitable[float]],
+        raw: Callable[[int], Awaitable[float]],
+    ) -> None:
+        mine_ms: list[float] = []
+        raw_ms: list[float] = []
+        for n in range(warmup + rounds):
+            ours_elapsed = await service(n)
+            raw_elapsed = await raw(n)
+            if n >= warmup:
+                mine_ms.append(ours_elapsed)
+                raw_ms.append(raw_elapsed)
+            advance(1)
+        samples[name] = (mine_ms, raw_ms)
+
+    async def remember(n: int) -> float:
+        nonlocal ours
+        elapsed, ours = await api.timed_command(
+            ours, {"_tag": "Remember", "key": f"r{n}", "content": f"Note {n}.", "kind": "fact"}
+        )
+        return elapsed
+
+    async def remember_raw(n: int) -> float:
+        elapsed, row = await ctx.timed_raw(
+            "bench_memory_edit", id=floor.session, expected=floor.head, revision=floor.revision,
+            edit=edit_param("remember", f"r{n}", f"Note {n}.", n), **scope,
+        )
+        floor.follow(row)
+        return elapsed
+
+    async def forget(n: int) -> float:
+        nonlocal ours
+        elapsed, ours = await api.timed_command(ours, {"_tag": "Forget", "key": f"r{n}"})
+        return elapsed
+
+    async def forget_raw(n: int) -> float:
+        elapsed, row = await ctx.timed_raw(
+            "bench_memory_edit", id=floor.session, expected=floor.head, revision=floor.revision,
+            edit=edit_param("forget", f"r{n}", None, n), **scope,
+        )
+        floor.follow(row)
+        return elapsed
+
+    async def configure(n: int) -> float:
+        nonlocal ours
+        elapsed, ours = await api.timed_command(ours, {"_tag": "Configure", "generate": False})
+        return elapsed
+
+    async def configure_raw(n: int) -> float:
+        elapsed, row = await ctx.timed_raw(
+            "bench_configure", id=floor.session, expected=floor.head, revision=floor.revision,
+            generate=False, org=ctx.org,
+        )
+        floor.follow(row)
+        return elapsed
+
+    async def turn(n: int) -> float:
+        nonlocal ours
+        item = {"type": "message", "role": "user", "content": f"Turn {n}: hello."}
+        elapsed, answer = await api.call("POST", f"/v1/sessions/{sid}/turns", {"items": [item]})
+        ours["session"].update(answer["session"])
+        return elapsed
+
+    async def turn_raw(n: int) -> float:
+        param = {"id": new_id("trn"), "at": now_ms(), "head": new_head(),
+                 "item": {"uid": new_id("itm"), "id": f"i-t{n}-{uuid.uuid4().hex[:6]}",
+                          "content": f"Turn {n}: hello."}}
+        elapsed, row = await ctx.timed_raw("bench_turn", id=floor.session, turn=param, **scope)
+        floor.follow(row)
+        return elapsed
+
+    def read(path: str) -> Callable[[int], Awaitable[float]]:
+        async def get(n: int) -> float:
+            return (await api.call("GET", path))[0]
+
+        return get
+
+    def read_raw(name: str) -> Callable[[int], Awaitable[float]]:
+        async def run(n: int) -> float:
+            started = time.perf_counter()
+            await ctx.db.read(lambda tx: tx.rows(name, id=floor.session, **scope))
+            return (time.perf_counter() - started) * 1000
+
+        return run
+
+    await measure("Remember", remember, remember_raw)
+    await measure("Forget", forget, forget_raw)
+    await measure("Configure", configure, configure_raw)
+    await measure("POST turn, 1 item", turn, turn_raw)
+    await measure("GET session", read(f"/v1/sessions/{sid}"), read_raw("bench_read_memory"))
+    await measure("GET memory", read(f"/v1/sessions/{sid}/memory"),
+                  read_raw("bench_read_memory"))
+    await measure("GET instructions", read(f"/v1/sessions/{sid}/instructions"),
+                  read_raw("bench_read_instructions"))
+    limits = {"Remember": 1.5, "Forget": 1.5, "Configure": 1.5, "POST turn, 1 item": 2.0}
+    size = f"{sizes.command_entries} entries"
+    return [
+        latency_row("command vs raw", name, size, mine_ms, "raw floor", raw_ms,
+                    limits.get(name))
+        for name, (mine_ms, raw_ms) in samples.items()
+    ]
+
+
+# --- growth ------------------------------------------------------------------------------
+
+
+HOT_PATHS = ("GET memory", "GET instructions", "Remember", "POST turn")
+
+
+@dataclass
+class Measured:
+    """Samples of each hot path at one size, and what failed instead (its error)."""
+
+    samples: dict[str, list[float]] = field(
+        default_factory=lambda: {name: [] for name in HOT_PATHS})
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+async def hot_paths(
+    ctx: Context, view: dict[str, Any], sizes: Sizes, label: str
+) -> Measured:
+    """The four hot paths on one session, one after the other; a measure that fails is
+    recorded as failed (a row that says so), and the others still run."""
+    advance = ctx.task(label, (sizes.warmup + sizes.rounds) * len(HOT_PATHS))
+    measured = Measured()
+    for name in HOT_PATHS:
+        try:
+            view = await hot_path(ctx, view, name, measured.samples[name], sizes, advance)
+        except RuntimeError as exc:
+            measured.failed[name] = str(exc)[:160]
+    return measured
+
+
+async def hot_path(
+    ctx: Context, view: dict[str, Any], name: str, samples: list[float], sizes: Sizes,
+    advance: Callable[[int], None],
+) -> dict[str, Any]:
+    """Time one hot path `sizes.rounds` times (after `sizes.warmup`) into `samples`; the
+    session view after it."""
+    sid = view["session"]["id"]
+    for n in range(sizes.warmup + sizes.rounds):
+        if name == "GET memory":
+            elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/memory")
+        elif name == "GET instructions":
+            elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/instructions")
+        elif name == "Remember":
+            command = {"_tag": "Remember", "key": f"grow-{uuid.uuid4().hex[:8]}",
+                       "content": f"Measured fact {n}.", "kind": "fact"}
+            elapsed, view = await ctx.api.timed_command(view, command)
+        else:
+            elapsed, answer = await ctx.api.call(
+                "POST", f"/v1/sessions/{sid}/turns", {"items": four_items(n)}
+            )
+            view["session"].update(answer["session"])
+        if n >= sizes.warmup:
+            samples.append(elapsed)
+        advance(1)
+    return view
+
+
+def growth_table(section: str, by_size: dict[str, Measured], limit: float) -> list[Row]:
+    """Each hot path at each size against itself at the first size."""
+    first_size, first = next(iter(by_size.items()))
+    rows = []
+    for name in HOT_PATHS:
+        for size, measured in by_size.items():
+            if name in measured.failed or not measured.samples[name]:
+                rows.append(Row(section, name, size, goal=f"≤ {limit:g}x", met=False,
+                                figure=f"failed: {measured.failed.get(name, 'no samples')}"))
+                continue
+            base = first.samples[name] if measured is not first else []
+            rows.append(latency_row(section, name, size, measured.samples[name],
+                                    f"at {first_size}" if base else "", base, limit))
+    return rows
+
+
+async def verify_loaded(ctx: Context, view: dict[str, Any], branch: Branch,
+                        entries: int | None = None) -> None:
+    """The service reads the loaded session as one it made: its head, (when given) its number
+    of entries, and its count of items, which names the next turn's items (`i-NN`): one more
+    turn through the API shows it. The branch follows that turn."""
+    sid = branch.session
+    _, got = await ctx.api.call("GET", f"/v1/sessions/{sid}")
+    if got["session"]["head"] != branch.head:
+        raise RuntimeError(f"{sid}: head {got['session']['head']}, loaded {branch.head}")
+    if entries is not None and len(got["memory"]["entries"]) != entries:
+        raise RuntimeError(f"{sid}: {len(got['memory']['entries'])} entries, loaded {entries}")
+    _, answer = await ctx.api.call("POST", f"/v1/sessions/{sid}/turns",
+                                   {"items": four_items(branch.items)})
+    expected = [item_id(branch.items + k + 1) for k in range(4)]
+    if answer["turn"]["items"] != expected:
+        raise RuntimeError(f"{sid}: the next items are {answer['turn']['items']}, not {expected}")
+    branch.items, branch.head = items_after(answer), answer["session"]["head"]
+    view["session"].update(answer["session"])
+
+
+async def resync(ctx: Context, view: dict[str, Any], branch: Branch) -> None:
+    """After measures that added items, one more turn through the API tells the branch's
+    count of items and head."""
+    sid = branch.session
+    _, answer = await ctx.api.call("POST", f"/v1/sessions/{sid}/turns",
+                                   {"items": four_items(branch.items)})
+    branch.items, branch.head = items_after(answer), answer["session"]["head"]
+    view["session"].update(answer["session"])
+
+
+def four_items(n: int) -> list[dict[str, str]]:
+    return [{"type": "message", "role": "user" if k % 2 == 0 else "assistant",
+             "content": f"Turn {n}, item {k}: the budget is {n * k} EUR."} for k in range(4)]
+
+
+async def organic_branch(ctx: Context, view: dict[str, Any]) -> Branch:
+    """The session's next turn (4 items) through the REST API; the loader's turns copy it."""
+    sid = view["session"]["id"]
+    _, answer = await ctx.api.call("POST", f"/v1/sessions/{sid}/turns", {"items": four_items(0)})
+    branch = Branch(sid, ctx.person)
+    await loader.follow(ctx.db, branch, answer["turn"]["id"], items_after(answer),
+                        answer["session"]["head"])
+    view["session"].update(answer["session"])
+    return branch
+
+
+def items_after(answer: dict[str, Any]) -> int:
+    """How many items the branch has after a turn: its last item's position (`i-NN`)."""
+    return int(str(answer["turn"]["items"][-1]).removeprefix("i-"))
+
+
+async def background(ctx: Context, items: int) -> None:
+    """`items` items in other sessions (of another agent), so that the graph is that big."""
+    if items <= 0:
+        return
+    agent = await ctx.api.agent("bench background")
+    advance = ctx.task("loading other sessions", items)
+    left = items
+    while left > 0:
+        view = await ctx.api.quiet_session(agent)
+        branch = await organic_branch(ctx, view)
+        size = max(0, min(left, BACKGROUND_SESSION_ITEMS) - branch.items)
+        await loader.add_turns(ctx.db, branch, size, BACKGROUND_TURN_ITEMS, advance)
+        left -= branch.items
+
+
+async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
+    """One session grown through `sizes.items` in 4-item turns, among other sessions that
+    bring the graph to `sizes.graph_items` items."""
+    await background(ctx, sizes.graph_items - max(sizes.items))
+    agent = await ctx.api.agent("bench growth")
+    view = await ctx.api.quiet_session(agent)
+    for n in range(sizes.command_entries):
+        view = await ctx.api.command(view, {"_tag": "Remember", "key": f"k{n}",
+                                            "content": f"Fact {n}.", "kind": "fact"})
+    branch = await organic_branch(ctx, view)
+    by_size: dict[str, Measured] = {}
+    advance = ctx.task("growing one session", max(sizes.items) - branch.items)
+    for size in sizes.items:
+        await loader.add_turns(ctx.db, branch, max(0, size - branch.items), 4, advance)
+        await verify_loaded(ctx, view, branch)
+        by_size[f"{size:,} items"] = await hot_paths(ctx, view, sizes,
+                                                     f"measuring at {size:,} items")
+        await resync(ctx, view, branch)
+    return growth_table("session growth", by_size, 1.3)
+
+
+async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
+    """Sessions with `sizes.entries` entries (each citing an item of a 4-item turn), their
+    agent holding `sizes.agent_entries` shared entries."""
+    by_size: dict[str, Measured] = {}
+    for count in sizes.entries:
+        agent = await ctx.api.agent(f"bench entries {count}")
+        view = await ctx.api.quiet_session(agent)
+        branch = await organic_branch(ctx, view)
+        advance = ctx.task(f"loading {count:,} entries", count * 2 + sizes.agent_entries)
+        await loader.add_turns(ctx.db, branch, count, 4, advance, keep_uids=True)
+        await loader.add_entries(ctx.db, branch, count, 1, advance)
+        await loader.add_agent_entries(ctx.db, ctx.org, agent, ctx.person,
+                                       sizes.agent_entries, advance)
+        _, got = await ctx.api.call("GET", f"/v1/sessions/{branch.session}")
+        branch.head = got["session"]["head"]  # consolidation made the newest versions
+        await verify_loaded(ctx, view, branch, entries=count)
+        by_size[f"{count:,} entries"] = await hot_paths(ctx, view, sizes,
+                                                        f"measuring at {count:,} entries")
+    return growth_table(f"entries (+{sizes.agent_entries:,} agent)", by_size, 1.3)
+
+
+# --- nested view: our GraphQL against @neo4j/graphql -------------------------------------
+
+
+OURS_NESTED = """query Nested($id: ID!) {
+  session(id: $id) { id memory { entries { key content
+    sources { id content turn { id at } } } } } }"""
+PEER_NESTED = """query Nested($id: ID!, $limit: Int!) {
+  sessions(where: { id: { eq: $id } }) { id entries(limit: $limit) { key
+    changes { content cites { id content turn { id at } } } } } }"""
+
+
+def hammer(url: str, query: str, variables: dict[str, Any], token: str | None,
+           requests: int, concurrency: int) -> dict[str, Any]:
+    """Run bench.load in its own process against `url`."""
+    body = json.dumps({"query": query, "variables": variables, "token": token})
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.load", url, str(requests), str(concurrency)],
+        input=body, capture_output=True, text=True, check=False, cwd=ROOT,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench.load failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    if result["errors"]:
+        raise RuntimeError(f"{url} answered errors: {result['errors']}")
+    return result
+
+
+def nested_shape(entries: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+    """(key, sources, sources with a turn) per entry: what both views must agree on."""
+    return sorted(
+        (e["key"], len(e["sources"]), sum(1 for s in e["sources"] if s["turn"]))
+        for e in entries
+    )
+
+
+async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
+    """The session view nested four deep, ours and the peer's, on the same session."""
+    count = sizes.nested_entries
+    agent = await ctx.api.agent("bench nested")
+    view = await ctx.api.quiet_session(agent)
+    branch = await organic_branch(ctx, view)
+    advance = ctx.task(f"loading {count} nested entries", count * 3)
+    await loader.add_turns(ctx.db, branch, count * 2, 4, advance, keep_uids=True)
+    await loader.add_entries(ctx.db, branch, count, 2, advance)
+    sid, section = branch.session, f"nested view ({count} entries)"
+    ours = (await ctx.api.graphql(OURS_NESTED, id=sid))["session"]["memory"]["entries"]
+    if len(ours) != count:
+        raise RuntimeError(f"our nested view has {len(ours)} entries, not {count}")
+    warm = max(10, sizes.concurrency * 2)
+    graphql = f"{ctx.api.url}/graphql"
+    hammer(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer, warm, sizes.concurrency)
+    before = ctx.statements()
+    mine = hammer(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer, sizes.nested_requests,
+                  sizes.concurrency)
+    our_statements = (ctx.statements() - before) / sizes.nested_requests
+    our_rate = sizes.nested_requests / mine["seconds"]
+    rows = [
+        latency_row(section, "ours: latency under load", f"c={sizes.concurrency}",
+                    mine["latencies_ms"]),
+        Row(section, "ours: statements per request", "", goal="≤ 2",
+            met=our_statements <= 2, figure=f"{our_statements:.1f} (auth included)"),
+    ]
+    if not ctx.peer:
+        rows.append(Row(section, "ours: throughput", f"c={sizes.concurrency}",
+                        figure=f"{our_rate:.1f} req/s; peer not run (--no-peer)"))
+        return rows
+    from bench.peer import Peer
+
+    try:
+        peer = Peer(ctx.target)
+    except SetupError as exc:  # say exactly why, in the table, and keep the other figures
+        rows.append(Row(section, "@neo4j/graphql", "", figure=f"not run: {exc}"[:300]))
+        return rows
+    try:
+        variables = {"id": sid, "limit": count}
+        async with httpx.AsyncClient(timeout=120) as http:
+            answer = await http.post(peer.url, json={"query": PEER_NESTED,
+                                                      "variables": variables})
+        first = answer.json()
+        if first.get("errors"):
+            raise RuntimeError(f"@neo4j/graphql: {first['errors']}")
+        theirs = [
+            {"key": e["key"], "sources": [s for c in e["changes"] for s in c["cites"]]}
+            for e in first["data"]["sessions"][0]["entries"]
+        ]
+        for entry in theirs:
+            for source in entry["sources"]:
+                source["turn"] = source["turn"][0] if source["turn"] else None
+        if nested_shape(theirs) != nested_shape(ours):
+            raise RuntimeError("the peer's nested view differs from ours")
+        hammer(peer.url, PEER_NESTED, variables, None, warm, sizes.concurrency)
+        before = peer.statements()
+        result = hammer(peer.url, PEER_NESTED, variables, None, sizes.nested_requests,
+                        sizes.concurrency)
+        peer_statements = (peer.statements() - before) / sizes.nested_requests
+    finally:
+        peer.stop()
+    peer_rate = sizes.nested_requests / result["seconds"]
+    ratio = our_rate / peer_rate
+    rows += [
+        latency_row(section, "@neo4j/graphql: latency under load", f"c={sizes.concurrency}",
+                    result["latencies_ms"]),
+        Row(section, "@neo4j/graphql: statements per request", "",
+            figure=f"{peer_statements:.1f}"),
+        Row(section, "throughput, ours vs @neo4j/graphql", f"c={sizes.concurrency}",
+            against="@neo4j/graphql", ratio=ratio, goal="≥ 1.0x", met=ratio >= 1.0,
+            figure=f"{our_rate:.1f} vs {peer_rate:.1f} req/s"),
+    ]
+    return rows
+
+
+# --- consolidation -----------------------------------------------------------------------
+
+
+def model_seconds(served: Served, model: str) -> float:
+    """The time the service has spent in `model`'s calls so far (its own histogram)."""
+    registry = served.app.state.telemetry.metrics.registry
+    value = registry.get_sample_value(
+        "openbot_memory_model_call_duration_seconds_sum", {"model": model}
+    )
+    return float(value or 0.0)
+
+
+async def consolidation_rows(target: Target, bearer: str, sizes: Sizes, bar: Progress
+                             ) -> list[Row]:
+    """A served app with its workers on (the built-in model): turn to applied, and turns per
+    minute consolidated while turns keep coming."""
+    served = quiet(Served(settings_for(target, workers=2), target))
+    api = Api(served.url, bearer)
+    try:
+        agent = await api.agent("bench consolidation")
+        latency = await applied_latency(api, served, agent, sizes, bar)
+        rate, turns = await sustained(api, agent, sizes, bar)
+    finally:
+        await api.close()
+        served.stop()
+    samples, model_ms = latency
+    p50 = percentile(samples, 0.5)
+    return [
+        Row("consolidation", "turn -> applied, minus model time", "builtin, 1 session", p50,
+            percentile(samples, 0.95), goal="p50 ≤ 100 ms", met=p50 <= 100,
+            figure=f"model {model_ms:.1f} ms/run"),
+        Row("consolidation", "turns consolidated per minute",
+            f"{sizes.sustain_seconds:.0f} s, {sizes.sustain_sessions} sessions",
+            goal="≥ 1000/min",
+            met=rate >= 1000, figure=f"{rate:.0f}/min ({turns} turns)"),
+    ]
+
+
+def lesson(n: int) -> list[dict[str, str]]:
+    return [
+        {"type": "message", "role": "user", "content": f"I prefer hotel {n} near the station."},
+        {"type": "message", "role": "assistant", "content": "Noted."},
+    ]
+
+
+async def applied_latency(
+    api: Api, served: Served, agent: str, sizes: Sizes, bar: Progress
+) -> tuple[list[float], float]:
+    """One turn at a time: from its POST to its run's `finishedAt`, less that run's model
+    time (the service's own model-call histogram); and the mean model time."""
+    view = (await api.call("POST", "/v1/sessions", {"agent": agent, "model": "builtin"}))[1]
+    sid = view["session"]["id"]
+    rounds, warmup = sizes.latency_rounds, sizes.warmup
+    task = bar.add_task("consolidation latency", total=rounds + warmup)
+    samples: list[float] = []
+    model_total = 0.0
+    for n in range(warmup + rounds):
+        before = model_seconds(served, "builtin")
+        sent = time.time() * 1000
+        _, answer = await api.call("POST", f"/v1/sessions/{sid}/turns", {"items": lesson(n)},
+                                   params={"wait": 30})
+        run = answer.get("run")
+        if run is None or run["status"] != "succeeded":
+            raise RuntimeError(f"the turn's run did not succeed: {run}")
+        _, found = await api.call("GET", f"/v1/sessions/{sid}/runs/{run['id']}")
+        spent = (model_seconds(served, "builtin") - before) * 1000
+        if n >= warmup:
+            samples.append(found["finishedAt"] - sent - spent)
+            model_total += spent
+        bar.advance(task, 1)
+    return samples, model_total / max(rounds, 1)
+
+
+async def sustained(api: Api, agent: str, sizes: Sizes, bar: Progress) -> tuple[float, int]:
+    """Turns posted by 4 clients round-robin over `sizes.sustain_sessions` sessions for
+    `sizes.sustain_seconds`; turns consolidated per minute, from the first POST to the last
+    run's end."""
+    seconds = sizes.sustain_seconds
+    sessions = []
+    for _ in range(sizes.sustain_sessions):
+        view = (await api.call("POST", "/v1/sessions", {"agent": agent, "model": "builtin"}))[1]
+        sessions.append(view["session"]["id"])
+    task = bar.add_task("sustained consolidation", total=round(seconds))
+    started_ms = time.time() * 1000
+    deadline = time.monotonic() + seconds
+    posted = 0
+
+    async def client(k: int) -> None:
+        nonlocal posted
+        n = k
+        while time.monotonic() < deadline:
+            sid = sessions[n % len(sessions)]
+            await api.call("POST", f"/v1/sessions/{sid}/turns", {"items": lesson(n)})
+            posted += 1
+            n += 4
+
+    async def tick() -> None:
+        while time.monotonic() < deadline:
+            await asyncio.sleep(1)
+            bar.advance(task, 1)
+
+    await asyncio.gather(tick(), *(client(k) for k in range(4)))
+    finished = await idle(api, sessions, 600)
+    minutes = max(finished - started_ms, 1.0) / 60_000
+    return posted / minutes, posted
+
+
+async def idle(api: Api, sessions: Sequence[str], seconds: float) -> float:
+    """Wait until no run of `sessions` is queued or running; the last run's `finishedAt`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        runs = [run for sid in sessions
+                for run in (await api.call("GET", f"/v1/sessions/{sid}/runs"))[1]["runs"]]
+        pending = [run for run in runs if run["status"] in ("queued", "running")]
+        if not pending:
+            failed = [run for run in runs if run["status"] != "succeeded"]
+            if failed:
+                raise RuntimeError(f"{len(failed)} runs did not succeed: {failed[0]}")
+            return float(max((run["finishedAt"] for run in runs), default=0))
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{len(pending)} runs still pending after {seconds:.0f} s")
+        await asyncio.sleep(0.5)
+
+
+# --- the run -----------------------------------------------------------------------------
+
+
+def hardware() -> str:
+    """Cores, CPU and memory of this machine."""
+    memory = "?"
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/meminfo") as info:
+            kib = int(next(line for line in info if line.startswith("MemTotal")).split()[1])
+        memory = f"{kib / 1024 / 1024:.1f} GiB"
+        with open("/proc/cpuinfo") as info:
+            cpu = next((line.split(":", 1)[1].strip() for line in info
+                        if line.startswith("model name")), cpu)
+    except (OSError, StopIteration, ValueError):
+        pass
+    return f"{os.cpu_count()} cores ({cpu}), {memory} RAM"
+
+
+async def machine(db: Database) -> str:
+    """The line printed above the table: the hardware and the Neo4j version."""
+    rows = await db.read(lambda tx: tx.rows("bench_neo4j_version"))
+    neo4j = ", ".join(f"{r['name']} {r['version']} {r['edition']}" for r in rows)
+    return f"{hardware()}, {neo4j}, Python {platform.python_version()}"
+
+
+async def measure_all(
+    ctx: Context, sizes: Sizes, consolidation_token: str, sections: Sequence[str]
+) -> list[Row]:
+    rows: list[Row] = []
+    if "commands" in sections:
+        rows += await command_rows(ctx, sizes)
+    if "growth" in sections:
+        rows += await growth_rows(ctx, sizes)
+    if "entries" in sections:
+        rows += await entries_rows(ctx, sizes)
+    if "nested" in sections:
+        rows += await nested_rows(ctx, sizes)
+    if "consolidation" in sections:
+        rows += await consolidation_rows(ctx.target, consolidation_token, sizes, ctx.bar)
+    return rows
+
+
+SECTIONS = ("commands", "growth", "entries", "nested", "consolidation")
+
+
+async def run(
+    target: Target, sizes: Sizes, peer: bool = True, sections: Sequence[str] = SECTIONS,
+    console: Console | None = None,
+) -> tuple[str, list[Row]]:
+    """Every measure against `target`: the machine line and the rows."""
+    org = f"bench{uuid.uuid4().hex[:8]}"
+    bearer = await _token(target, org, "ana")
+    settings = settings_for(target, worker_poll_seconds=3600.0)  # idle workers stay idle
+    served = quiet(Served(settings, target))
+    db = await Database.connect(target)
+    api = Api(served.url, bearer)
+    try:
+        with loader.progress(console) as bar:
+            ctx = Context(target, served, api, db, org, "ana", bar, peer)
+            line = await machine(db)
+            rows = await measure_all(ctx, sizes, bearer, sections)
+    finally:
+        await api.close()
+        await db.close()
+        served.stop()
+    return line, rows
+
+
+async def _token(target: Target, org: str, person: str) -> str:
+    from app.cli import _create_token
+
+    return await _create_token(settings_for(target), org, person)
+
+
+def fresh_local_graph() -> None:
+    """The bench's own local Neo4j starts from an empty graph (its data folder removed), so
+    that the graph holds what this run loads and nothing from earlier runs."""
+    settings = Settings(state_dir=ROOT / ".openbot-memory-bench")
+    local_server.stop(settings)
+    shutil.rmtree(settings.state_dir / "neo4j" / "data", ignore_errors=True)
+
+
+def sizes_from(args: argparse.Namespace) -> Sizes:
+    sizes = QUICK if args.quick else Sizes()
+
+    def counts(text: str | None) -> tuple[int, ...] | None:
+        return None if text is None else tuple(int(x.replace("_", "")) for x in text.split(","))
+
+    changed: dict[str, Any] = {}
+    if (items := counts(args.items)) is not None:
+        changed["items"] = items
+    if (entries := counts(args.entries)) is not None:
+        changed["entries"] = entries
+    for name in ("graph_items", "agent_entries", "rounds", "nested_entries",
+                 "nested_requests", "concurrency", "sustain_seconds"):
+        if getattr(args, name) is not None:
+            changed[name] = getattr(args, name)
+    sizes = replace(sizes, **changed)
+    if sizes.graph_items < max(sizes.items):
+        raise SystemExit("--graph-items must be at least the largest of --items")
+    return sizes
+
+
+def parser() -> argparse.ArgumentParser:
+    parse = argparse.ArgumentParser(
+        prog="bench/run", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parse.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    parse.add_argument("--items", help="sizes of the grown session, e.g. 1000,10000,100000")
+    parse.add_argument("--graph-items", type=int, help="items in the whole graph (1000000)")
+    parse.add_argument("--entries", help="entries per session, e.g. 100,1000,100000")
+    parse.add_argument("--agent-entries", type=int, help="agent entries beside them (1000)")
+    parse.add_argument("--rounds", type=int, help="samples per measure (50)")
+    parse.add_argument("--nested-entries", type=int, help="entries of the nested view (200)")
+    parse.add_argument("--nested-requests", type=int, help="requests per nested run (400)")
+    parse.add_argument("--concurrency", type=int, help="clients of the nested runs (8)")
+    parse.add_argument("--sustain-seconds", type=float, help="sustained consolidation (60)")
+    parse.add_argument("--only", help=f"some sections: {','.join(SECTIONS)}")
+    parse.add_argument("--no-peer", action="store_true", help="skip @neo4j/graphql")
+    parse.add_argument("--json", help="also write the rows to this file")
+    parse.add_argument("--keep-graph", action="store_true",
+                       help="reuse the bench Neo4j's graph instead of starting empty")
+    return parse
+
+
+def main() -> None:
+    args = parser().parse_args()
+    sizes = sizes_from(args)
+    sections = tuple(args.only.split(",")) if args.only else SECTIONS
+    unknown = set(sections) - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
+    peer = not args.no_peer and "nested" in sections
+    if not Settings().neo4j_uri and not args.keep_graph:
+        fresh_local_graph()
+    # A log or a pipe gets the whole table, not one squeezed into 80 columns.
+    console = Console() if sys.stdout.isatty() else Console(width=200)
+    started = time.monotonic()
+    with neo4j_target(apoc=peer) as target:
+        line, rows = asyncio.run(run(target, sizes, peer, sections))
+    mode = "quick" if args.quick else "full"
+    console.print(f"Machine: {line}")
+    console.print(f"Sizes ({mode}): {sizes}")
+    console.print(render(rows, f"bench/run ({mode}, {time.monotonic() - started:.0f} s)"))
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {"machine": line, "sizes": asdict(sizes), "rows": [asdict(row) for row in rows]},
+            indent=2,
+        ))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+// Benchmark floor (bench/run), not used by the service: the least graph work a read of a
+// session's memory needs when each entry keeps its current state (see bench_memory_edit):
+// the session, its head, and each entry's current change with the ids of the items it cites.
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
+MATCH (s)-[:HEAD]->(h:Version)
+CALL (s) {
+  MATCH (s)-[:HAS_ENTRY]->(e:Entry)-[:CURRENT]->(c:Change)
+  RETURN collect(e {.key, .content, .kind, .status, .updatedAt,
+                    sources: COLLECT { MATCH (c)-[:CITES]->(i:Item) RETURN i.id }}) AS entries
+}
+RETURN s {.id, .kind, .revision, .model, .createdAt, head: h.id} AS session, entries
