@@ -51,7 +51,8 @@ class Branch:
     person: str
     items: int = 0
     head: str = ""
-    uids: list[str] = field(default_factory=list)
+    # (uid, id, seq) of the items added with keep_uids, oldest first
+    uids: list[tuple[str, str, int]] = field(default_factory=list)
     # What every loaded turn names and was shown: a copy of a turn the service recorded on
     # this session (see `follow`), as its memory does not change while turns are loaded.
     template: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_TEMPLATE))
@@ -89,7 +90,8 @@ def turn_param(branch: Branch, texts: Sequence[str]) -> dict[str, Any]:
             "author": branch.person if role == "user" else role,
         })
     return {
-        "id": new_id("trn"), "learn": False, "status": "completed", "at": now_ms(),
+        "id": new_id("trn"), "learn": False, "clientItemIds": False, "status": "completed",
+        "at": now_ms(),
         "head": new_head(), **branch.template, "items": items,
     }
 
@@ -114,6 +116,11 @@ async def add_turns(
         for start in range(0, chunk, per_turn):
             size = min(per_turn, chunk - start)
             turn = turn_param(branch, [message(branch.items + k) for k in range(size)])
+            if keep_uids:
+                branch.uids.extend(
+                    (item["uid"], item["id"], branch.items + n + 1)
+                    for n, item in enumerate(turn["items"])
+                )
             branch.items += size
             turns.append(turn)
 
@@ -123,8 +130,6 @@ async def add_turns(
 
         await db.write(write)
         branch.head = turns[-1]["head"]
-        if keep_uids:
-            branch.uids.extend(item["uid"] for turn in turns for item in turn["items"])
         left -= chunk
         advance(chunk)
 
@@ -144,9 +149,13 @@ async def add_entries(
     if len(branch.uids) < needed:
         raise ValueError(f"{needed} item uids are needed, the branch has {len(branch.uids)}")
     for chunk in batches(entries, ENTRIES_PER_RUN):
-        cited = branch.uids[chunk.start * sources : chunk.stop * sources]
+        read = branch.uids[chunk.start * sources : chunk.stop * sources]
+        cited = [uid for uid, _, _ in read]
 
-        async def write(tx: Tx, chunk: range = chunk, cited: list[str] = cited) -> None:
+        async def write(
+            tx: Tx, chunk: range = chunk, cited: list[str] = cited,
+            read: list[tuple[str, str, int]] = read,
+        ) -> None:
             run_id, at = new_id("run"), now_ms()
             queued = {"id": run_id, "model": "builtin", "turn": None, "trigger": "refresh",
                       "at": at}
@@ -162,7 +171,9 @@ async def add_entries(
                 for n in chunk
             ]
             run = {"id": run_id, "head": new_head(), "at": now_ms()}
+            # the items read join the processed ledger, in timeline order (kept state)
             await tx.row("apply_consolidation", id=branch.session, run=run, read=cited,
+                         readIds=[item for _, item, _ in read], readSeq=read[-1][2],
                          kept=kept, dropped=[])
 
         await db.write(write)
