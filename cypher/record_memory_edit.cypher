@@ -14,7 +14,7 @@ CREATE (i:Item {uid: $edit.itemUid, id: $edit.itemId, type: 'memory_edit', role:
                 author: coalesce($edit.person, $edit.service), content: $edit.itemContent, at: $edit.at, seq: h.items + 1})
 CREATE (i)-[:BY]->(p)
 CREATE (v:Version {id: $edit.head, depth: h.depth + 1, items: h.items + 1, cause: $edit.op,
-                   at: $edit.at})
+                   at: $edit.at, revision: s.revision + 1})
 CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:ADDS]->(i)
 CREATE (v)-[:OF]->(s)

@@ -1,0 +1,8 @@
+// Live views: the versions a session made in the revisions after $after, up to $until, each
+// with the revision it was made at (a configure moves the revision, not the head: S15).
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
+MATCH (v:Version)-[:OF]->(s)
+WHERE v.revision > $after AND v.revision <= $until
+RETURN v.revision AS revision, v.id AS head
+ORDER BY revision
