@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     run_lease_seconds: float = Field(default=15.0, ge=1)
     # How often an idle consolidation worker looks for queued jobs it was not told of.
     worker_poll_seconds: float = Field(default=2.0, gt=0)
+    # Live views: how often a process with subscribers reads what other processes changed
+    # (its own writes are heard at once).
+    live_poll_seconds: float = Field(default=0.25, gt=0)
 
     # Logs: `text` for a terminal, `json` for one JSON object per line; and the level.
     log_format: Literal["text", "json"] = "text"

@@ -7,8 +7,8 @@ How changes are heard:
 - From any other process on the same Neo4j, within a second. While anyone watches, one task
   per process reads what moved for every watched session and agent in ONE statement
   (`cypher/live_marks.cypher`: each session's revision and count of ended runs, each agent's
-  memory version) every POLL_SECONDS, and wakes the watches whose marks changed. With no
-  watcher the task stops; the next watch starts it again.
+  memory version) every `live_poll_seconds` (0.25 s), and wakes the watches whose marks
+  changed. With no watcher the task stops; the next watch starts it again.
 
 A woken watcher reads what changed itself, through the view loaders and the reader's own scope
 (a person reaches only what queries let them reach). The marks are never shown to anyone.
@@ -35,8 +35,6 @@ from app.memory.values import Principal, SessionView, entries_of
 from app.store.database import Database, Tx
 
 log = logging.getLogger("openbot_memory.live")
-
-POLL_SECONDS = 0.25
 
 Kind = Literal["session", "agent"]
 Key = tuple[Kind, str]
@@ -66,7 +64,7 @@ class Live:
     """The watches of this process and the poll that feeds them."""
 
     db: Database
-    poll_seconds: float = POLL_SECONDS
+    poll_seconds: float = 0.25
     _watches: list[Watch] = field(default_factory=list)
     _failing: bool = False
     _wake: asyncio.Event = field(default_factory=asyncio.Event)

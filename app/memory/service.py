@@ -53,7 +53,7 @@ class Service:
             db, models, settings, workers=settings.workers, on_run_end=learning.wake
         )
 
-        live = Live(db)
+        live = Live(db, settings.live_poll_seconds)
         db.on_commit = live.wake
 
         def wake() -> None:

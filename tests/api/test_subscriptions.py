@@ -19,7 +19,7 @@ from websockets.typing import Subprotocol
 from app.memory.live import session_views_after
 from app.memory.values import Principal
 from app.store.database import Database, Target
-from tests.api.test_agent_memory import agent_memory, agent_remember
+from tests.api.test_agent_memory import agent_remember
 from tests.conftest import Api, RunningServer, user
 from tests.openai_stub import OpenAIStub, Reply, changes
 
@@ -105,6 +105,20 @@ def sockets() -> Iterator[Callable[..., Socket]]:
 
 
 @pytest.fixture
+def clients() -> Iterator[Callable[[RunningServer, str], Api]]:
+    """HTTP clients of any server, for a token; closed after the test."""
+    made: list[Api] = []
+
+    def client(server: RunningServer, token: str) -> Api:
+        made.append(Api(server.url, token))
+        return made[-1]
+
+    yield client
+    for api in made:
+        api.http.close()
+
+
+@pytest.fixture
 def other(start_server: Callable[..., RunningServer]) -> RunningServer:
     """A second service process on the same Neo4j: the writer's."""
     return start_server()
@@ -123,11 +137,11 @@ def state(view: dict[str, Any]) -> tuple[str, int, dict[str, tuple[str, str]]]:
 
 def test_a_subscriber_hears_every_change_made_by_another_process_in_order(
     api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
-    openai_stub: OpenAIStub,
+    openai_stub: OpenAIStub, clients: Callable[[RunningServer, str], Api],
 ) -> None:
     # Issue 11, S12-S17: one view per revision, in revision order, with the head and memory
     # of that revision; writes by a person, configure, revert, a turn and its consolidation.
-    writer = Api(other.url, api.token)
+    writer = clients(other, api.token)
     sid = writer.session(model=STUB)["session"]["id"]
     live = sockets(server, api.token).ack()
     live.subscribe("1", SESSION, id=sid)
@@ -178,6 +192,24 @@ def test_a_subscriber_hears_every_change_made_by_another_process_in_order(
     assert state(live.next("2")["data"]["memoryChanged"]) == state(forked)
 
 
+def test_a_process_hears_its_own_writes_at_once_without_its_poll(
+    api: Api, start_server: Callable[..., RunningServer], sockets: Callable[..., Socket],
+    clients: Callable[[RunningServer, str], Api],
+) -> None:
+    # Issue 11: the service's own writes wake its subscribers when they commit: with its poll
+    # slowed to once an hour, a subscriber of the writing process still hears each one.
+    own = start_server(live_poll_seconds=3600.0)
+    writer = clients(own, api.token)
+    sid = writer.session()["session"]["id"]
+    live = sockets(own, api.token).ack()
+    live.subscribe("1", SESSION, id=sid)
+    assert live.next("1")["data"]["memoryChanged"]["revision"] == 0
+
+    answer = writer.remember(sid, "budget", "The trip budget is 1500 EUR.")
+
+    assert state(live.next("1")["data"]["memoryChanged"]) == state(answer)
+
+
 def test_the_views_of_revisions_passed_are_rebuilt_from_their_versions(
     api: Api, neo4j_target: Target,
 ) -> None:
@@ -206,11 +238,11 @@ def test_the_views_of_revisions_passed_are_rebuilt_from_their_versions(
 
 def test_each_run_is_heard_once_when_it_ends(
     api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
-    openai_stub: OpenAIStub,
+    openai_stub: OpenAIStub, clients: Callable[[RunningServer, str], Api],
 ) -> None:
     # S11, issue 11: runFinished gives each consolidation run of the session once, as it
     # ends, failed or succeeded, in the order they ended.
-    writer = Api(other.url, api.token)
+    writer = clients(other, api.token)
     sid = writer.session(model=STUB)["session"]["id"]
     gate, started = threading.Event(), threading.Event()  # the first run ends when let go
     openai_stub.script(
@@ -278,19 +310,18 @@ def test_a_person_cannot_subscribe_to_another_members_session(
 
 def test_a_persons_agent_memory_view_hides_another_members_private_versions(
     api: Api, member: Api, server: RunningServer, other: RunningServer,
-    sockets: Callable[..., Socket],
+    sockets: Callable[..., Socket], clients: Callable[[RunningServer, str], Api],
 ) -> None:
     # A9: a person is not told of a version that touched only another member's private
     # entries; the member who owns it is.
     agent = api.agent("shared planner", shared=True)["id"]
-    agent_memory(member, agent)  # ben joins the shared agent's memory
     ana = sockets(server, api.token).ack()
     ben = sockets(server, member.token).ack()
     for socket in (ana, ben):
         socket.subscribe("a", AGENT, id=agent)
         assert socket.next("a")["data"]["agentMemoryChanged"] == {"version": 0, "entries": []}
 
-    ben_writer, ana_writer = Api(other.url, member.token), Api(other.url, api.token)
+    ben_writer, ana_writer = clients(other, member.token), clients(other, api.token)
     agent_remember(ben_writer, agent, "seat", "Ben prefers the aisle.", "preference",
                    about="ben", visibility="private")
     heard_by_ben = ben.next("a")["data"]["agentMemoryChanged"]

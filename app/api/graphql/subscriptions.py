@@ -3,7 +3,8 @@
 Each subscription registers a watch with the process's hub (`app.memory.live`), which hears
 this process's writes at once and other processes' within a second, and then reads what
 changed through the same loaders and principal scope as queries: a session or agent the
-caller may not reach is NotFound, exactly as a query's would be.
+caller may not reach is NotFound, exactly as a query's would be. The socket's one context gets
+fresh loaders before each event (`Context.renew`), so nested fields read the graph anew.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Subscription:
         ctx, sid = info.context, str(session_id)
         async with ctx.service.live.watch("session", sid) as watch:
             told = await ctx.service.sessions.view(ctx.who, sid)
+            ctx.renew()
             yield Session.from_domain(told)
             while True:
                 marks = await watch.changed()
@@ -94,6 +96,7 @@ class Subscription:
         agent_memory = ctx.service.agent_memory
         async with ctx.service.live.watch("agent", aid) as watch:
             memory = await agent_memory.view(ctx.who, aid)
+            ctx.renew()
             yield AgentMemory.from_domain(aid, memory)
             told = memory.version
             while True:
