@@ -100,14 +100,12 @@ class RequirePrincipal:
 def authorization_in(payload: Mapping[str, object] | None) -> str | None:
     """The `Authorization` of a WebSocket's `connection_init` payload, as GraphQL clients send
     it: `{"Authorization": "Bearer T"}` or `{"headers": {"Authorization": ...}}`, any case."""
-    places = [payload, (payload or {}).get("headers")]
-    for place in places:
-        if isinstance(place, Mapping):
-            for key, value in place.items():
-                if isinstance(key, str) and key.lower() == "authorization" and isinstance(
-                    value, str
-                ):
-                    return value
+    for place in (payload, (payload or {}).get("headers")):
+        if not isinstance(place, Mapping):
+            continue
+        for key, value in place.items():
+            if str(key).lower() == "authorization" and isinstance(value, str):
+                return value
     return None
 
 

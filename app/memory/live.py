@@ -61,9 +61,10 @@ class Watch:
 
 @dataclass
 class Live:
-    """The watches of this process and the poll that feeds them."""
+    """The watches of this process, the poll that feeds them, and what a woken watcher reads."""
 
     db: Database
+    agent_memory: AgentMemories
     poll_seconds: float = 0.25
     _watches: list[Watch] = field(default_factory=list)
     _failing: bool = False
@@ -131,6 +132,51 @@ class Live:
             if now is not None and now != watch.marks:
                 watch._move(now)
 
+    async def session_views(
+        self, who: Principal, session_id: str, after: int, head: str
+    ) -> list[SessionView]:
+        """The session's views of every revision after `after` (whose head was `head`), oldest
+        first, the last one the view now; 404 when `who` may not reach the session."""
+
+        async def work(tx: Tx) -> list[SessionView]:
+            views = await load_views(tx, who, [session_id])
+            if session_id not in views:
+                raise NotFound(f"no session {session_id}")
+            now = views[session_id]
+            if now.session.revision <= after:
+                return []
+            rows = await tx.rows(
+                "revision_heads", **who.scope(), id=session_id, after=after,
+                until=now.session.revision - 1,
+            )
+            made = {row["revision"]: row["head"] for row in rows}
+            heads: list[str] = []
+            for revision in range(after + 1, now.session.revision):
+                # a configure made no version: the head stays what it was
+                heads.append(made.get(revision, heads[-1] if heads else head))
+            memories = await memory_at(tx, who, sorted(set(heads))) if heads else {}
+            past = [view_at(now, after + 1 + n, h, memories[h]) for n, h in enumerate(heads)]
+            return [*past, now]
+
+        return await self.db.read(work)
+
+    async def agent_news(
+        self, who: Principal, agent_id: str, after: int
+    ) -> tuple[int, AgentMemory | None]:
+        """The agent's memory version now, and its view as `who` may see it if a version after
+        `after` changed an entry `who` may see; None if none did (A9: a version that touched
+        only another member's private entries is no news to them). 404 without the agent."""
+        now = await self.agent_memory.view(who, agent_id)
+        seen = after
+        while seen < now.version:
+            page = await self.agent_memory.log(who, agent_id, seen, MAX_LOG_PAGE)
+            if any(entry.version <= now.version for entry in page):
+                return now.version, now
+            if len(page) < MAX_LOG_PAGE:
+                break
+            seen = page[-1].version
+        return now.version, None
+
 
 def view_at(now: SessionView, revision: int, head: str, memory: dict[str, Any]) -> SessionView:
     """The view a session had at an earlier revision: its head then and the memory of that
@@ -145,52 +191,3 @@ def view_at(now: SessionView, revision: int, head: str, memory: dict[str, Any]) 
             processed=tuple(memory["processed"]),
         ),
     )
-
-
-async def session_views_after(
-    db: Database, who: Principal, session_id: str, after: int, head: str
-) -> list[SessionView]:
-    """The session's views of every revision after `after` (whose head was `head`), oldest
-    first, the last one the view now; 404 when `who` may not reach the session."""
-
-    async def work(tx: Tx) -> list[SessionView]:
-        views = await load_views(tx, who, [session_id])
-        if session_id not in views:
-            raise NotFound(f"no session {session_id}")
-        now = views[session_id]
-        if now.session.revision <= after:
-            return []
-        rows = await tx.rows(
-            "revision_heads", **who.scope(), id=session_id, after=after,
-            until=now.session.revision - 1,
-        )
-        made = {row["revision"]: row["head"] for row in rows}
-        heads: list[str] = []
-        for revision in range(after + 1, now.session.revision):
-            heads.append(made.get(revision, heads[-1] if heads else head))  # configure: same
-
-        memories = await memory_at(tx, who, sorted(set(heads)))
-        past = [
-            view_at(now, after + 1 + n, h, memories[h]) for n, h in enumerate(heads)
-        ]
-        return [*past, now]
-
-    return await db.read(work)
-
-
-async def agent_memory_after(
-    agent_memory: AgentMemories, who: Principal, agent_id: str, after: int
-) -> tuple[int, AgentMemory | None]:
-    """The agent's memory version now, and its view as `who` may see it if a version after
-    `after` changed an entry `who` may see; None if none did (A9: a version that touched only
-    another member's private entries is no news to them). 404 when there is no such agent."""
-    now = await agent_memory.view(who, agent_id)
-    seen = after
-    while seen < now.version:
-        page = await agent_memory.log(who, agent_id, seen, MAX_LOG_PAGE)
-        if any(entry.version <= now.version for entry in page):
-            return now.version, now
-        if len(page) < MAX_LOG_PAGE:
-            break
-        seen = page[-1].version
-    return now.version, None

@@ -53,7 +53,8 @@ class Service:
             db, models, settings, workers=settings.workers, on_run_end=learning.wake
         )
 
-        live = Live(db, settings.live_poll_seconds)
+        agent_memory = AgentMemories(db)
+        live = Live(db, agent_memory, settings.live_poll_seconds)
         db.on_commit = live.wake
 
         def wake() -> None:
@@ -65,7 +66,7 @@ class Service:
             db=db,
             sessions=Sessions(db),
             agents=Agents(db),
-            agent_memory=AgentMemories(db),
+            agent_memory=agent_memory,
             orgs=Orgs(db),
             tokens=Tokens(db, settings.default_model),
             turns=Turns(db, settings.max_length, wake),

@@ -16,7 +16,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from app.memory.live import session_views_after
+from app.memory.agent_memory import AgentMemories
+from app.memory.live import Live
 from app.memory.values import Principal
 from app.store.database import Database, Target
 from tests.api.test_agent_memory import agent_remember
@@ -227,7 +228,8 @@ def test_the_views_of_revisions_passed_are_rebuilt_from_their_versions(
     async def read() -> list[Any]:
         db = await Database.connect(neo4j_target)
         try:
-            return await session_views_after(db, Principal("acme", person="ana"), sid, 0, start)
+            live = Live(db, AgentMemories(db))
+            return await live.session_views(Principal("acme", person="ana"), sid, 0, start)
         finally:
             await db.close()
 

@@ -55,7 +55,8 @@ def request_error(result: ExecutionResult) -> bool:
 
 
 class GraphQLApp(GraphQL[Context, None]):
-    """Strawberry's ASGI app; `RequirePrincipal` lets only GraphiQL's page through unsigned."""
+    """Strawberry's ASGI app; `RequirePrincipal` lets only GraphiQL's page through unsigned,
+    and the WebSocket, which signs in with its first message (`on_ws_connect`)."""
 
     def __init__(self, service: Service) -> None:
         super().__init__(
@@ -140,7 +141,8 @@ class GraphQLApp(GraphQL[Context, None]):
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
     ) -> Context:
-        # Without a principal only GraphiQL's page gets here, and it runs no operation: the
-        # org-less principal it is given reaches nothing.
+        # Without a principal only GraphiQL's page gets here, and it runs no operation, or a
+        # WebSocket, which runs none before `on_ws_connect` signed it in: the org-less
+        # principal they are given reaches nothing.
         who = principal_of(request) if request.user.is_authenticated else values.Principal("")
         return Context(service=self.service, who=who, request=request, response=response)

@@ -18,7 +18,6 @@ from app.api.graphql.agents import AgentMemory
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.runs import Run
 from app.api.graphql.sessions import Session
-from app.memory.live import agent_memory_after, session_views_after
 
 RUNNING = ("queued", "running")
 
@@ -49,8 +48,8 @@ class Subscription:
                 marks = await watch.changed()
                 if marks["revision"] <= told.session.revision:
                     continue
-                views = await session_views_after(
-                    ctx.service.db, ctx.who, sid, told.session.revision, told.session.head
+                views = await ctx.service.live.session_views(
+                    ctx.who, sid, told.session.revision, told.session.head
                 )
                 for view in views:
                     ctx.renew()
@@ -93,9 +92,8 @@ class Subscription:
         self, info: GraphInfo, agent_id: strawberry.ID
     ) -> AsyncGenerator[AgentMemory, None]:
         ctx, aid = info.context, str(agent_id)
-        agent_memory = ctx.service.agent_memory
         async with ctx.service.live.watch("agent", aid) as watch:
-            memory = await agent_memory.view(ctx.who, aid)
+            memory = await ctx.service.agent_memory.view(ctx.who, aid)
             ctx.renew()
             yield AgentMemory.from_domain(aid, memory)
             told = memory.version
@@ -103,7 +101,7 @@ class Subscription:
                 marks = await watch.changed()
                 if marks["version"] <= told:
                     continue
-                told, news = await agent_memory_after(agent_memory, ctx.who, aid, told)
+                told, news = await ctx.service.live.agent_news(ctx.who, aid, told)
                 if news is not None:
                     ctx.renew()
                     yield AgentMemory.from_domain(aid, news)
