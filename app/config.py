@@ -49,8 +49,12 @@ class Settings(BaseSettings):
     # How long a running consolidation holds its claim unless its worker renews it: after a
     # crash, its run goes back to the queue once this has passed.
     run_lease_seconds: float = Field(default=15.0, ge=1)
-    # How often an idle consolidation worker looks for queued jobs it was not told of.
-    worker_poll_seconds: float = Field(default=2.0, gt=0)
+    # How often an idle worker looks for queued jobs it was not told of (those another process
+    # queued): a read, so idle workers open no write transaction.
+    worker_poll_seconds: float = Field(default=0.5, gt=0)
+    # The most item text (characters) one consolidation run sends the model: a larger backlog
+    # becomes several runs, oldest items first.
+    prompt_budget_chars: int = Field(default=24_000, ge=100)
     # Live views: how often a process with subscribers reads what other processes changed
     # (its own writes are heard at once).
     live_poll_seconds: float = Field(default=0.25, gt=0)
@@ -58,5 +62,7 @@ class Settings(BaseSettings):
     # Logs: `text` for a terminal, `json` for one JSON object per line; and the level.
     log_format: Literal["text", "json"] = "text"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # How long a token's lookup is cached: a revocation made elsewhere is honoured within it.
+    token_cache_seconds: float = Field(default=2.0, ge=0, le=60)
     # With a token, `GET /metrics` needs `Authorization: Bearer <it>`; without, loopback only.
     metrics_token: SecretStr | None = None

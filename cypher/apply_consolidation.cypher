@@ -1,5 +1,7 @@
 // S7, S9: applies the changes that passed the checks to the newest memory as one new version,
-// marks the items read as processed, and records what was kept and dropped, and why.
+// marks the items read as processed, and records what was kept and dropped, and why. It keeps
+// the session's state (issue 12): each kept change becomes its entry's CURRENT one, and the
+// items read join the processed ledger ($read is in timeline order, after the ledger's mark).
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MATCH (r:Run {id: $run.id})
 CREATE (v:Version {id: $run.head, depth: h.depth + 1, items: h.items, cause: 'consolidation',
@@ -12,7 +14,9 @@ SET r.status = 'succeeded', r.finishedAt = $run.at, r.head = $run.head, r.error 
     r.kept = size($kept), r.dropped = size($dropped)
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
-SET s.revision = s.revision + 1
+SET s.revision = s.revision + 1,
+    s.processed = coalesce(s.processed, []) + $readIds,
+    s.processedSeq = $readSeq
 WITH s, v, r
 CALL (r) {
   UNWIND $read AS uid
@@ -34,6 +38,12 @@ CALL (s, v, r) {
     ON CREATE SET e.createdAt = $run.at
   MERGE (s)-[:HAS_ENTRY]->(e)
   CREATE (c)-[:OF_ENTRY]->(e)
+  WITH c, k, e
+  CALL (e) {
+    OPTIONAL MATCH (e)-[now:CURRENT]->(:Change)
+    DELETE now
+  }
+  CREATE (e)-[:CURRENT]->(c)
   WITH c, k
   UNWIND k.sources AS src
   MATCH (i:Item {uid: src})

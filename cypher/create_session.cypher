@@ -3,7 +3,7 @@ MATCH (a:Agent {id: $session.agent})-[:IN_ORG]->(o:Org {id: $org})
 MATCH (p:Person {org: $org, id: $session.person})
 OPTIONAL MATCH (parent:Session {id: $session.parent})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o)
 CREATE (s:Session {id: $session.id, kind: $session.kind, revision: 0, model: $session.model,
-                   createdAt: $session.createdAt})
+                   createdAt: $session.createdAt, processed: [], processedSeq: 0})
 CREATE (s)-[:OF_AGENT]->(a)
 CREATE (s)-[:WITH]->(p)
 CREATE (v:Version {id: $session.head, depth: 0, items: 0, cause: 'start', at: $session.createdAt,

@@ -6,5 +6,5 @@ RETURN o.id AS org,
        CASE WHEN grantee:Service THEN grantee.id END AS service,
        coalesce(t.id, 'tok-' + left(t.hash, 12)) AS id,
        t.revokedAt IS NOT NULL AS revoked,
-       t.expiresAt IS NOT NULL AND t.expiresAt <= $now AS expired,
+       t.expiresAt IS NOT NULL AND t.expiresAt <= $now AS expired, t.expiresAt AS expiresAt,
        t.lastUsedAt AS lastUsedAt

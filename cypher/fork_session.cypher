@@ -8,7 +8,9 @@ MATCH (src)-[:WITH]->(p:Person)
 OPTIONAL MATCH (src)-[:STARTED_FROM]->(parent:Session)
 CREATE (f:Session {id: $fork.id, kind: src.kind, revision: 0, model: src.model,
                    useOverride: src.useOverride, generateOverride: src.generateOverride,
-                   createdAt: $fork.createdAt})
+                   createdAt: $fork.createdAt, processed: $fork.processed,
+                   processedSeq: $fork.processedSeq,
+                   clientItemIds: coalesce(src.clientItemIds, false)})
 CREATE (f)-[:OF_AGENT]->(a)
 CREATE (f)-[:WITH]->(p)
 CREATE (f)-[:FORKED_FROM {at: at.id, createdAt: $fork.createdAt}]->(src)
@@ -22,7 +24,7 @@ CREATE (f)-[:HEAD]->(v)
 WITH f, v, p
 // S3: the fork's memory is a copy: one change per entry, made by the fork, linked to the
 // change it copies and citing the same items, and one Entry node per key linked to the entry it
-// was copied from. The copy keeps the entry's updatedAt.
+// was copied from. The copy keeps the entry's updatedAt and is the entry's CURRENT change.
 CALL (f, v, p) {
   UNWIND $copies AS copy
   MATCH (original:Change {id: copy.from})
@@ -40,6 +42,7 @@ CALL (f, v, p) {
     ON CREATE SET e.createdAt = $fork.createdAt
   MERGE (f)-[:HAS_ENTRY]->(e)
   CREATE (c)-[:OF_ENTRY]->(e)
+  CREATE (e)-[:CURRENT]->(c)
   WITH c, e, original
   OPTIONAL MATCH (original)-[:OF_ENTRY]->(source:Entry)
   FOREACH (x IN CASE WHEN source IS NULL THEN [] ELSE [source] END |

@@ -1,8 +1,19 @@
 // Take the session's write lock before anything reads its head or revision: Neo4j reads
 // committed data only, so a check made before the lock would let two writers both pass.
 // The lock is taken by the write and held until the transaction ends; the property goes.
-MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// Then, in the same statement, the state a command checks and needs: with a $key, that key's
+// entry as it stands (its CURRENT change); and whether a client ever chose an item id here.
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 SET s._lock = true
 REMOVE s._lock
-RETURN s.id AS id
+WITH s, a, o
+MATCH (s)-[:HEAD]->(h:Version)
+OPTIONAL MATCH (s)-[:WITH]->(p:Person)
+OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry {key: $key})-[:CURRENT]->(c:Change)
+RETURN c {.id, .key, .content, .kind, .status, .at} AS current,
+       coalesce(s.clientItemIds, false) AS clientItemIds, s.revision AS revision, h.id AS head, h.depth AS depth, h.items AS items,
+       s.kind AS kind, p.id AS person, a.shared AS agentShared, s.model AS model,
+       a.model AS agentModel, a.id AS agent,
+       s.useOverride AS useOverride, s.generateOverride AS generateOverride,
+       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org

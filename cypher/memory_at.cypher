@@ -1,5 +1,7 @@
 // S2 at any version, derived from the change record: for each key, the newest change on the
-// branch that ends at the version; processed items are those that runs on that branch read.
+// branch that ends at the version; processed items are those that runs on that branch read,
+// and `processedSeq` the timeline position through which they read. This walks the history:
+// it serves old versions (and the test that checks the kept state of heads against it).
 UNWIND $versions AS vid
 MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
@@ -18,6 +20,6 @@ CALL (h) {
 CALL (h) {
   OPTIONAL MATCH (h)-[:PARENT*0..]->(:Version)<-[:AT]-(:Run)-[:READ]->(i:Item)
   WITH DISTINCT i ORDER BY i.seq
-  RETURN collect(i.id) AS processed
+  RETURN collect(i.id) AS processed, coalesce(max(i.seq), 0) AS processedSeq
 }
-RETURN vid, entries, processed
+RETURN vid, entries, processed, processedSeq

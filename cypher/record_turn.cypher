@@ -15,13 +15,15 @@ CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:OF]->(s)
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
-SET s.revision = s.revision + 1
+SET s.revision = s.revision + 1,
+    s.clientItemIds = coalesce(s.clientItemIds, false) OR $turn.clientItemIds
 WITH s, t, v, h
-CALL (t, v, h) {
+CALL (s, t, v, h) {
   UNWIND range(0, size($turn.items) - 1) AS n
-  WITH t, v, h, n, $turn.items[n] AS it
+  WITH s, t, v, h, n, $turn.items[n] AS it
   CREATE (i:Item {uid: it.uid, id: it.id, type: it.type, role: it.role, content: it.content,
-                  app: it.app, author: it.author, at: $turn.at, seq: h.items + n + 1})
+                  app: it.app, author: it.author, at: $turn.at, seq: h.items + n + 1,
+                  session: s.id})
   CREATE (v)-[:ADDS]->(i)
   CREATE (i)-[:IN_TURN]->(t)
 }

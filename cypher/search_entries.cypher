@@ -1,24 +1,18 @@
 // Full-text search over the entries a reader may see, best first: an exact key match, then
-// Lucene's score. Session hits are changes that are the current entry of their own session
-// (the rule of memory_at: on the branch of the head, no newer change of the key on it), in the
-// reader's org and, for a person, their own sessions. Agent hits are agent entries (their
-// current state) of the org's agents: shared ones and the person's own private ones, a shared
-// one left out where the person's own private entry of the key stands for it (as in the view,
-// found by the entry identity's index, not by walking the agent's entries);
-// a service token ($person null) sees all.
+// Lucene's score. Session hits are changes that are the CURRENT change of an entry of a session
+// (kept state: the newest change of the key on the branch of the head), in the reader's org
+// and, for a person, their own sessions. Agent hits are agent entries (their current state)
+// of the org's agents: shared ones and the person's own private ones, a shared one left out
+// where the person's own private entry of the key stands for it (as in the view, found by the
+// entry identity's index, not by walking the agent's entries); a service token ($person null) sees all.
 CALL () {
   CALL db.index.fulltext.queryNodes('change_text', $query) YIELD node, score
   WITH node AS c, score
   WHERE ($kinds IS NULL OR c.kind IN $kinds) AND ($status IS NULL OR c.status = $status)
-  MATCH (c)-[:IN_SESSION]->(s:Session)-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
+  MATCH (c)<-[:CURRENT]-(:Entry)<-[:HAS_ENTRY]-(s:Session)
+        -[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
   WHERE ($person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) })
     AND ($session IS NULL OR s.id = $session) AND ($agent IS NULL OR a.id = $agent)
-  MATCH (s)-[:HEAD]->(h:Version), (c)-[:AT]->(cv:Version), (c)-[:OF_ENTRY]->(e:Entry)
-  WHERE EXISTS { (h)-[:PARENT*0..]->(cv) }
-    AND NOT EXISTS {
-      MATCH (e)<-[:OF_ENTRY]-(:Change)-[:AT]->(ov:Version)
-      WHERE ov.depth > cv.depth AND EXISTS { (h)-[:PARENT*0..]->(ov) }
-    }
   CALL (c) {
     OPTIONAL MATCH (c)-[:CITES]->(i:Item)
     WITH i ORDER BY i.seq

@@ -1,4 +1,8 @@
-// The Session view's own fields; the memory comes from memory_at for the head.
+// Session views at their heads, from the kept state (issue 12): each Entry of the session
+// points at its CURRENT change (the newest change of its key on the head's branch), and the
+// session keeps its processed ledger (`processed`, item ids in timeline order). No history is
+// walked; `memory_at` derives the same for any other version. Each source names its turn, so
+// a nested view (session -> entries -> sources -> turn) costs one more statement, for the turns.
 UNWIND $ids AS sid
 MATCH (s:Session {id: sid})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
@@ -6,7 +10,22 @@ MATCH (s)-[:HEAD]->(h:Version)
 OPTIONAL MATCH (s)-[:WITH]->(p:Person)
 OPTIONAL MATCH (s)-[:STARTED_FROM]->(parent:Session)
 OPTIONAL MATCH (s)-[f:FORKED_FROM]->(source:Session)
+CALL (s) {
+  OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change)
+  CALL (c) {
+    OPTIONAL MATCH (c)-[:CITES]->(i:Item)
+    OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn)
+    WITH i, t ORDER BY i.seq
+    RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq,
+                      turn: t.id}) AS sources
+  }
+  WITH c, sources WHERE c IS NOT NULL
+  RETURN collect(c {.key, .content, .kind, .status, updatedAt: c.at, change: c.id,
+                    sources: sources}) AS entries
+}
 RETURN s {.id, .kind, .revision, .model, .useOverride, .generateOverride, .createdAt,
           agent: a.id, head: h.id, person: p.id, parent: parent.id,
           forkedFrom: source.id, forkedAt: f.at} AS session,
-       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org
+       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org,
+       entries, coalesce(s.processed, []) AS processed,
+       coalesce(s.processedSeq, 0) AS processedSeq

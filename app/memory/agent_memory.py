@@ -8,6 +8,7 @@ Persons edit it here (`command`); learning and promotion apply their changes thr
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -160,8 +161,8 @@ class AgentMemories:
         field_prefix: str = "command.",
     ) -> AgentMemory:
         """A10: a person's Remember or Forget, checked against the expected version."""
-        if isinstance(command, AgentRemember):
-            command = check_agent_remember(command, who, field_prefix)
+        if isinstance(command, AgentRemember):  # S10's scan is CPU work: off the event loop
+            command = await asyncio.to_thread(check_agent_remember, command, who, field_prefix)
 
         async def work(tx: Tx) -> AgentMemory:
             version = await lock_agent(tx, who, agent_id)

@@ -21,6 +21,7 @@ from typing import Any
 from app.config import Settings
 from app.errors import NotFound, SessionConflict
 from app.memory.checks import check_changes, keep_newer_edits
+from app.memory.credentials import prescan
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.learning import queue_learning
 from app.memory.model_names import resolve_model
@@ -43,14 +44,36 @@ log = logging.getLogger("openbot_memory.consolidation")
 REFRESH_WAIT_SECONDS = 120.0
 
 
-def unprocessed(branch: Sequence[tuple[Item, bool]]) -> list[Item]:
-    """The items consolidation may read: not yet processed, and not a person's memory edit."""
-    return [item for item, done in branch if not done and item.type != "memory_edit"]
+async def unprocessed_items(tx: Tx, session_id: str) -> list[Item]:
+    """The items consolidation may read, oldest first: after the processed ledger's mark, and
+    not a person's memory edit (one statement over the kept ledger, issue 12)."""
+    rows = await tx.rows("unprocessed_items", id=session_id)
+    return [Item.from_record(row["item"]) for row in rows]
 
 
-async def branch_items(tx: Tx, session_id: str) -> list[tuple[Item, bool]]:
-    rows = await tx.rows("branch_items", id=session_id)
-    return [(Item.from_record(row["item"]), bool(row["processed"])) for row in rows]
+def first_chunk(items: Sequence[Item], budget_chars: int) -> list[Item]:
+    """The oldest items whose text fits the prompt budget, and always at least one: a larger
+    backlog is read by the runs that follow, never sent whole."""
+    chunk: list[Item] = []
+    used = 0
+    for item in items:
+        used += len(item.content or "")
+        if chunk and used > budget_chars:
+            break
+        chunk.append(item)
+    return chunk
+
+
+def read_prefix(unprocessed: Sequence[Item], read_uids: set[str]) -> list[Item]:
+    """What a run read and may mark processed: the unprocessed items of the current branch, oldest
+    first, up to the first one it did not read. The ledger stays a prefix of the timeline even
+    when a revert changed the branch while the model worked."""
+    prefix: list[Item] = []
+    for item in unprocessed:
+        if item.uid not in read_uids:
+            break
+        prefix.append(item)
+    return prefix
 
 
 @dataclass
@@ -70,7 +93,9 @@ class Consolidation:
         self.pool = Workers(
             name="consolidation",
             db=self.db,
-            statements=Statements("next_run", "claim_run", "extend_run_lease", "requeue_runs"),
+            statements=Statements(
+                "waiting_runs", "next_run", "claim_run", "extend_run_lease", "requeue_runs"
+            ),
             run=self.execute,
             count=self.workers,
             poll_seconds=self.settings.worker_poll_seconds,
@@ -107,9 +132,10 @@ class Consolidation:
 
         async def read(tx: Tx) -> tuple[SessionView, list[Item]]:
             view = await load_view(tx, Principal(org), session_id)
-            return view, unprocessed(await branch_items(tx, session_id))
+            return view, await unprocessed_items(tx, session_id)
 
-        view, items = await self.db.read(read)
+        view, backlog = await self.db.read(read)
+        items = first_chunk(backlog, self.settings.prompt_budget_chars)
         if not view.memory.settings.generate:  # S11: turned off since the run was queued
             await self._finish(run_id, "skipped", None)
             return
@@ -136,8 +162,11 @@ class Consolidation:
             await self._finish(run_id, "failed", message, sorted(read_uids))
             return
         seen = {entry.key: entry.change for entry in entries}
+        await asyncio.to_thread(prescan, proposed)  # S10's scan, before the lock
         await self.db.write(
-            lambda tx: self._apply(tx, run_id, org, session_id, read_uids, seen, proposed)
+            lambda tx: self._apply(
+                tx, run_id, org, session_id, model_name, read_uids, seen, proposed
+            )
         )
 
     async def _apply(
@@ -146,6 +175,7 @@ class Consolidation:
         run_id: str,
         org: str,
         session_id: str,
+        model_name: str,
         read_uids: set[str],
         seen: dict[str, str],
         proposed: list[Any],
@@ -155,9 +185,9 @@ class Consolidation:
         if not view.memory.settings.generate:
             await self._finish_in(tx, run_id, "skipped", None)
             return
-        branch = await branch_items(tx, session_id)
+        unprocessed = await unprocessed_items(tx, session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
-        readable = [item for item in unprocessed(branch) if item.uid in read_uids]
+        readable = read_prefix(unprocessed, read_uids)
         if not readable:
             await self._finish_in(tx, run_id, "succeeded", None)
             return
@@ -165,17 +195,19 @@ class Consolidation:
             proposed,
             view.memory.entries,
             readable={item.id for item in readable},
-            processed={item.id for item, done in branch if done},
+            processed=set(view.memory.processed),
         )
         kept, overtaken = keep_newer_edits(kept, seen, view.memory.entries)
         dropped = [*dropped, *overtaken]
         uid_of = {item.id: item.uid for item in readable}
         run = {"id": run_id, "head": new_head(), "at": now_ms()}
         await tx.row(
-            "apply_consolidation",
+            "apply_consolidation" if kept else "record_quiet_run",
             id=session_id,
             run=run,
             read=[item.uid for item in readable],
+            readIds=[item.id for item in readable],
+            readSeq=readable[-1].seq,
             kept=[
                 {
                     "id": new_id("chg"),
@@ -194,6 +226,9 @@ class Consolidation:
                 for d in dropped
             ],
         )
+        if len(unprocessed) > len(readable):  # a backlog larger than one prompt: read on
+            backlog = {"id": new_id("run"), "model": model_name, "at": now_ms()}
+            await tx.row("queue_backlog_run", id=session_id, run=backlog)
         await self._ended(tx, run_id)
 
     async def _finish(

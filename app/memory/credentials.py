@@ -9,7 +9,8 @@ keys or tokens.
 from __future__ import annotations
 
 import re
-from functools import cache
+from collections.abc import Iterable
+from functools import cache, lru_cache
 from typing import Any
 
 _PROSE_SECRET = re.compile(
@@ -82,8 +83,11 @@ def _detect_secrets_finds(text: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=8192)
 def credential_reason(text: str) -> str | None:
-    """Why `text` looks like it holds a credential, or None when it does not."""
+    """Why `text` looks like it holds a credential, or None when it does not. Answers are
+    remembered, so `prescan` can do the CPU-heavy part before a transaction, off the event loop.
+    """
     if _PRIVATE_KEY.search(text):
         return "private key"
     if _URL_WITH_USERINFO.search(text):
@@ -116,3 +120,23 @@ def scrub(text: str) -> str:
     for pattern in (_PRIVATE_KEY, _BEARER, _KEY_SHAPES, _PROSE_SECRET, _LONG_TOKEN):
         text = pattern.sub("<withheld>", text)
     return text[:500]
+
+
+def strings_in(raw: Any) -> Iterable[str]:
+    """Every string in a JSON value (keys of objects too)."""
+    if isinstance(raw, str):
+        yield raw
+    elif isinstance(raw, dict):
+        for key, value in raw.items():
+            yield from strings_in(key)
+            yield from strings_in(value)
+    elif isinstance(raw, list):
+        for value in raw:
+            yield from strings_in(value)
+
+
+def prescan(raw: Any) -> None:
+    """Check every string of a model's answer now (run it in a thread), so that the checks made
+    later under the session's lock find their answers remembered (issue 12)."""
+    for text in strings_in(raw):
+        credential_reason(text)

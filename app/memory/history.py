@@ -1,9 +1,11 @@
 """Forks and versions (S3, S4, A7): memory is part of a session's history.
 
 Every head a session ever had is an immutable version; the memory at a version is derived from
-the changes on the branch that ends there. So a fork is a new session continuing the source's
-history at a version (its memory copied change by change, linked to the originals), and going
-back is a new head whose parent is the old version: nothing is destroyed.
+the changes on the branch that ends there, and the session keeps the memory of its head (each
+entry's CURRENT change, the processed ledger) so that reading it walks nothing. So a fork is a
+new session continuing the source's history at a version (its memory copied change by change,
+linked to the originals), and going back is a new head whose parent is the old version: nothing
+is destroyed.
 """
 
 from __future__ import annotations
@@ -68,6 +70,17 @@ async def find_version(
     return found
 
 
+async def memory_of(
+    tx: Tx, who: Principal, session_id: str, version: str, head: str
+) -> dict[str, Any]:
+    """The memory at a version of the session, as `memory_at` answers it: from the kept state
+    when the version is the head, derived from the history otherwise."""
+    if version == head:
+        [row] = await tx.rows("session_views", **who.scope(), ids=[session_id])
+        return row
+    return (await memory_at(tx, who, [version]))[version]
+
+
 @dataclass
 class History:
     """Forking, going back, and reading any version."""
@@ -83,26 +96,20 @@ class History:
             version = state["head"] if at is None else at
             if version != state["head"]:
                 await find_version(tx, who, session_id, version)
-            memory = (await memory_at(tx, who, [version]))[version]
+            memory = await memory_of(tx, who, session_id, version, state["head"])
             fork = {
                 "id": new_id("ses"),
                 "at": version,
                 "head": new_head(),
                 "createdAt": now_ms(),
+                "processed": memory["processed"],
+                "processedSeq": memory["processedSeq"],
             }
-            copies = {entry["change"]: new_id("chg") for entry in memory["entries"]}
+            copies = [{"id": new_id("chg"), "from": entry["change"]} for entry in memory["entries"]]
             await tx.row(
-                "fork_session",
-                **who.scope(),
-                source=session_id,
-                fork=fork,
-                copies=[{"id": copy, "from": original} for original, copy in copies.items()],
+                "fork_session", **who.scope(), source=session_id, fork=fork, copies=copies
             )
-            # The fork's memory is the one just read, each entry now made by its copy: no need
-            # to derive it again.
-            rows = await tx.rows("session_views", **who.scope(), ids=[fork["id"]])
-            entries = [{**entry, "change": copies[entry["change"]]} for entry in memory["entries"]]
-            return SessionView.from_record({**rows[0], **memory, "entries": entries})
+            return await load_view(tx, who, str(fork["id"]))
 
         return await self.db.write(work)
 
@@ -115,7 +122,15 @@ class History:
             state = await lock(tx, who, session_id)
             check_expected(state, expected, revision)
             await find_version(tx, who, session_id, to)
-            revert = {"to": to, "head": new_head(), "at": now_ms()}
+            memory = await memory_of(tx, who, session_id, to, state["head"])
+            revert = {
+                "to": to,
+                "head": new_head(),
+                "at": now_ms(),
+                "changes": [entry["change"] for entry in memory["entries"]],
+                "processed": memory["processed"],
+                "processedSeq": memory["processedSeq"],
+            }
             await tx.row("revert_session", id=session_id, revert=revert)
             return await load_view(tx, who, session_id)
 

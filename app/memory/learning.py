@@ -23,6 +23,7 @@ from typing import Any
 from app.config import Settings
 from app.memory.agent_memory import Maker, NewChange, apply, lock_agent, read_entries
 from app.memory.checks import check_agent_changes, keep_newer_agent_edits
+from app.memory.credentials import prescan
 from app.memory.ids import new_id, now_ms
 from app.memory.prompts import (
     LEARNING_SCHEMA_NAME,
@@ -79,8 +80,8 @@ class Learning:
             name="learning",
             db=self.db,
             statements=Statements(
-                "next_learning_job", "claim_learning_job", "extend_learning_lease",
-                "requeue_learning_jobs",
+                "waiting_learning_jobs", "next_learning_job", "claim_learning_job",
+                "extend_learning_lease", "requeue_learning_jobs",
             ),
             run=self.execute,
             count=1,
@@ -168,6 +169,7 @@ class Learning:
             message = failure_message(exc, budget)
             log.warning("learning job %s: model %s failed: %s", job, model_name, message)
             return message
+        await asyncio.to_thread(prescan, proposed)  # S10's scan, before the locks
 
         async def work(tx: Tx) -> None:
             # Session first, then agent: the order every writer takes them in (a turn locks its

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
@@ -82,7 +83,9 @@ class Live:
         watch = Watch((kind, id))
         self._watches.append(watch)
         if self._task is None:
-            self._task = asyncio.create_task(self._poll())
+            # A context of its own: the poll is the process's, not the first subscriber's
+            # request (its statements are no request's cost, its logs carry no request id).
+            self._task = asyncio.create_task(self._poll(), context=contextvars.Context())
         self._wake.set()
         try:
             yield watch
@@ -152,7 +155,7 @@ class Live:
             made = {row["revision"]: row["head"] for row in rows}
             heads: list[str] = []
             for revision in range(after + 1, now.session.revision):
-                # a configure made no version: the head stays what it was
+                # a configure, or a run that kept nothing, made no version: the head stays
                 heads.append(made.get(revision, heads[-1] if heads else head))
             memories = await memory_at(tx, who, sorted(set(heads))) if heads else {}
             past = [view_at(now, after + 1 + n, h, memories[h]) for n, h in enumerate(heads)]
@@ -180,7 +183,9 @@ class Live:
 
 def view_at(now: SessionView, revision: int, head: str, memory: dict[str, Any]) -> SessionView:
     """The view a session had at an earlier revision: its head then and the memory of that
-    (immutable) version. The settings are today's: a configure keeps no history (S15)."""
+    (immutable) version. The settings are today's: a configure keeps no history (S15). A
+    revision that made no version (a configure, a run that kept nothing) keeps the head, whose
+    processed items then include those of a run that kept nothing AT it."""
     entries = entries_of(memory["entries"])
     return replace(
         now,

@@ -68,7 +68,7 @@ class Service:
             agents=Agents(db),
             agent_memory=agent_memory,
             orgs=Orgs(db),
-            tokens=Tokens(db, settings.default_model),
+            tokens=Tokens(db, settings.default_model, settings.token_cache_seconds),
             turns=Turns(db, settings.max_length, wake),
             consolidation=consolidation,
             learning=learning,

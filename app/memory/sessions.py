@@ -3,6 +3,7 @@ one transaction. A person reaches only their own sessions; a service token all o
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,30 +25,17 @@ from app.store.database import Database, Tx
 async def memory_at(
     tx: Tx, who: Principal, versions: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
-    """The memory (entries and processed items) as it was at each version, in one statement."""
+    """The memory (entries and processed items) as it was at each version, derived from the
+    history in one statement. Heads are read from the kept state instead (`load_views`)."""
     rows = await tx.rows("memory_at", **who.scope(), versions=list(versions))
     return {row["vid"]: row for row in rows}
 
-READ_ATTEMPTS = 5
-
 
 async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
-    """Session views by id, in two statements; ids the caller may not reach (another org's,
-    another member's) are simply absent."""
-    # Outside a write lock each statement reads what is committed when it runs, so a write that
-    # commits between the two can leave the first statement's head unmatched by the second:
-    # then both are read again (seen under load while consolidation applied).
-    for _ in range(READ_ATTEMPTS):
-        rows = await tx.rows("session_views", **who.scope(), ids=list(ids))
-        memories = await memory_at(tx, who, [row["session"]["head"] for row in rows])
-        if all(row["session"]["head"] in memories for row in rows):
-            break
-    else:
-        raise RuntimeError("session heads kept moving while their views were read")
-    return {
-        row["session"]["id"]: SessionView.from_record({**row, **memories[row["session"]["head"]]})
-        for row in rows
-    }
+    """Session views by id, in one statement over the kept state (no history walked); ids the
+    caller may not reach (another org's, another member's) are simply absent."""
+    rows = await tx.rows("session_views", **who.scope(), ids=list(ids))
+    return {row["session"]["id"]: SessionView.from_record(row) for row in rows}
 
 
 async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
@@ -57,12 +45,14 @@ async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
     return views[session_id]
 
 
-async def lock(tx: Tx, who: Principal, session_id: str) -> dict[str, Any]:
-    """Lock the session for this transaction, then read its state (head, revision, ...)."""
-    if await tx.row("lock_session", **who.scope(), id=session_id) is None:
+async def lock(
+    tx: Tx, who: Principal, session_id: str, key: str | None = None
+) -> dict[str, Any]:
+    """Lock the session for this transaction, then read its state (head, revision, ...), and
+    with a `key` that key's entry as it stands (`current`), all in one statement."""
+    state = await tx.row("lock_session", **who.scope(), id=session_id, key=key)
+    if state is None:
         raise NotFound(f"no session {session_id}")
-    state = await tx.row("session_state", **who.scope(), id=session_id)
-    assert state is not None
     return state
 
 
@@ -78,10 +68,19 @@ def check_expected(state: dict[str, Any], expected: str, revision: int) -> None:
         )
 
 
-async def fresh_item_ids(tx: Tx, session_id: str, first_seq: int, count: int) -> list[str]:
-    """Ids `i-NN` for the next `count` items of a branch, skipping any a client already took."""
+async def branch_item_ids(tx: Tx, session_id: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Those of `ids` that are items on the branch of the session's head, with their turn."""
+    return await tx.rows("branch_item_ids", id=session_id, ids=list(ids)) if ids else []
+
+
+async def fresh_item_ids(tx: Tx, state: dict[str, Any], session_id: str, count: int) -> list[str]:
+    """Ids `i-NN` for the next `count` items of a branch, skipping any a client already took
+    (looked for only where a client ever chose an id)."""
+    first_seq = state["items"] + 1
     wanted = [item_id(first_seq + n) for n in range(count)]
-    taken = {row["id"] for row in await tx.rows("branch_item_ids", id=session_id, ids=wanted)}
+    if not state["clientItemIds"]:
+        return wanted
+    taken = {row["id"] for row in await branch_item_ids(tx, session_id, wanted)}
     return [
         candidate if candidate not in taken else f"{candidate}-{new_id('x')[-6:]}"
         for candidate in wanted
@@ -206,11 +205,12 @@ class Sessions:
         `field_prefix` is how a transport names the command's fields in a ValidationError."""
         if isinstance(command, Refresh):
             raise TypeError("Refresh runs through consolidation")
-        if isinstance(command, Remember):
-            command = check_remember(command, field_prefix)
+        if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
+            command = await asyncio.to_thread(check_remember, command, field_prefix)
 
         async def work(tx: Tx) -> SessionView:
-            state = await lock(tx, who, session_id)
+            key = None if isinstance(command, Configure) else command.key
+            state = await lock(tx, who, session_id, key)
             check_expected(state, expected, revision)
             if isinstance(command, Configure):
                 await tx.row(
@@ -232,8 +232,7 @@ class Sessions:
         self, tx: Tx, who: Principal, session_id: str, state: dict[str, Any],
         command: Remember | Forget,
     ) -> None:
-        current = await tx.row("current_change", id=session_id, key=command.key)
-        previous = current["change"] if current else None
+        previous = state["current"]
         if isinstance(command, Forget):
             if previous is None:
                 raise SessionConflict(f"the session's memory has no key {command.key!r}")
@@ -242,7 +241,7 @@ class Sessions:
         else:
             op, content, kind, status = "remember", command.content, command.kind, "active"
             text = f"Remember {command.key} ({command.kind}): {command.content}"
-        [edit_item] = await fresh_item_ids(tx, session_id, state["items"] + 1, 1)
+        [edit_item] = await fresh_item_ids(tx, state, session_id, 1)
         edit = {
             "op": op,
             "key": command.key,

@@ -1,22 +1,29 @@
 """Bearer tokens: created from the command line, stored only as a SHA-256 hash; listed by id,
-revoked, or expired after a number of days. A revoked or expired token is 401 at once (nothing
-caches principals). Each token's last use is recorded at most once a minute."""
+revoked, or expired after a number of days. Each token's last use is recorded at most once a
+minute.
+
+A token's lookup is cached for `cache_seconds` (default 2 s, `OPENBOT_MEMORY_TOKEN_CACHE_SECONDS`),
+so a request costs no statement for it; a revocation made elsewhere (the CLI, another process) is
+therefore honoured within that time, one made by this process at once, and an expiry at its
+moment (the cache keeps the expiry time, not the verdict)."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import NotFound, Unauthorized, ValidationError
 from app.memory.ids import now_ms
 from app.memory.values import Principal
-from app.store.database import Database, Tx
+from app.store.database import Database, Tx, uncounted
 
 TOKEN_PREFIX = "obm_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
 LAST_USE_EVERY_MS = 60_000
 DAY_MS = 86_400_000
+CACHED_TOKENS = 10_000  # the most lookups kept; the oldest go first
 
 
 def token_id(hash: str) -> str:
@@ -54,6 +61,9 @@ class Tokens:
 
     db: Database
     default_model: str | None
+    cache_seconds: float = 2.0
+    # token hash -> (monotonic time of the lookup, what find_principal answered)
+    _cache: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
 
     async def create(
         self, org: str, person: str | None, service: str | None = None,
@@ -111,6 +121,7 @@ class Tokens:
         rows = await self.db.write(work)
         if not rows:
             raise NotFound("no such token: give the token or its id (`token list`)")
+        self._cache.clear()  # honoured at once here; elsewhere within `cache_seconds`
         return str(rows[0]["id"])
 
     async def principal(self, authorization: str | None) -> Principal:
@@ -123,16 +134,16 @@ class Tokens:
 
         hashed = token_hash(token.strip())
         now = now_ms()
+        with uncounted():
+            return await self._principal(hashed, now)
 
-        async def work(tx: Tx) -> Any:
-            return await tx.row("find_principal", hash=hashed, now=now)
-
-        row = await self.db.read(work)
+    async def _principal(self, hashed: str, now: int) -> Principal:
+        row = await self._lookup(hashed, now)
         if row is None:
             raise Unauthorized("this token is not known")
         if row["revoked"]:
             raise Unauthorized("this token was revoked")
-        if row["expired"]:
+        if row["expiresAt"] is not None and row["expiresAt"] <= now:
             raise Unauthorized("this token has expired")
         last = row["lastUsedAt"]
         if last is None or last < now - LAST_USE_EVERY_MS:
@@ -140,4 +151,19 @@ class Tokens:
                 lambda tx: tx.rows("touch_token", hash=hashed, now=now,
                                    before=now - LAST_USE_EVERY_MS)
             )
+            row["lastUsedAt"] = now
         return Principal(org=row["org"], person=row["person"], service=row["service"])
+
+    async def _lookup(self, hashed: str, now: int) -> dict[str, Any] | None:
+        """What the graph says of a token, from the cache while it is fresh."""
+        cached = self._cache.get(hashed)
+        if cached is not None and time.monotonic() - cached[0] < self.cache_seconds:
+            return cached[1]
+        row: dict[str, Any] | None = await self.db.read(
+            lambda tx: tx.row("find_principal", hash=hashed, now=now)
+        )
+        if row is not None and self.cache_seconds > 0:
+            if len(self._cache) >= CACHED_TOKENS:
+                del self._cache[next(iter(self._cache))]
+            self._cache[hashed] = (time.monotonic(), row)
+        return row

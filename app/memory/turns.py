@@ -14,7 +14,7 @@ from app.memory.ids import new_head, new_id, now_ms
 from app.memory.instructions import Instructions, compose
 from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
-from app.memory.sessions import fresh_item_ids, load_view, lock
+from app.memory.sessions import branch_item_ids, fresh_item_ids, load_view, lock
 from app.memory.values import Item, Principal, SessionView
 from app.store.database import Database, Tx
 
@@ -93,7 +93,7 @@ class Turns:
 
         async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
             state = await lock(tx, who, session_id)
-            existing = await tx.rows("branch_item_ids", id=session_id, ids=client_ids)
+            existing = await branch_item_ids(tx, session_id, client_ids)
             if existing:
                 turns = {row["turn"] for row in existing}
                 if len(existing) == len(items) == len(client_ids) and len(turns) == 1:
@@ -117,7 +117,7 @@ class Turns:
                 if not earlier
                 else (Instructions("", ()), {})
             )
-            generated = await fresh_item_ids(tx, session_id, state["items"] + 1, len(items))
+            generated = await fresh_item_ids(tx, state, session_id, len(items))
             ids = [
                 item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)
             ]
@@ -138,6 +138,7 @@ class Turns:
             turn = {
                 "id": turn_id or new_id("trn"),
                 "learn": learn,
+                "clientItemIds": bool(client_ids),
                 "status": status,
                 "model": run_model,
                 "at": now_ms(),
@@ -172,7 +173,11 @@ class Turns:
                 run_id = str(run["id"])
             elif learn:  # with no run queued, the agent's queue may be empty now (A2)
                 await queue_learning(tx, who.org, state["agent"])
-            answer = await self._view(tx, who, session_id, str(turn["id"]))
+            answer = (
+                await self._view(tx, who, session_id, str(turn["id"]))
+                if earlier  # the turn's items are its earlier step's and these
+                else recorded(turn, session_id, state["revision"] + 1)
+            )
             return answer, True, run_id, queued or learn
 
         answer, created, run_id, woke = await self.db.write(work)
@@ -233,6 +238,17 @@ class Turns:
             }
 
         return await self.db.read(work)
+
+
+def recorded(turn: dict[str, Any], session_id: str, revision: int) -> dict[str, Any]:
+    """The view of a turn just recorded in one step, from what was written (no read back)."""
+    return turn_json({
+        **turn,
+        "items": [item["id"] for item in turn["items"]],
+        "completedAt": turn["at"] if turn["status"] == "completed" else None,
+        "session": session_id,
+        "revision": revision,
+    })
 
 
 def turn_json(turn: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ class Item:
     at: int
     seq: int
     turn: str | None = None
+    turn_known: bool = False  # whether the record said which turn (None: a memory edit's)
 
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Item:
@@ -56,6 +57,7 @@ class Item:
             at=row["at"],
             seq=row["seq"],
             turn=row.get("turn"),
+            turn_known="turn" in row,
         )
 
     def to_json(self) -> dict[str, Any]:

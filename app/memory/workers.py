@@ -35,11 +35,13 @@ async def record_outcome(db: Database, kind: str, job: str, seconds: float) -> N
 
 @dataclass(frozen=True)
 class Statements:
-    """The statements of one kind of durable job: `next` finds a candidate (its `id`, and the
-    `claimKey` no two workers may run at once: a session, an agent) and locks it, `claim`
+    """The statements of one kind of durable job: `waiting` reads whether any job is queued or
+    ran out of its lease (so an idle worker writes nothing), `next` finds a candidate (its `id`,
+    and the `claimKey` no two workers may run at once: a session, an agent) and locks it, `claim`
     checks again and takes it with a lease, `extend` renews a lease, `requeue` puts back the
     jobs whose lease ran out."""
 
+    waiting: str
     next: str
     claim: str
     extend: str
@@ -93,8 +95,11 @@ class Workers:
             try:
                 claimed = None
                 if not self.paused:
-                    await self._requeue_expired()
-                    claimed = await self._claim(frozenset(self._busy))
+                    queued, expired = await self._waiting()
+                    if expired:
+                        await self._requeue_expired()
+                    if queued or expired:
+                        claimed = await self._claim(frozenset(self._busy))
             except Unavailable:
                 log.warning("%s worker %s: the database does not answer", self.name, n)
                 claimed = None
@@ -149,6 +154,10 @@ class Workers:
     @property
     def _lease_ms(self) -> int:
         return int(self.lease_seconds * 1000)
+
+    async def _waiting(self) -> tuple[bool, bool]:
+        row = await self.db.read(lambda tx: tx.row(self.statements.waiting, now=now_ms()))
+        return (bool(row["queued"]), bool(row["expired"])) if row else (False, False)
 
     async def _requeue(self) -> int:
         row = await self.db.write(lambda tx: tx.row(self.statements.requeue, now=now_ms()))

@@ -6,7 +6,9 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -25,6 +27,7 @@ from opentelemetry.trace import SpanKind
 
 from app.config import Settings
 from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
+from app.logs import request_id
 from app.store import local_server
 from app.store.catalog import schema_statements, statement
 from app.telemetry import Telemetry
@@ -50,6 +53,20 @@ def _unavailable(exc: Exception) -> Unavailable:
     )
 
 
+_uncounted: ContextVar[bool] = ContextVar("uncounted", default=False)
+
+
+@contextmanager
+def uncounted() -> Iterator[None]:
+    """Statements run inside are left out of `Database.statements` (authentication's: a token's
+    lookup is cached, so counting it would make a request's cost depend on the clock)."""
+    token = _uncounted.set(True)
+    try:
+        yield
+    finally:
+        _uncounted.reset(token)
+
+
 class Tx:
     """A transaction that runs catalog statements by name, with parameters only."""
 
@@ -57,8 +74,12 @@ class Tx:
         self._tx = tx
         self._db = db
 
+    def _count(self) -> None:
+        if request_id.get() is not None and not _uncounted.get():
+            self._db.statements += 1
+
     async def rows(self, name: str, **params: Any) -> list[Record]:
-        self._db.statements += 1
+        self._count()
         # A span per statement, named by its file; parameter values never go into a trace.
         with self._db.telemetry.tracer.start_as_current_span(
             name, kind=SpanKind.CLIENT, attributes={"db.system.name": "neo4j"}
@@ -74,7 +95,7 @@ class Tx:
 
     async def stream(self, name: str, **params: Any) -> AsyncIterator[Record]:
         """The rows of a statement one at a time, for answers too big to hold (exports)."""
-        self._db.statements += 1
+        self._count()
         result = await self._tx.run(statement(name), params)
         async for record in result:
             yield record.data()
@@ -123,7 +144,9 @@ class Database:
     def __init__(self, driver: neo4j.AsyncDriver, database: str) -> None:
         self._driver = driver
         self._database = database
-        self.statements = 0  # statements run so far: what a request costs, for tests and bench
+        # Statements run so far on behalf of requests (not of background workers, nor of
+        # authentication): what requests cost, for tests and bench.
+        self.statements = 0
         self.telemetry = Telemetry()  # the app's metrics and tracer; `create_app` sets its own
         # Called after every write transaction that committed: the live views' hub listens.
         self.on_commit: Callable[[], None] = lambda: None

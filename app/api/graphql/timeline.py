@@ -30,6 +30,8 @@ class Item:
     at: EpochMillis
     seq: int
     uid: strawberry.Private[str]
+    turn_id: strawberry.Private[str | None] = None
+    turn_known: strawberry.Private[bool] = False  # else `turn` looks the turn up by the uid
 
     @classmethod
     def from_domain(cls, item: values.Item) -> Item:
@@ -43,6 +45,8 @@ class Item:
             author=item.author,
             at=EpochMillis(item.at),
             seq=item.seq,
+            turn_id=item.turn,
+            turn_known=item.turn_known,
         )
 
     @strawberry.field(
@@ -58,7 +62,7 @@ class Item:
 
     @strawberry.field(description="The turn the item came in (none for a memory edit).")
     async def turn(self, info: GraphInfo) -> Turn | None:
-        turn_id = await info.context.turn_ids.load(self.uid)
+        turn_id = self.turn_id if self.turn_known else await info.context.turn_ids.load(self.uid)
         if turn_id is None:
             return None
         return Turn.maybe(await info.context.turns.load(turn_id))

@@ -1,3 +1,4 @@
+// The derivation that the kept ledger replaces (test only: tests/memory/test_kept_state.py).
 // Every item on the branch that ends at the session's head, oldest first, and whether a
 // consolidation on that branch has read it.
 MATCH (:Session {id: $id})-[:HEAD]->(h:Version)

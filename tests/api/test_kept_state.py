@@ -1,0 +1,142 @@
+"""Issue 12: the kept state of a session's head (each entry's CURRENT change, the processed
+ledger and its mark) always equals what its full history derives (memory_at.cypher and
+derived_branch_items.cypher, the slow derivations kept for this test), after any sequence of
+turns, commands, consolidations, forks and reverts, with runs landing in between."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, given, settings
+
+from app.store.catalog import statement
+from tests.conftest import Api, Graph, assistant, user
+
+SAYINGS = [
+    "My name is Ana Lima.",
+    "I prefer window seats.",
+    "Remember that the hotel is the Ritz.",
+    "We decided to fly on Monday.",
+    "Our budget is 3000 euros.",
+    "Thanks, that is all for now.",
+]
+KEYS = ["seat", "hotel", "budget"]
+
+turns = st.builds(lambda n: ("turn", n), st.integers(0, len(SAYINGS) - 1))
+remembers = st.builds(lambda k, n: ("remember", k, n), st.sampled_from(KEYS), st.integers(0, 9))
+forgets = st.builds(lambda k: ("forget", k), st.sampled_from(KEYS))
+operations = st.lists(
+    st.one_of(
+        turns,
+        turns,
+        remembers,
+        forgets,
+        st.just(("refresh",)),
+        st.just(("wait",)),
+        st.builds(lambda n: ("fork", n), st.integers(0, 99)),
+        st.builds(lambda n: ("revert", n), st.integers(0, 99)),
+    ),
+    min_size=3,
+    max_size=12,
+)
+
+
+def derived(graph: Graph, session: str) -> dict[str, Any]:
+    """The head's memory and unprocessed items as the whole history derives them."""
+    head = graph.value("MATCH (:Session {id: $id})-[:HEAD]->(h) RETURN h.id", id=session)
+    [memory] = graph.rows(statement("memory_at"), org="acme", person=None, versions=[head])
+    branch = graph.rows(statement("derived_branch_items"), id=session)
+    return {
+        "entries": sorted((e["key"], e["change"]) for e in memory["entries"]),
+        "processed": memory["processed"],
+        "mark": memory["processedSeq"],
+        "unprocessed": [
+            row["item"]["uid"]
+            for row in branch
+            if not row["processed"] and row["item"]["type"] != "memory_edit"
+        ],
+    }
+
+
+def kept(graph: Graph, session: str) -> dict[str, Any]:
+    """The same, read from the kept state by the statements the service runs."""
+    [view] = graph.rows(statement("session_views"), org="acme", person=None, ids=[session])
+    unprocessed = graph.rows(statement("unprocessed_items"), id=session)
+    return {
+        "entries": sorted((e["key"], e["change"]) for e in view["entries"]),
+        "processed": view["processed"],
+        "mark": view["processedSeq"],
+        "unprocessed": [row["item"]["uid"] for row in unprocessed],
+    }
+
+
+def with_current(api: Api, session: str, path: str, body: dict[str, Any]) -> Any:
+    """POST a checked command with the head and revision just read, again after a 409 (a run
+    landed in between)."""
+    for _ in range(20):
+        current = api.view(session)["session"]
+        response = api.post(
+            f"/v1/sessions/{session}/{path}",
+            {"expected": current["head"], "revision": current["revision"], **body},
+        )
+        if response.status_code != 409 or response.json()["_tag"] != "SessionConflict":
+            return response
+        if "memory has no key" in response.json()["message"]:
+            return response
+    raise AssertionError("the session kept moving")
+
+
+def apply(api: Api, session: str, op: tuple[Any, ...]) -> str:
+    """Run one operation; the session to go on with (a fork goes on in the fork)."""
+    match op:
+        case ("turn", n):
+            api.turn(session, user(SAYINGS[n]), assistant("Noted."))
+        case ("remember", key, n):
+            command = {"_tag": "Remember", "key": key, "content": f"{key} {n}", "kind": "fact"}
+            assert with_current(api, session, "memory", {"command": command}).status_code == 200
+        case ("forget", key):
+            forget = {"command": {"_tag": "Forget", "key": key}}
+            answer = with_current(api, session, "memory", forget)
+            assert answer.status_code in (200, 409), answer.text
+        case ("refresh",):
+            answer = with_current(api, session, "memory", {"command": {"_tag": "Refresh"}})
+            assert answer.status_code == 200, answer.text
+        case ("wait",):
+            api.wait_idle(session)
+        case ("fork", n):
+            versions = api.ok(api.get(f"/v1/sessions/{session}/versions"))["versions"]
+            at = versions[n % len(versions)]["id"]
+            fork = api.ok(api.post(f"/v1/sessions/{session}/fork", {"at": at}), 201)
+            return str(fork["session"]["id"])
+        case ("revert", n):
+            versions = api.ok(api.get(f"/v1/sessions/{session}/versions"))["versions"]
+            to = versions[n % len(versions)]["id"]
+            assert with_current(api, session, "revert", {"to": to}).status_code == 200
+    return session
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(ops=operations)
+def test_the_kept_state_of_every_head_equals_its_derived_history(
+    api: Api, graph: Graph, ops: list[tuple[Any, ...]]
+) -> None:
+    # S2, S3, S7, S9, S13, S14, S17 and issue 12
+    session = str(api.session()["session"]["id"])
+    sessions = [session]
+    for op in ops:
+        session = apply(api, session, op)
+        if session not in sessions:
+            sessions.append(session)
+    for each in sessions:
+        api.wait_idle(each)
+    for each in sessions:
+        assert kept(graph, each) == derived(graph, each), (each, ops)
+        # and what a client reads is that state
+        memory = api.ok(api.get(f"/v1/sessions/{each}/memory"))
+        assert memory["processed"] == derived(graph, each)["processed"]
+        assert sorted(memory["entries"]) == [key for key, _ in derived(graph, each)["entries"]]
