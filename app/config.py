@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     # The most item text (characters) one consolidation run sends the model: a larger backlog
     # becomes several runs, oldest items first.
     prompt_budget_chars: int = Field(default=24_000, ge=100)
+    # Live views: how often a process with subscribers reads what other processes changed
+    # (its own writes are heard at once).
+    live_poll_seconds: float = Field(default=0.25, gt=0)
 
     # Logs: `text` for a terminal, `json` for one JSON object per line; and the level.
     log_format: Literal["text", "json"] = "text"

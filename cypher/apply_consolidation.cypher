@@ -5,7 +5,7 @@
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MATCH (r:Run {id: $run.id})
 CREATE (v:Version {id: $run.head, depth: h.depth + 1, items: h.items, cause: 'consolidation',
-                   at: $run.at})
+                   at: $run.at, revision: s.revision + 1})
 CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:OF]->(s)
 CREATE (r)-[:AT]->(v)

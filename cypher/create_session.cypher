@@ -6,7 +6,8 @@ CREATE (s:Session {id: $session.id, kind: $session.kind, revision: 0, model: $se
                    createdAt: $session.createdAt, processed: [], processedSeq: 0})
 CREATE (s)-[:OF_AGENT]->(a)
 CREATE (s)-[:WITH]->(p)
-CREATE (v:Version {id: $session.head, depth: 0, items: 0, cause: 'start', at: $session.createdAt})
+CREATE (v:Version {id: $session.head, depth: 0, items: 0, cause: 'start', at: $session.createdAt,
+                   revision: 0})
 CREATE (s)-[:HEAD]->(v)
 CREATE (v)-[:OF]->(s)
 FOREACH (x IN CASE WHEN parent IS NULL THEN [] ELSE [parent] END |

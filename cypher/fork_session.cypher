@@ -17,7 +17,7 @@ CREATE (f)-[:FORKED_FROM {at: at.id, createdAt: $fork.createdAt}]->(src)
 FOREACH (x IN CASE WHEN parent IS NULL THEN [] ELSE [parent] END |
   CREATE (f)-[:STARTED_FROM]->(x))
 CREATE (v:Version {id: $fork.head, depth: at.depth + 1, items: at.items, cause: 'fork',
-                   at: $fork.createdAt})
+                   at: $fork.createdAt, revision: 0})
 CREATE (v)-[:PARENT]->(at)
 CREATE (v)-[:OF]->(f)
 CREATE (f)-[:HEAD]->(v)

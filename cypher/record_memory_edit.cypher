@@ -16,7 +16,7 @@ CREATE (i:Item {uid: $edit.itemUid, id: $edit.itemId, type: 'memory_edit', role:
                 seq: h.items + 1, session: s.id})
 CREATE (i)-[:BY]->(p)
 CREATE (v:Version {id: $edit.head, depth: h.depth + 1, items: h.items + 1, cause: $edit.op,
-                   at: $edit.at})
+                   at: $edit.at, revision: s.revision + 1})
 CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:ADDS]->(i)
 CREATE (v)-[:OF]->(s)

@@ -10,7 +10,7 @@ SET t.status = $turn.status,
     t.learnPending = $turn.learn OR coalesce(t.learnPending, false)
 MERGE (t)-[:IN_SESSION]->(s)
 CREATE (v:Version {id: $turn.head, depth: h.depth + 1, items: h.items + size($turn.items),
-                   cause: 'turn', at: $turn.at})
+                   cause: 'turn', at: $turn.at, revision: s.revision + 1})
 CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:OF]->(s)
 DELETE hr

@@ -6,7 +6,7 @@
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MATCH (t:Version {id: $revert.to})
 CREATE (v:Version {id: $revert.head, depth: t.depth + 1, items: t.items, cause: 'revert',
-                   at: $revert.at})
+                   at: $revert.at, revision: s.revision + 1})
 CREATE (v)-[:PARENT]->(t)
 CREATE (v)-[:OF]->(s)
 CREATE (v)-[:REVERTED_FROM]->(h)

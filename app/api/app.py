@@ -13,7 +13,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.api.auth import BearerTokens, RequirePrincipal, refused
@@ -108,6 +108,7 @@ def create_app(
             *routes,
             Route("/metrics", metrics, methods=["GET"]),
             Route("/graphql", graphql),
+            WebSocketRoute("/graphql", graphql),  # subscriptions (graphql-transport-ws)
             Mount("/graphql/assets", StaticFiles(directory=PLAYGROUND), name="playground"),
             mcp.route(),
         ],

@@ -1,9 +1,11 @@
 """Authentication, once for every route: a Starlette `AuthenticationMiddleware` backend reads
 the Bearer token, and `RequirePrincipal` denies every request that has no principal, except
-the few public ones (health, GraphiQL's page, and `/metrics`, which checks its own token)."""
+the few public ones (health, GraphiQL's page, `/metrics`, which checks its own token, and
+GraphQL's WebSocket, whose token comes in its first message)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from urllib.parse import parse_qs
 
 from starlette.authentication import (
@@ -59,7 +61,11 @@ def refused(conn: HTTPConnection, exc: AuthenticationError) -> Response:
 
 
 def is_public(scope: Scope) -> bool:
-    """Health checks, and GraphiQL's page (a GET of /graphql without a query) and assets."""
+    """Health checks, GraphiQL's page (a GET of /graphql without a query) and assets, and the
+    WebSocket of /graphql, which signs in with its `connection_init` (`GraphQLApp.on_ws_connect`
+    closes it with 4403 without a valid token)."""
+    if scope["type"] == "websocket":
+        return bool(scope["path"] == "/graphql")
     if scope["type"] != "http":
         return False
     if scope["path"] in PUBLIC_PATHS or scope["path"].startswith(PUBLIC_PREFIXES):
@@ -89,6 +95,18 @@ class RequirePrincipal:
             await JSONResponse(error.body(), status_code=401)(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+
+def authorization_in(payload: Mapping[str, object] | None) -> str | None:
+    """The `Authorization` of a WebSocket's `connection_init` payload, as GraphQL clients send
+    it: `{"Authorization": "Bearer T"}` or `{"headers": {"Authorization": ...}}`, any case."""
+    for place in (payload, (payload or {}).get("headers")):
+        if not isinstance(place, Mapping):
+            continue
+        for key, value in place.items():
+            if str(key).lower() == "authorization" and isinstance(value, str):
+                return value
+    return None
 
 
 def principal_of(conn: HTTPConnection) -> Principal:

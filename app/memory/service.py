@@ -12,6 +12,7 @@ from app.memory.consolidation import Consolidation
 from app.memory.credentials import credential_reason
 from app.memory.history import History
 from app.memory.learning import Learning
+from app.memory.live import Live
 from app.memory.orgs import Orgs
 from app.memory.promotion import Promotion
 from app.memory.provenance import Provenance
@@ -42,6 +43,7 @@ class Service:
     models: Models
     search: Search
     provenance: Provenance
+    live: Live
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -50,6 +52,10 @@ class Service:
         consolidation = Consolidation(
             db, models, settings, workers=settings.workers, on_run_end=learning.wake
         )
+
+        agent_memory = AgentMemories(db)
+        live = Live(db, agent_memory, settings.live_poll_seconds)
+        db.on_commit = live.wake
 
         def wake() -> None:
             consolidation.wake()
@@ -60,7 +66,7 @@ class Service:
             db=db,
             sessions=Sessions(db),
             agents=Agents(db),
-            agent_memory=AgentMemories(db),
+            agent_memory=agent_memory,
             orgs=Orgs(db),
             tokens=Tokens(db, settings.default_model, settings.token_cache_seconds),
             turns=Turns(db, settings.max_length, wake),
@@ -71,6 +77,7 @@ class Service:
             models=models,
             search=Search(db),
             provenance=Provenance(db),
+            live=live,
         )
 
     async def start(self) -> None:
@@ -85,4 +92,5 @@ class Service:
         """Stop background work; the caller closes the database."""
         await self.consolidation.stop()
         await self.learning.stop()
+        await self.live.stop()
         await self.models.close()

@@ -148,6 +148,8 @@ class Database:
         # authentication): what requests cost, for tests and bench.
         self.statements = 0
         self.telemetry = Telemetry()  # the app's metrics and tracer; `create_app` sets its own
+        # Called after every write transaction that committed: the live views' hub listens.
+        self.on_commit: Callable[[], None] = lambda: None
 
     @classmethod
     async def connect(cls, target: Target) -> Database:
@@ -209,10 +211,13 @@ class Database:
         return await self._run("read", work)
 
     async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `work` as one write transaction; once it committed, tell `on_commit`."""
         try:
-            return await self._run("write", work)
+            done = await self._run("write", work)
         except ConstraintError as exc:
             raise SessionConflict("a concurrent change used the same id; read again") from exc
+        self.on_commit()
+        return done
 
     async def _run(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         attempt, done = self._counted(access, work)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -114,3 +114,42 @@ def test_a_session_memory_query_in_graphiql_shows_the_entries(
     )
     assert loaded, "the page loaded nothing"
     assert all(name.startswith(server.url) for name in loaded), json.dumps(loaded)
+
+
+def test_a_subscription_in_graphiql_shows_each_change(
+    server: RunningServer, api: Api, browser: WebDriver
+) -> None:
+    # Issue 11: GraphiQL runs subscriptions over graphql-transport-ws (its bundled graphql-ws
+    # client), signed in with the token field, and shows each new view as it comes.
+    session = api.session()["session"]["id"]
+    browser.get(f"{server.url}/graphql")
+    wait = WebDriverWait(browser, 30)
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
+    unsigned = browser.find_element(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror")
+    token = browser.find_element(By.ID, "token")
+    token.send_keys(api.token)
+    token.send_keys(Keys.TAB)
+    wait.until(expected_conditions.staleness_of(unsigned))
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
+    query = (f'subscription {{ memoryChanged(sessionId: "{session}") {{ revision '
+             "memory { entries { key content } } } }")
+    _type_into_editor(browser, ".graphiql-query-editor", query)
+    browser.find_element(By.CSS_SELECTOR, ".graphiql-execute-button").click()
+
+    def showing(text: str) -> Callable[[WebDriver], str | None]:
+        def shown(b: WebDriver) -> str | None:
+            pane = str(b.find_element(By.CSS_SELECTOR, ".graphiql-response").text)
+            return pane if text in pane else None
+        return shown
+
+    OUTPUT.mkdir(exist_ok=True)
+    try:
+        wait.until(showing('"revision": 0'))
+        api.remember(session, "budget", "The trip budget is 1500 EUR.")
+        shown = str(wait.until(showing("1500 EUR")))
+    except TimeoutException:
+        browser.save_screenshot(str(OUTPUT / "graphiql-subscription-failed.png"))
+        pane = browser.find_element(By.CSS_SELECTOR, ".graphiql-response").text
+        raise AssertionError(f"no live view shown; pane: {pane!r}") from None
+    browser.save_screenshot(str(OUTPUT / "graphiql-subscription.png"))
+    assert '"revision": 1' in shown

@@ -1,5 +1,9 @@
 """The ASGI app at `/graphql`: Strawberry, behind the app's authentication middleware.
 
+GraphQL over WebSocket (`graphql-transport-ws`, subscriptions): the socket is let through
+unsigned, and signs in with the Bearer token of its `connection_init` payload (or of the
+upgrade request's `Authorization` header); without a valid one it is closed with 4403.
+
 GraphQL over HTTP: a client that accepts `application/graphql-response+json` gets that media
 type, and a request that fails before execution (it does not parse, does not validate, or its
 variables do not coerce) is then a 400 whose body has no `data` entry. Clients that accept only
@@ -8,6 +12,7 @@ variables do not coerce) is then a 400 whose body has no `data` entry. Clients t
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from cross_web import HTTPException
@@ -16,14 +21,18 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
+from strawberry.exceptions import ConnectionRejectionError
 from strawberry.http import GraphQLHTTPResponse
 from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
+from strawberry.types.unset import UnsetType
 
-from app.api.auth import principal_of
+from app.api.auth import authorization_in, principal_of
 from app.api.bodies import load_json
 from app.api.graphql.context import Context
 from app.api.graphql.schema import schema
+from app.errors import Unauthorized
 from app.memory import values
 from app.memory.service import Service
 
@@ -46,10 +55,17 @@ def request_error(result: ExecutionResult) -> bool:
 
 
 class GraphQLApp(GraphQL[Context, None]):
-    """Strawberry's ASGI app; `RequirePrincipal` lets only GraphiQL's page through unsigned."""
+    """Strawberry's ASGI app; `RequirePrincipal` lets only GraphiQL's page through unsigned,
+    and the WebSocket, which signs in with its first message (`on_ws_connect`)."""
 
     def __init__(self, service: Service) -> None:
-        super().__init__(schema, graphql_ide="graphiql", allow_queries_via_get=True)
+        super().__init__(
+            schema,
+            graphql_ide="graphiql",
+            allow_queries_via_get=True,
+            subscription_protocols=(GRAPHQL_TRANSPORT_WS_PROTOCOL,),
+            connection_init_wait_timeout=timedelta(seconds=10),
+        )
         self.service = service
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -110,10 +126,23 @@ class GraphQLApp(GraphQL[Context, None]):
             response.headers["content-type"] = sub_response.media
         return response
 
+    async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
+        """`connection_init`: sign in with its token, unless the upgrade request's header did;
+        without a valid token the socket closes with 4403 (Forbidden)."""
+        if context.request.user.is_authenticated:
+            return UnsetType()  # connection_ack without a payload
+        try:
+            who = await self.service.tokens.principal(authorization_in(context.connection_params))
+        except Unauthorized as exc:
+            raise ConnectionRejectionError(exc.body()) from exc
+        context.renew(who)
+        return UnsetType()
+
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
     ) -> Context:
-        # Without a principal only GraphiQL's page gets here, and it runs no operation: the
-        # org-less principal it is given reaches nothing.
+        # Without a principal only GraphiQL's page gets here, and it runs no operation, or a
+        # WebSocket, which runs none before `on_ws_connect` signed it in: the org-less
+        # principal they are given reaches nothing.
         who = principal_of(request) if request.user.is_authenticated else values.Principal("")
         return Context(service=self.service, who=who, request=request, response=response)

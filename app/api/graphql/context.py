@@ -25,6 +25,15 @@ class Context:
     who: values.Principal
     request: Request | WebSocket
     response: Response | WebSocket
+    # A WebSocket's `connection_init` payload (Strawberry sets it): where its token is.
+    connection_params: dict[str, object] | None = None
+
+    def renew(self, who: values.Principal | None = None) -> None:
+        """Fresh loaders (for `who`, when given): a WebSocket's one context signs in after it
+        was made, and each event of a subscription reads the graph anew, not from a cache."""
+        if who is not None:
+            self.who = who
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         sessions, who = self.service.sessions, self.who

@@ -1,4 +1,5 @@
-"""The schema: the root query, the merged mutations, and the SDL `schema.graphql` holds."""
+"""The schema: the root query, the merged mutations, the subscriptions (live views), and the
+SDL `schema.graphql` holds."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis, page
 from app.api.graphql.search import SearchQuery
 from app.api.graphql.sessions import HistoryMutation, MemoryMutation, Session
+from app.api.graphql.subscriptions import Subscription
 
 
 @strawberry.type
@@ -61,6 +63,7 @@ class Schema(strawberry.Schema):
 schema = Schema(
     query=Query,
     mutation=Mutation,
+    subscription=Subscription,
     config=StrawberryConfig(scalar_map={EpochMillis: EPOCH_MILLIS}),
     extensions=[
         OperationMetrics,

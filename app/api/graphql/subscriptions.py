@@ -1,0 +1,107 @@
+"""Live views: GraphQL subscriptions over `graphql-transport-ws` on `/graphql`.
+
+Each subscription registers a watch with the process's hub (`app.memory.live`), which hears
+this process's writes at once and other processes' within a second, and then reads what
+changed through the same loaders and principal scope as queries: a session or agent the
+caller may not reach is NotFound, exactly as a query's would be. The socket's one context gets
+fresh loaders before each event (`Context.renew`), so nested fields read the graph anew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import strawberry
+
+from app.api.graphql.agents import AgentMemory
+from app.api.graphql.context import GraphInfo
+from app.api.graphql.runs import Run
+from app.api.graphql.sessions import Session
+
+RUNNING = ("queued", "running")
+
+
+def ended_runs(runs: list[dict[str, Any]], told: set[str]) -> list[dict[str, Any]]:
+    """The runs that ended and were not told yet, in the order they ended."""
+    new = [run for run in runs if run["status"] not in RUNNING and run["id"] not in told]
+    return sorted(new, key=lambda run: (run.get("finishedAt") or 0, run["id"]))
+
+
+@strawberry.type
+class Subscription:
+    @strawberry.subscription(
+        description="The session's view now, then its new view after every change of its "
+        "memory or state (a person's edit, consolidation, a turn, revert, configure): one view "
+        "per revision, in revision order. A view of a revision already passed when it is sent "
+        "shows that revision's head and memory, and today's settings."
+    )
+    async def memory_changed(
+        self, info: GraphInfo, session_id: strawberry.ID
+    ) -> AsyncGenerator[Session, None]:
+        ctx, sid = info.context, str(session_id)
+        async with ctx.service.live.watch("session", sid) as watch:
+            told = await ctx.service.sessions.view(ctx.who, sid)
+            ctx.renew()
+            yield Session.from_domain(told)
+            while True:
+                marks = await watch.changed()
+                if marks["revision"] <= told.session.revision:
+                    continue
+                views = await ctx.service.live.session_views(
+                    ctx.who, sid, told.session.revision, told.session.head
+                )
+                for view in views:
+                    ctx.renew()
+                    yield Session.from_domain(view)
+                told = views[-1] if views else told
+
+    @strawberry.subscription(
+        description="Each consolidation run of the session when it ends: succeeded, failed "
+        "or skipped."
+    )
+    async def run_finished(
+        self, info: GraphInfo, session_id: strawberry.ID
+    ) -> AsyncGenerator[Run, None]:
+        ctx, sid = info.context, str(session_id)
+        consolidation = ctx.service.consolidation
+        async with ctx.service.live.watch("session", sid) as watch:
+            await ctx.service.sessions.view(ctx.who, sid)  # NotFound as a query would be
+            told = {run["id"] for run in await consolidation.runs(ctx.who, sid)
+                    if run["status"] not in RUNNING}
+            ended = -1
+            while True:
+                marks = await watch.changed()
+                if marks["ended"] == ended:
+                    continue
+                ended = marks["ended"]
+                for run in ended_runs(await consolidation.runs(ctx.who, sid), told):
+                    told.add(run["id"])
+                    ctx.renew()
+                    found = Run.maybe(run)
+                    assert found is not None
+                    yield found
+
+    @strawberry.subscription(
+        description="The agent's memory as the caller may see it now, then after each new "
+        "version that changed an entry the caller may see (A9: a version that touched only "
+        "another member's private entries is not sent). Versions that land together are sent "
+        "as one view: agent memory keeps no past states (A7)."
+    )
+    async def agent_memory_changed(
+        self, info: GraphInfo, agent_id: strawberry.ID
+    ) -> AsyncGenerator[AgentMemory, None]:
+        ctx, aid = info.context, str(agent_id)
+        async with ctx.service.live.watch("agent", aid) as watch:
+            memory = await ctx.service.agent_memory.view(ctx.who, aid)
+            ctx.renew()
+            yield AgentMemory.from_domain(aid, memory)
+            told = memory.version
+            while True:
+                marks = await watch.changed()
+                if marks["version"] <= told:
+                    continue
+                told, news = await ctx.service.live.agent_news(ctx.who, aid, told)
+                if news is not None:
+                    ctx.renew()
+                    yield AgentMemory.from_domain(aid, news)

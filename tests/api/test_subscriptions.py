@@ -1,0 +1,338 @@
+"""Live views: GraphQL subscriptions over `graphql-transport-ws` on `/graphql`, against real
+servers. Two services on one Neo4j: the subscriber is on one, the writes on the other, so what
+is heard came through the poll of the subscriber's process, not its own writes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+from websockets.typing import Subprotocol
+
+from app.memory.agent_memory import AgentMemories
+from app.memory.live import Live
+from app.memory.values import Principal
+from app.store.database import Database, Target
+from tests.api.test_agent_memory import agent_remember
+from tests.conftest import Api, RunningServer, user
+from tests.openai_stub import OpenAIStub, Reply, changes
+
+STUB = "openai:test"
+WAIT = 20.0  # seconds for an outcome to arrive; generous, never a window
+
+SESSION = """subscription($id: ID!) { memoryChanged(sessionId: $id) {
+  id head revision memory { entries { key content status } overrides { use } } } }"""
+RUNS = """subscription($id: ID!) { runFinished(sessionId: $id) { id status error read } }"""
+AGENT = """subscription($id: ID!) { agentMemoryChanged(agentId: $id) {
+  version entries { key content visibility about } } }"""
+
+
+class Socket:
+    """A graphql-transport-ws client of one server."""
+
+    def __init__(self, ws: ClientConnection, payload: dict[str, Any] | None) -> None:
+        self.ws = ws
+        self.waiting: dict[str, list[dict[str, Any]]] = {}  # messages of other subscriptions
+        self.send({"type": "connection_init", "payload": payload or {}})
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.ws.send(json.dumps(message))
+
+    def receive(self) -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(self.ws.recv(timeout=WAIT))
+            if message["type"] == "ping":
+                self.send({"type": "pong"})
+                continue
+            return message
+
+    def ack(self) -> Socket:
+        assert self.receive() == {"type": "connection_ack"}
+        return self
+
+    def subscribe(self, op: str, query: str, /, **variables: Any) -> None:
+        self.send({"id": op, "type": "subscribe",
+                   "payload": {"query": query, "variables": variables}})
+
+    def message(self, id: str) -> dict[str, Any]:
+        """The next message of subscription `id`; those of others wait for their turn."""
+        if self.waiting.get(id):
+            return self.waiting[id].pop(0)
+        while True:
+            message = self.receive()
+            if message.get("id") == id:
+                return message
+            self.waiting.setdefault(message.get("id", ""), []).append(message)
+
+    def next(self, id: str) -> dict[str, Any]:
+        """The next result of subscription `id`."""
+        message = self.message(id)
+        assert message["type"] == "next", message
+        payload: dict[str, Any] = message["payload"]
+        return payload
+
+    def closed_with(self) -> int | None:
+        with pytest.raises(ConnectionClosed) as closed:
+            self.receive()
+        return closed.value.rcvd.code if closed.value.rcvd else None
+
+
+@pytest.fixture
+def sockets() -> Iterator[Callable[..., Socket]]:
+    """Open a socket to a server's `/graphql`, signed in with `token` in connection_init (or
+    with another `payload`, or upgrade request `headers`); all are closed after the test."""
+    with contextlib.ExitStack() as stack:
+
+        def open_socket(
+            server: RunningServer, token: str | None = None,
+            payload: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
+        ) -> Socket:
+            ws = stack.enter_context(connect(
+                server.url.replace("http://", "ws://") + "/graphql",
+                subprotocols=[Subprotocol("graphql-transport-ws")],
+                additional_headers=headers,
+                open_timeout=WAIT,
+            ))
+            return Socket(ws, {"Authorization": f"Bearer {token}"} if token else payload)
+
+        yield open_socket
+
+
+@pytest.fixture
+def clients() -> Iterator[Callable[[RunningServer, str], Api]]:
+    """HTTP clients of any server, for a token; closed after the test."""
+    made: list[Api] = []
+
+    def client(server: RunningServer, token: str) -> Api:
+        made.append(Api(server.url, token))
+        return made[-1]
+
+    yield client
+    for api in made:
+        api.http.close()
+
+
+@pytest.fixture
+def other(start_server: Callable[..., RunningServer]) -> RunningServer:
+    """A second service process on the same Neo4j: the writer's."""
+    return start_server()
+
+
+def state(view: dict[str, Any]) -> tuple[str, int, dict[str, tuple[str, str]]]:
+    """A Session view (REST or GraphQL) as its head, revision and entries."""
+    session, memory = view.get("session", view), view["memory"]
+    entries = memory["entries"]
+    if isinstance(entries, list):  # GraphQL lists entries, REST maps them by key
+        found = {e["key"]: (e["content"], e["status"].lower()) for e in entries}
+    else:
+        found = {k: (e["content"], e["status"]) for k, e in entries.items()}
+    return session["head"], session["revision"], found
+
+
+def test_a_subscriber_hears_every_change_made_by_another_process_in_order(
+    api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
+    openai_stub: OpenAIStub, clients: Callable[[RunningServer, str], Api],
+) -> None:
+    # Issue 11, S12-S17: one view per revision, in revision order, with the head and memory
+    # of that revision; writes by a person, configure, revert, a turn and its consolidation.
+    writer = clients(other, api.token)
+    sid = writer.session(model=STUB)["session"]["id"]
+    live = sockets(server, api.token).ack()
+    live.subscribe("1", SESSION, id=sid)
+    assert state(live.next("1")["data"]["memoryChanged"])[1:] == (0, {})
+
+    truth: dict[int, tuple[str, dict[str, tuple[str, str]]]] = {}
+
+    def keep(view: dict[str, Any]) -> None:
+        head, revision, entries = state(view)
+        truth[revision] = (head, entries)
+
+    keep(writer.remember(sid, "budget", "The trip budget is 1500 EUR."))
+    keep(writer.remember(sid, "hotel", "The hotel is near the station."))
+    keep(writer.ok(writer.command(sid, {"_tag": "Forget", "key": "hotel"})))
+    keep(writer.ok(writer.command(sid, {"_tag": "Configure", "use": False})))
+    current = writer.view(sid)["session"]
+    keep(writer.ok(writer.post(f"/v1/sessions/{sid}/revert", {
+        "expected": current["head"], "revision": current["revision"], "to": truth[1][0]})))
+    openai_stub.script(changes({"op": "remember", "key": "seat", "kind": "preference",
+                                "content": "Ana prefers the aisle.", "sources": ["m-1"]}))
+    writer.turn(sid, user("I like the aisle.", id="m-1"))  # revision 6, its run's is 7
+    writer.wait_idle(sid)
+    final = writer.view(sid)
+    keep(final)
+    assert final["session"]["revision"] == 7
+
+    heard = [live.next("1")["data"]["memoryChanged"] for _ in range(7)]
+
+    assert [view["revision"] for view in heard] == list(range(1, 8))
+    for view in heard:
+        head, revision, entries = state(view)
+        if revision in truth:
+            assert (head, entries) == truth[revision], revision
+        at_version = writer.ok(writer.get(f"/v1/sessions/{sid}/versions/{head}"))
+        assert state({"session": {"head": head, "revision": revision}, **at_version})[2] == (
+            entries
+        )
+    assert heard[3]["memory"]["overrides"]["use"] is False  # S15: configure, same head
+    assert heard[3]["head"] == heard[2]["head"]
+    assert state(heard[6])[2] == {
+        "budget": ("The trip budget is 1500 EUR.", "active"),
+        "seat": ("Ana prefers the aisle.", "active"),
+    }
+
+    # S3: a fork's first version is what its subscriber hears first.
+    forked = writer.ok(writer.post(f"/v1/sessions/{sid}/fork", {}), 201)
+    live.subscribe("2", SESSION, id=forked["session"]["id"])
+    assert state(live.next("2")["data"]["memoryChanged"]) == state(forked)
+
+
+def test_a_process_hears_its_own_writes_at_once_without_its_poll(
+    api: Api, start_server: Callable[..., RunningServer], sockets: Callable[..., Socket],
+    clients: Callable[[RunningServer, str], Api],
+) -> None:
+    # Issue 11: the service's own writes wake its subscribers when they commit: with its poll
+    # slowed to once an hour, a subscriber of the writing process still hears each one.
+    own = start_server(live_poll_seconds=3600.0)
+    writer = clients(own, api.token)
+    sid = writer.session()["session"]["id"]
+    live = sockets(own, api.token).ack()
+    live.subscribe("1", SESSION, id=sid)
+    assert live.next("1")["data"]["memoryChanged"]["revision"] == 0
+
+    answer = writer.remember(sid, "budget", "The trip budget is 1500 EUR.")
+
+    assert state(live.next("1")["data"]["memoryChanged"]) == state(answer)
+
+
+def test_the_views_of_revisions_passed_are_rebuilt_from_their_versions(
+    api: Api, neo4j_target: Target,
+) -> None:
+    # Several revisions landed since a subscriber's last view: one view each, in order, with
+    # the head and memory of that revision (a configure keeps the head, S15).
+    sid = api.session()["session"]["id"]
+    start = api.view(sid)["session"]["head"]
+    answers = [
+        api.remember(sid, "budget", "The trip budget is 1500 EUR."),
+        api.ok(api.command(sid, {"_tag": "Configure", "generate": False})),
+        api.ok(api.command(sid, {"_tag": "Forget", "key": "budget"})),
+        api.remember(sid, "hotel", "The hotel is near the station."),
+    ]
+
+    async def read() -> list[Any]:
+        db = await Database.connect(neo4j_target)
+        try:
+            live = Live(db, AgentMemories(db))
+            return await live.session_views(Principal("acme", person="ana"), sid, 0, start)
+        finally:
+            await db.close()
+
+    views = asyncio.run(read())
+
+    assert [state(v.to_json()) for v in views] == [state(a) for a in answers]
+
+
+def test_each_run_is_heard_once_when_it_ends(
+    api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
+    openai_stub: OpenAIStub, clients: Callable[[RunningServer, str], Api],
+) -> None:
+    # S11, issue 11: runFinished gives each consolidation run of the session once, as it
+    # ends, failed or succeeded, in the order they ended.
+    writer = clients(other, api.token)
+    sid = writer.session(model=STUB)["session"]["id"]
+    gate, started = threading.Event(), threading.Event()  # the first run ends when let go
+    openai_stub.script(
+        Reply(status=500, gate=gate, started=started),
+        changes({"op": "remember", "key": "budget", "kind": "fact",
+                 "content": "The trip budget is 1500 EUR.", "sources": ["m-1"]}),
+        changes(),
+    )
+    live = sockets(server, api.token).ack()
+    live.subscribe("runs", RUNS, id=sid)
+    live.subscribe("view", SESSION, id=sid)
+    assert live.next("view")["data"]["memoryChanged"]["revision"] == 0
+    writer.turn(sid, user("Message 1.", id="m-1"))
+    assert started.wait(WAIT), "the model was not asked"
+    assert live.next("view")["data"]["memoryChanged"]["revision"] == 1  # the turn, heard
+    gate.set()
+    writer.wait_idle(sid)
+    for n in (2, 3):
+        writer.turn(sid, user(f"Message {n}.", id=f"m-{n}"))
+        writer.wait_idle(sid)
+    runs = list(reversed(writer.wait_idle(sid)))  # oldest first
+
+    heard = [live.next("runs")["data"]["runFinished"] for _ in runs]
+
+    assert [(r["id"], r["status"]) for r in heard] == [
+        (r["id"], r["status"].upper()) for r in runs
+    ]
+    assert [r["status"] for r in heard] == ["FAILED", "SUCCEEDED", "SUCCEEDED"]
+    assert heard[1]["read"] == ["m-1", "m-2"]
+
+
+def test_a_socket_without_a_valid_token_is_closed_with_4403(
+    api: Api, member: Api, server: RunningServer, sockets: Callable[..., Socket],
+) -> None:
+    # Issue 11: the same Bearer tokens, in connection_init; refused per the protocol.
+    sid = api.session()["session"]["id"]
+    assert sockets(server).closed_with() == 4403
+    assert sockets(server, "not-a-token").closed_with() == 4403
+    revoked = sockets(server, payload={"Authorization": "Basic abc"})
+    assert revoked.closed_with() == 4403
+
+    # The token may also come as headers, in any case, or on the upgrade request itself.
+    for socket in (
+        sockets(server, payload={"headers": {"authorization": f"Bearer {api.token}"}}),
+        sockets(server, payload={"AUTHORIZATION": f"Bearer {api.token}"}),
+        sockets(server, headers={"Authorization": f"Bearer {api.token}"}),
+    ):
+        socket.ack().subscribe("1", SESSION, id=sid)
+        assert socket.next("1")["data"]["memoryChanged"]["id"] == sid
+
+
+def test_a_person_cannot_subscribe_to_another_members_session(
+    api: Api, member: Api, server: RunningServer, sockets: Callable[..., Socket],
+) -> None:
+    # A person reaches only their own sessions: another member's is NotFound, as in a query.
+    sid = api.session()["session"]["id"]
+    ben = sockets(server, member.token).ack()
+    for id, query in (("1", SESSION), ("2", RUNS)):
+        ben.subscribe(id, query, id=sid)
+        answer = ben.next(id)
+        assert answer["data"] is None
+        assert [e["extensions"]["code"] for e in answer["errors"]] == ["NOT_FOUND"]
+        assert ben.message(id) == {"id": id, "type": "complete"}
+
+
+def test_a_persons_agent_memory_view_hides_another_members_private_versions(
+    api: Api, member: Api, server: RunningServer, other: RunningServer,
+    sockets: Callable[..., Socket], clients: Callable[[RunningServer, str], Api],
+) -> None:
+    # A9: a person is not told of a version that touched only another member's private
+    # entries; the member who owns it is.
+    agent = api.agent("shared planner", shared=True)["id"]
+    ana = sockets(server, api.token).ack()
+    ben = sockets(server, member.token).ack()
+    for socket in (ana, ben):
+        socket.subscribe("a", AGENT, id=agent)
+        assert socket.next("a")["data"]["agentMemoryChanged"] == {"version": 0, "entries": []}
+
+    ben_writer, ana_writer = clients(other, member.token), clients(other, api.token)
+    agent_remember(ben_writer, agent, "seat", "Ben prefers the aisle.", "preference",
+                   about="ben", visibility="private")
+    heard_by_ben = ben.next("a")["data"]["agentMemoryChanged"]
+    agent_remember(ana_writer, agent, "tone", "Keep answers friendly.")
+
+    heard_by_ana = ana.next("a")["data"]["agentMemoryChanged"]
+    assert heard_by_ben["version"] == 1
+    assert [e["key"] for e in heard_by_ben["entries"]] == ["seat"]
+    assert heard_by_ana["version"] == 2
+    assert [(e["key"], e["visibility"]) for e in heard_by_ana["entries"]] == [("tone", "SHARED")]
+    assert {e["key"] for e in ben.next("a")["data"]["agentMemoryChanged"]["entries"]} == {
+        "seat", "tone"}
