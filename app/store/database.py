@@ -53,6 +53,33 @@ def _unavailable(exc: Exception) -> Unavailable:
     )
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class _NotPlain(Exception):
+    """A value that `Record.data` must convert (a node, relationship, path, temporal...)."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    raise _NotPlain
+
+
+def plain_record(record: neo4j.Record) -> dict[str, Any]:
+    """A record as `Record.data()` gives it, the fast way for what our statements return (maps,
+    lists and scalars): `data()` converts generically and cost ~50 ms for a 200-entry view."""
+    try:
+        # a Record iterates over its values, so its keys are asked for by name
+        return {key: _plain(record[key]) for key in record.keys()}  # noqa: SIM118
+    except _NotPlain:
+        return record.data()
+
+
 _uncounted: ContextVar[bool] = ContextVar("uncounted", default=False)
 
 
@@ -86,7 +113,7 @@ class Tx:
         ):
             try:
                 result = await self._tx.run(statement(name), params)
-                return [record.data() async for record in result]
+                return [plain_record(record) async for record in result]
             except ClientError as exc:
                 error = query_syntax_error(exc)
                 if error is None:
