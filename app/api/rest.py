@@ -10,13 +10,12 @@ from starlette.routing import Route
 
 from app.api import bodies, openapi
 from app.api.auth import principal_of
+from app.api.bodies import MAX_PAGE, MAX_WAIT_SECONDS
 from app.errors import ValidationError
 from app.memory.commands import Refresh
 from app.memory.search import DEFAULT_LIMIT
 from app.memory.service import Service
 from app.memory.turns import TurnItem
-
-MAX_PAGE = 200
 
 
 def service_of(request: Request) -> Service:
@@ -30,9 +29,6 @@ def _int_param(request: Request, name: str, default: str) -> int:
         return int(request.query_params.get(name, default))
     except ValueError as exc:
         raise ValidationError(f"{name} is an integer", name) from exc
-
-
-MAX_WAIT_SECONDS = 30.0
 
 
 def wait_of(request: Request) -> float:
