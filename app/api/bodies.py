@@ -49,7 +49,10 @@ def _whole(value: Any) -> Any:
     return value
 
 
-Integer = Annotated[int, BeforeValidator(_whole)]
+# Neo4j integers are 64-bit: a larger one would fail in the driver, after validation.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+Integer = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX), BeforeValidator(_whole)]
+Count = Annotated[int, Field(ge=0, le=INT64_MAX), BeforeValidator(_whole)]
 
 
 class Strict(BaseModel):
@@ -149,7 +152,7 @@ class AgentForgetBody(Strict):
 class AgentMemoryCommand(Strict):
     """A10: `{expected: <version>, command}`."""
 
-    expected: Annotated[Integer, Field(ge=0)]
+    expected: Count
     command: Annotated[AgentRememberBody | AgentForgetBody, Field(discriminator="tag")]
 
 

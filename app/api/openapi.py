@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Route
 
 from app.api import bodies
 from app.api.auth import PUBLIC_PATHS
-from app.api.bodies import MAX_PAGE, MAX_WAIT_SECONDS
+from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
 from app.memory.agent_memory import MAX_LOG_PAGE
 from app.memory.search import MAX_LIMIT, MAX_QUERY
 
@@ -35,9 +35,8 @@ class Doc:
     required: tuple[str, ...] = ()  # query parameters that must be sent
 
 
-def _int(low: int, high: int | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "integer", "minimum": low}
-    return schema if high is None else {**schema, "maximum": high}
+def _int(low: int, high: int = INT64_MAX) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
 
 
 PAGE: tuple[Param, ...] = (
@@ -132,8 +131,8 @@ ERROR = {
 BAD_REQUEST = (
     "a bad body or parameter; `field` names it. Besides this document's schemas, a body is "
     "refused that holds a credential (S10), a key with a control or invisible character (S1), "
-    "text that is not Unicode (a lone surrogate), or names an `about`, `parent` or `to` that "
-    "is not one you may use")
+    "text that is not Unicode (a lone surrogate), a turn with one item id twice, or names an "
+    "`about`, `parent` or `to` that is not one you may use")
 
 
 def _error(description: str, tag: str) -> dict[str, Any]:
