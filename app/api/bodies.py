@@ -6,13 +6,53 @@ import json
 from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from starlette.requests import Request
 
 from app.errors import ValidationError
 from app.memory import commands
+from app.memory.agent_entries import AGENT_KINDS
+from app.memory.values import KINDS, SESSION_KINDS
 
 Body = TypeVar("Body", bound=BaseModel)
+
+MAX_PAGE = 200  # `?limit=` of a page
+MAX_WAIT_SECONDS = 30.0  # `?wait=` for a consolidation run
+
+
+# What the OpenAPI document says of fields the service checks itself (app/memory/commands.py,
+# model_names.py): documentation only, so the service's own messages stay. Rules no JSON Schema
+# can say (S10 no credential, S1 no control or invisible character in a key, a known `about`)
+# are in the 400's description.
+def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:
+    return WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": pattern}
+    )
+
+
+Key = Annotated[str, _text(commands.MAX_KEY_LENGTH)]
+AgentKey = Annotated[str, _text(commands.MAX_KEY_LENGTH, r"^[^@]*[^\s@][^@]*$")]
+Content = Annotated[str, _text(commands.MAX_CONTENT_LENGTH)]
+Kind = Annotated[str, WithJsonSchema({"enum": list(KINDS)})]
+AgentKind = Annotated[str, WithJsonSchema({"enum": list(AGENT_KINDS)})]
+ModelName = Annotated[
+    str | None, WithJsonSchema({"type": ["string", "null"], "pattern": "^(builtin|openai:.+)$"})
+]
+SessionKind = Annotated[str | None, WithJsonSchema({"enum": [*SESSION_KINDS, None]})]
+
+
+def _whole(value: Any) -> Any:
+    """JSON has one number type: `3.0` is the integer 3 (JSON Schema says so too), while the
+    strict models below refuse a float; `3.5`, and anything else, is left for them to refuse."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+# Neo4j integers are 64-bit: a larger one would fail in the driver, after validation.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+Integer = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX), BeforeValidator(_whole)]
+Count = Annotated[int, Field(ge=0, le=INT64_MAX), BeforeValidator(_whole)]
 
 
 class Strict(BaseModel):
@@ -22,22 +62,22 @@ class Strict(BaseModel):
 class CreateAgent(Strict):
     name: Annotated[str, Field(min_length=1, max_length=200)]
     shared: bool = False
-    model: str | None = None
+    model: ModelName = None
 
 
 class CreateSession(Strict):
     agent: str
-    kind: str | None = None
+    kind: SessionKind = None
     parent: str | None = None
     person: str | None = None
-    model: str | None = None
+    model: ModelName = None
 
 
 class RememberBody(Strict):
     tag: Literal["Remember"] = Field(alias="_tag")
-    key: str
-    content: str
-    kind: str
+    key: Key
+    content: Content
+    kind: Kind
 
     def to_command(self) -> commands.Command:
         return commands.Remember(key=self.key, content=self.content, kind=self.kind)
@@ -45,7 +85,7 @@ class RememberBody(Strict):
 
 class ForgetBody(Strict):
     tag: Literal["Forget"] = Field(alias="_tag")
-    key: str
+    key: Key
 
     def to_command(self) -> commands.Command:
         return commands.Forget(key=commands.check_key(self.key, "command.key"))
@@ -82,15 +122,15 @@ class MemoryCommand(Strict):
     """S12: `{expected, revision, command}`; both are required even for Refresh (S16)."""
 
     expected: str
-    revision: int
+    revision: Integer
     command: CommandBody
 
 
 class AgentRememberBody(Strict):
     tag: Literal["Remember"] = Field(alias="_tag")
-    key: str
-    content: str
-    kind: str
+    key: AgentKey
+    content: Content
+    kind: AgentKind
     about: str | None = None
     visibility: Literal["shared", "private"] = "shared"
 
@@ -102,7 +142,7 @@ class AgentRememberBody(Strict):
 
 class AgentForgetBody(Strict):
     tag: Literal["Forget"] = Field(alias="_tag")
-    key: str
+    key: AgentKey
     about: str | None = None
 
     def to_command(self) -> commands.AgentCommand:
@@ -112,7 +152,7 @@ class AgentForgetBody(Strict):
 class AgentMemoryCommand(Strict):
     """A10: `{expected: <version>, command}`."""
 
-    expected: Annotated[int, Field(ge=0)]
+    expected: Count
     command: Annotated[AgentRememberBody | AgentForgetBody, Field(discriminator="tag")]
 
 
@@ -124,8 +164,8 @@ class MemorySwitches(Strict):
 class OrgSettingsPatch(Strict):
     memory: MemorySwitches | None = None
     agentMemory: bool | None = None
-    helperModel: str | None = None
-    model: str | None = None
+    helperModel: ModelName = None
+    model: ModelName = None
 
     def changes(self) -> dict[str, Any]:
         """The graph properties to set: only fields sent; a null switch goes back to on."""
@@ -234,7 +274,7 @@ class TurnItemBody(Strict):
 
 class RecordTurn(Strict):
     items: Annotated[list[TurnItemBody], Field(min_length=1, max_length=500)]
-    model: str | None = None
+    model: ModelName = None
     status: Literal["completed", "awaiting_approval"] = "completed"
 
 
@@ -254,5 +294,5 @@ class Revert(Strict):
     """Going back is checked like a memory command: the head and revision the client saw."""
 
     expected: str
-    revision: int
+    revision: Integer
     to: str

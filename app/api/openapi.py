@@ -15,6 +15,11 @@ from starlette.routing import BaseRoute, Route
 
 from app.api import bodies
 from app.api.auth import PUBLIC_PATHS
+from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
+from app.memory.agent_memory import MAX_LOG_PAGE
+from app.memory.search import MAX_LIMIT, MAX_QUERY
+
+Param = tuple[str, dict[str, Any], str]  # (name, JSON Schema, description)
 
 
 @dataclass(frozen=True)
@@ -24,13 +29,25 @@ class Doc:
     summary: str
     body: type[BaseModel] | None = None
     status: int = 200
-    query: tuple[tuple[str, str, str], ...] = ()  # (name, JSON type, description)
+    query: tuple[Param, ...] = ()
     conflict: str | None = None  # the `_tag` of its 409, if it has one
+    also: tuple[tuple[int, str, str], ...] = ()  # other errors: (status, when, `_tag`)
+    required: tuple[str, ...] = ()  # query parameters that must be sent
 
 
-PAGE = (("offset", "integer", "items to skip (default 0)"),
-        ("limit", "integer", "items to answer, 1 to 200 (default 50)"))
-WAIT = (("wait", "number", "seconds to wait for the consolidation run to end, 0 to 30"),)
+def _int(low: int, high: int = INT64_MAX) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+PAGE: tuple[Param, ...] = (
+    ("offset", _int(0), "items to skip (default 0)"),
+    ("limit", _int(1, MAX_PAGE), f"items to answer, 1 to {MAX_PAGE} (default 50)"))
+WAIT: tuple[Param, ...] = (
+    ("wait", {"type": "number", "minimum": 0, "maximum": MAX_WAIT_SECONDS},
+     f"seconds to wait for the consolidation run to end, 0 to {MAX_WAIT_SECONDS:.0f}"),)
+NOT_YOURS = (404, "the agent or parent session is not one you may reach", "NotFound")
+
+
 
 DOCS: dict[tuple[str, str], Doc] = {
     ("GET", "/healthz"): Doc("The process answers."),
@@ -46,15 +63,17 @@ DOCS: dict[tuple[str, str], Doc] = {
         bodies.AgentMemoryCommand, conflict="AgentConflict"),
     ("GET", "/v1/agents/{id}/memory/log"): Doc(
         "Each version of the agent's memory you may see, oldest first (A11).",
-        query=(("after", "integer", "versions after this one (default 0)"),
-               ("limit", "integer", "versions to answer, 1 to 200 (default 50)"))),
+        query=(("after", _int(0), "versions after this one (default 0)"),
+               ("limit", _int(1, MAX_LOG_PAGE),
+                f"versions to answer, 1 to {MAX_LOG_PAGE} (default 50)"))),
     ("GET", "/v1/agents/{id}/learning"): Doc(
         "The agent's learning jobs, newest first: status, model, error, read, kept, dropped."),
     ("POST", "/v1/sessions"): Doc(
-        "Start a session; answers its Session view.", bodies.CreateSession, 201),
+        "Start a session; answers its Session view.", bodies.CreateSession, 201,
+        also=(NOT_YOURS, (403, "a person names another person", "Forbidden"))),
     ("GET", "/v1/sessions"): Doc(
         "The sessions you may reach, oldest first.",
-        query=(*PAGE, ("agent", "string", "only this agent's sessions"))),
+        query=(*PAGE, ("agent", {"type": "string"}, "only this agent's sessions"))),
     ("GET", "/v1/sessions/{id}"): Doc("The Session view: the session and its memory (S2)."),
     ("GET", "/v1/sessions/{id}/memory"): Doc("The session's memory view (S2)."),
     ("POST", "/v1/sessions/{id}/memory"): Doc(
@@ -86,10 +105,13 @@ DOCS: dict[tuple[str, str], Doc] = {
         "A version as it was: its memory and a page of its timeline.", query=PAGE),
     ("GET", "/v1/search"): Doc(
         "Full-text search of the session and agent entries you may read, best first.",
-        query=(("q", "string", "the words to find (Lucene syntax)"),
-               ("session", "string", "only this session's entries"),
-               ("agent", "string", "only this agent's entries"),
-               ("limit", "integer", "hits to answer (default 20)"))),
+        query=(("q", {"type": "string", "minLength": 1, "maxLength": MAX_QUERY, "pattern": r"\S"},
+                "the words to find (Lucene syntax)"),
+               ("session", {"type": "string"}, "only this session's entries"),
+               ("agent", {"type": "string"}, "only this agent's entries"),
+               ("limit", _int(1, MAX_LIMIT), "hits to answer (default 20)")),
+        required=("q",), also=((404, "the session or agent is not one you may reach",
+                                 "NotFound"),)),
     ("GET", "/v1/org/settings"): Doc("Your org's defaults."),
     ("PATCH", "/v1/org/settings"): Doc("Change your org's defaults.", bodies.OrgSettingsPatch),
 }
@@ -106,6 +128,13 @@ ERROR = {
 }
 
 
+BAD_REQUEST = (
+    "a bad body or parameter; `field` names it. Besides this document's schemas, a body is "
+    "refused that holds a credential (S10), a key with a control or invisible character (S1), "
+    "text that is not Unicode (a lone surrogate), a turn with one item id twice, or names an "
+    "`about`, `parent` or `to` that is not one you may use")
+
+
 def _error(description: str, tag: str) -> dict[str, Any]:
     return {
         "description": f"{description} (`{tag}`)",
@@ -119,16 +148,16 @@ def _operation(method: str, path: str, doc: Doc, refs: dict[str, Any]) -> dict[s
         for name in re.findall(r"{(\w+)}", path)
     ]
     params += [
-        {"name": name, "in": "query", "required": False, "schema": {"type": kind},
+        {"name": name, "in": "query", "required": name in doc.required, "schema": schema,
          "description": text}
-        for name, kind, text in doc.query
+        for name, schema, text in doc.query
     ]
     responses: dict[str, Any] = {
         str(doc.status): {"description": "OK", "content": {"application/json": {
             "schema": {"type": "object"}}}},
     }
     if doc.body is not None or doc.query:
-        responses["400"] = _error("a bad body or parameter", "ValidationError")
+        responses["400"] = _error(BAD_REQUEST, "ValidationError")
     if path not in PUBLIC_PATHS:
         responses["401"] = _error("no token, or one not known", "Unauthorized")
     if "{" in path:
@@ -137,6 +166,8 @@ def _operation(method: str, path: str, doc: Doc, refs: dict[str, Any]) -> dict[s
         responses["413"] = _error("the body is over the size limit, unread", "PayloadTooLarge")
     if doc.conflict:
         responses["409"] = _error("stale, or not allowed in this state", doc.conflict)
+    for status, when, tag in doc.also:
+        responses[str(status)] = _error(when, tag)
     operation: dict[str, Any] = {
         "operationId": f"{method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}",
         "summary": doc.summary,

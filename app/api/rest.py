@@ -10,13 +10,12 @@ from starlette.routing import Route
 
 from app.api import bodies, openapi
 from app.api.auth import principal_of
+from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
 from app.errors import ValidationError
 from app.memory.commands import Refresh
 from app.memory.search import DEFAULT_LIMIT
 from app.memory.service import Service
 from app.memory.turns import TurnItem
-
-MAX_PAGE = 200
 
 
 def service_of(request: Request) -> Service:
@@ -27,12 +26,12 @@ def service_of(request: Request) -> Service:
 def _int_param(request: Request, name: str, default: str) -> int:
     """An integer query parameter; a bad one is a ValidationError naming it."""
     try:
-        return int(request.query_params.get(name, default))
+        value = int(request.query_params.get(name, default))
     except ValueError as exc:
         raise ValidationError(f"{name} is an integer", name) from exc
-
-
-MAX_WAIT_SECONDS = 30.0
+    if not INT64_MIN <= value <= INT64_MAX:  # Neo4j's integers are 64-bit
+        raise ValidationError(f"{name} is an integer of 64 bits", name)
+    return value
 
 
 def wait_of(request: Request) -> float:

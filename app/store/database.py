@@ -45,6 +45,11 @@ CONNECT_SECONDS = 3.0
 ACQUIRE_SECONDS = 5.0
 TRANSIENT_SECONDS = 30.0
 RETRY_AFTER_SECONDS = 5
+# While Neo4j starts, Bolt accepts connections before the database is ready, and every
+# transaction fails with this transient code. It is no deadlock that a retry soon resolves, so it
+# is not retried for TRANSIENT_SECONDS: the request is `Unavailable` at once (the driver has
+# already retried it for RETRY_SECONDS).
+NOT_READY = "Neo.TransientError.General.DatabaseUnavailable"
 
 
 def _unavailable(exc: Exception) -> Unavailable:
@@ -255,7 +260,9 @@ class Database:
                 while True:
                     try:
                         return await run(attempt)
-                    except TransientError:
+                    except TransientError as exc:
+                        if exc.code == NOT_READY:
+                            raise _unavailable(exc) from exc
                         if time.monotonic() > deadline:
                             raise
                         await asyncio.sleep(random.uniform(0.05, 0.5))
