@@ -13,6 +13,7 @@ from app.memory.credentials import credential_reason
 from app.memory.history import History
 from app.memory.learning import Learning
 from app.memory.orgs import Orgs
+from app.memory.pages import Pages
 from app.memory.promotion import Promotion
 from app.memory.provenance import Provenance
 from app.memory.search import Search
@@ -42,6 +43,7 @@ class Service:
     models: Models
     search: Search
     provenance: Provenance
+    pages: Pages
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -71,6 +73,7 @@ class Service:
             models=models,
             search=Search(db),
             provenance=Provenance(db),
+            pages=Pages(db),
         )
 
     async def start(self) -> None:
