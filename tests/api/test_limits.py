@@ -193,7 +193,7 @@ def test_cost_counts_list_sizes_and_refuses_what_multiplies(api: Api) -> None:
 def test_get_on_graphql_runs_queries_only(api: Api, graph: Any) -> None:
     answer = api.get("/graphql", params={"query": "{ agents { nodes { id } } }"})
     assert answer.status_code == 200, answer.text
-    assert answer.json() == {"data": {"agents": []}}
+    assert answer.json() == {"data": {"agents": {"nodes": []}}}
     mutation = 'mutation { forget(sessionId: "s", expected: "v", revision: 0, key: "k") { id } }'
     answer = api.get("/graphql", params={"query": mutation})
     assert answer.status_code == 405, answer.text
