@@ -147,12 +147,15 @@ STORY = """
 query Story($id: ID!) {
   session(id: $id) {
     head revision
-    memory { entries { nodes { key content status
-                       sources { id content turn { id model session { id } } }
-                       changes { nodes { op maker madeBy before: beforeContent content at
-                                 run { model read } } } } } }
-    runs { nodes { status error read dropped { key reason } changes { key content } } }
+    memory { entries(first: 20) { totalCount nodes {
+      key content status sources { id content turn { id model session { id } } }
+      changes { nodes { op maker madeBy before: beforeContent content at run { model read } } }
+    } } }
+    runs(first: 5) { nodes { status error read dropped { key reason } changes { key content } } }
     versions { nodes { id cause current } }
+    items(first: 10) {
+      edges { cursor node { id type content } } pageInfo { hasNextPage endCursor }
+    }
     agent { name sessions { nodes { id } } }
   }
 }
