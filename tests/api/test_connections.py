@@ -11,6 +11,7 @@ from typing import Any
 
 from tests.conftest import Api, Graph, user
 
+STUB_MODEL = "openai:gpt-4o-mini"  # the scripted stub: with nothing scripted, no changes
 PAGE = "edges {{ cursor node {{ {n} }} }} nodes {{ {n} }} pageInfo {{ hasNextPage endCursor }}"
 
 
@@ -125,11 +126,11 @@ def build(api: Api, turns: int) -> World:
     """A session with turns (and their runs), edits, a revert and a fork in its history, and an
     agent memory with a log and an entry changed three times."""
     agent = api.agent()["id"]
-    sid = api.session(agent)["session"]["id"]
+    sid = api.session(agent, model=STUB_MODEL)["session"]["id"]
     for n in range(turns):
-        api.turn(sid, user(f"Step {n}.", id=f"t{n}-a"), user(f"More {n}.", id=f"t{n}-b"))
-    api.wait_idle(sid)
-    for n in range(5):
+        api.turn(sid, user(f"Step {n}.", id=f"t{n}"))
+    api.wait_idle(sid, timeout=120)
+    for n in range(3):
         api.remember(sid, f"k{n}", f"Fact {n}.")
     back_to = api.view(sid)["session"]["head"]
     api.remember(sid, "k0", "Fact 0, second form.")
@@ -138,8 +139,8 @@ def build(api: Api, turns: int) -> World:
     api.ok(api.post(f"/v1/sessions/{sid}/revert",
                     {"expected": now["head"], "revision": now["revision"], "to": back_to}))
     api.remember(sid, "k0", "Fact 0, third form.")
-    api.remember(sid, "k0", "Fact 0, fifth form.")
-    api.remember(sid, "k5", "Fact 5.")
+    api.remember(sid, "k0", "Fact 0, fourth form.")
+    api.remember(sid, "k3", "Fact 3.")
     api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)
     api.session(agent)
     api.agent("second")
@@ -175,8 +176,8 @@ def test_every_connection_pages_two_at_a_time_to_its_whole_list(api: Api, graph:
     assert "Remember gone" not in json.dumps(items)  # the reverted branch is not on it
     # entries by key, with their total; the entry's changes newest first, through the revert
     entries = walk(api, "Memory.entries", world.ids("Memory.entries"))
-    assert [e["key"] for e in entries] == ["k0", "k1", "k2", "k3", "k4", "k5"]
-    assert ask(api, "Memory.entries", 2, None, world.ids("Session"))["totalCount"] == 6
+    assert [e["key"] for e in entries] == ["k0", "k1", "k2", "k3"]
+    assert ask(api, "Memory.entries", 2, None, world.ids("Session"))["totalCount"] == 4
     changes = walk(api, "Entry.changes", world.ids("Session"), first=1)
     assert [c["content"] for c in changes] == [
         "Fact 0, fourth form.", "Fact 0, third form.", "Fact 0."
