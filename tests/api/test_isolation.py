@@ -328,7 +328,7 @@ class Walker:
             if not self.is_object(target):
                 parts.append(field["name"] + args)
             elif page is not None and page not in path and len(path) < self.max_depth:
-                inner = self.selection(page, (*path, type_name))
+                inner = self.selection(page, (*path, type_name, target))
                 parts.append(f"{field['name']}{args} {{ nodes {{ {inner} }} }}")
             elif page is None and target not in path and len(path) < self.max_depth:
                 inner = self.selection(target, (*path, type_name))

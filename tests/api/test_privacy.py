@@ -283,7 +283,7 @@ def selection(types: dict[str, Body], type_name: str, path: tuple[str, ...] = ()
         if types[target]["kind"] != "OBJECT":
             parts.append(field_["name"] + args)
         elif page is not None and page not in path and len(path) < 9:
-            inner = selection(types, page, (*path, type_name))
+            inner = selection(types, page, (*path, type_name, target))
             parts.append(f"{field_['name']}{args} {{ nodes {{ {inner} }} }}")
         elif page is None and target not in path and len(path) < 9:
             inner = selection(types, target, (*path, type_name))
