@@ -38,7 +38,7 @@ def test_an_unexpected_graphql_error_logs_its_traceback_under_the_request_id_it_
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("exploded")
 
-    monkeypatch.setattr(server.service.agents, "page", broken)
+    monkeypatch.setattr(server.service.pages, "agents", broken)
     response = api.post("/graphql", {"query": "{ agents { nodes { id } } }"})
     [error] = response.json()["errors"]
     assert error["message"] == "Unexpected error."
