@@ -195,7 +195,8 @@ query Search($q: String!, $first: Int!, $after: String, $kinds: [Kind!], $status
     hits { score exactKey snippet key cursor
            entry { key content kind status sources { id content }
                    changes(first: 5) { nodes { op maker content } } }
-           agentEntry { key content visibility changes(first: 5) { nodes { version maker content } } }
+           agentEntry { key content visibility
+                        changes(first: 5) { nodes { version maker content } } }
            session { id } agent { id } }
   }
 }
