@@ -1,8 +1,13 @@
-// A page of each agent's sessions, oldest first.
+// A page of each agent's sessions the caller may reach, oldest first (by createdAt, then id):
+// those after the key $after ([createdAt, id], or null), at most $first + 1.
 UNWIND $agents AS aid
 MATCH (a:Agent {id: aid})-[:IN_ORG]->(:Org {id: $org})
-OPTIONAL MATCH (s:Session)-[:OF_AGENT]->(a)
-  WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
-WITH aid, s ORDER BY s.createdAt, s.id
-WITH aid, collect(s.id) AS ids
-RETURN aid, ids[$offset..$offset + $limit] AS ids
+CALL (a) {
+  MATCH (s:Session)-[:OF_AGENT]->(a)
+  WHERE ($person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) })
+    AND ($after IS NULL OR s.createdAt > $after[0]
+         OR (s.createdAt = $after[0] AND s.id > $after[1]))
+  WITH s ORDER BY s.createdAt, s.id LIMIT $first + 1
+  RETURN collect(s.id) AS ids
+}
+RETURN aid, ids

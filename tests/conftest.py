@@ -298,6 +298,19 @@ class Api:
         return response.json()
 
 
+def flat(answer: Any) -> Any:
+    """A GraphQL answer with each connection asked for its `nodes` alone (`{"nodes": [...]}`)
+    replaced by that list: for tests about what the nodes hold. The pages themselves (edges,
+    cursors, pageInfo) are tests/api/test_connections.py's."""
+    if isinstance(answer, list):
+        return [flat(value) for value in answer]
+    if isinstance(answer, dict):
+        if answer.keys() == {"nodes"}:
+            return flat(answer["nodes"])
+        return {key: flat(value) for key, value in answer.items()}
+    return answer
+
+
 def user(content: str, id: str | None = None) -> dict[str, Any]:
     item: dict[str, Any] = {"type": "message", "role": "user", "content": content}
     if id is not None:

@@ -205,6 +205,13 @@ class AgentMemories:
             raise ValidationError("after is not negative", "after")
         if not 1 <= limit <= MAX_LOG_PAGE:
             raise ValidationError(f"limit is between 1 and {MAX_LOG_PAGE}", "limit")
+        return await self.read_log(who, agent_id, after, limit)
+
+    async def read_log(
+        self, who: Principal, agent_id: str, after: int, limit: int
+    ) -> list[LogEntry]:
+        """The versions after `after` (a keyset: no version is skipped or counted over), at most
+        `limit`, oldest first; the caller checked the bounds."""
 
         async def work(tx: Tx) -> list[LogEntry]:
             if not await tx.rows("find_agents", org=who.org, ids=[agent_id]):

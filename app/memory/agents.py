@@ -58,16 +58,3 @@ class Agents:
             return [Agent.from_record(row["agent"]) for row in rows]
 
         return await self.db.read(work)
-
-    async def session_ids(
-        self, who: Principal, agents: Sequence[str], offset: int, limit: int
-    ) -> dict[str, list[str]]:
-        """A page of each agent's session ids that the caller may reach, in one statement."""
-
-        async def work(tx: Tx) -> dict[str, list[str]]:
-            rows = await tx.rows(
-                "agent_sessions", **who.scope(), agents=list(agents), offset=offset, limit=limit
-            )
-            return {row["aid"]: row["ids"] for row in rows}
-
-        return await self.db.read(work)

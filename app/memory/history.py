@@ -162,10 +162,12 @@ class History:
         async def work(tx: Tx) -> tuple[dict[str, Any], list[Entry], list[str], list[Item]]:
             found = await find_version(tx, who, session_id, version)
             memory = (await memory_at(tx, who, [version]))[version]
+            # A branch's seqs run 1, 2, ... with no gap, so the items after `offset` are those
+            # after seq `offset`: a keyset read, no rows skipped.
             rows = await tx.rows(
-                "version_items", **who.scope(), versions=[version], offset=offset, limit=limit
+                "timeline_page", **who.scope(), versions=[version], after=offset, first=limit
             )
-            items = [Item.from_record(i) for row in rows for i in row["items"]]
+            items = [Item.from_record(i) for row in rows for i in row["items"]][:limit]
             return found, entries_of(memory["entries"]), list(memory["processed"]), items
 
         return await self.db.read(work)

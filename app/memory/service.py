@@ -14,6 +14,7 @@ from app.memory.history import History
 from app.memory.learning import Learning
 from app.memory.live import Live
 from app.memory.orgs import Orgs
+from app.memory.pages import Pages
 from app.memory.promotion import Promotion
 from app.memory.provenance import Provenance
 from app.memory.search import Search
@@ -44,6 +45,7 @@ class Service:
     search: Search
     provenance: Provenance
     live: Live
+    pages: Pages
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -78,6 +80,7 @@ class Service:
             search=Search(db),
             provenance=Provenance(db),
             live=live,
+            pages=Pages(db),
         )
 
     async def start(self) -> None:

@@ -1,7 +1,7 @@
 """Agent memory over GraphQL (SPEC A1, A3, A5-A11, sections 5 and 6; issue 9 item 6).
 
 The fields and mutations of notes/agent-memory-contract.md: `agent(id) { memory { version
-entries { ... sources changes } log(after, limit) } sessions }`, `rememberForAgent`,
+entries { nodes { ... sources changes } } log(after, limit) } sessions }`, `rememberForAgent`,
 `forgetForAgent`, and `AGENT_CONFLICT` for a stale `expected`. Arguments are written into the
 documents as literals, so the tests do not depend on how each argument type is spelled.
 """
@@ -22,7 +22,7 @@ from tests.api.test_agent_memory import (
     agent_memory,
     agent_remember,
 )
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import Api, Graph, RunningServer, flat, user
 
 Body = dict[str, Any]
 
@@ -32,19 +32,22 @@ query($a: ID!) {
     id
     memory {
       version
-      entries {
+      entries { nodes {
         key content kind status about visibility updatedAt
         sources { session { id } item { id content turn { id } } }
-        changes { version maker person before content at }
-      }
-      log { version maker person keys at }
+        changes { nodes { version maker person before content at } }
+      } }
+      log { nodes { version maker person keys at } }
     }
-    sessions { id }
+    sessions { nodes { id } }
   }
 }
 """
 
-ANSWER = "version entries { key content kind status about visibility sources { session { id } } }"
+ANSWER = (
+    "version entries { nodes { key content kind status about visibility "
+    "sources { session { id } } } }"
+)
 
 
 def literal(value: Any) -> str:
@@ -87,7 +90,7 @@ def error_of(answer: Body, code: str) -> Body:
 
 
 def memory_of(client: Api, agent: str) -> Body:
-    memory: Body = data_of(client.graphql(MEMORY, a=agent))["agent"]["memory"]
+    memory: Body = data_of(flat(client.graphql(MEMORY, a=agent)))["agent"]["memory"]
     return memory
 
 
@@ -107,7 +110,7 @@ def test_agent_memory_reads_version_entries_changes_and_log(api: Api, member: Ap
     agent_remember(member, agent, "dates", "Ben books trips in May.", "decision", about="ben")
     end = int(time.time() * 1000)
 
-    data = data_of(api.graphql(MEMORY, a=agent))["agent"]
+    data = data_of(flat(api.graphql(MEMORY, a=agent)))["agent"]
     memory = data["memory"]
     assert memory["version"] == 3  # A10
     entries = by_key(memory["entries"])
@@ -149,22 +152,33 @@ def test_a_new_agent_has_version_0_and_no_entries(api: Api) -> None:
     assert memory_of(api, agent) == {"version": 0, "entries": [], "log": []}  # A10
 
 
-def test_the_log_pages_with_after_and_limit(api: Api) -> None:
+def test_the_log_pages_with_first_and_after(api: Api) -> None:
     agent = api.agent()["id"]
     for n in range(1, 7):
         agent_remember(api, agent, f"k{n}", f"Habit {n}.")
+    query = """
+    query($a: ID!, $first: Int!, $after: String) { agent(id: $a) { memory {
+      log(first: $first, after: $after) {
+        nodes { version keys } pageInfo { hasNextPage endCursor }
+      }
+    } } }"""
 
-    def versions(args: str) -> list[int]:
-        query = (f"query($a: ID!) {{ agent(id: $a) {{ memory {{ log{args} {{ version keys }} }} "
-                 "} }")
-        log = data_of(api.graphql(query, a=agent))["agent"]["memory"]["log"]
-        return [c["version"] for c in log]
+    def page(first: int, after: str | None = None) -> dict[str, Any]:
+        answer = api.graphql(query, a=agent, first=first, after=after)
+        log: dict[str, Any] = data_of(answer)["agent"]["memory"]["log"]
+        return log
 
-    assert versions("") == [1, 2, 3, 4, 5, 6]  # A11
-    assert versions("(after: 2, limit: 3)") == [3, 4, 5]
-    assert versions("(after: 4)") == [5, 6]
-    assert versions("(limit: 1)") == [1]
-    assert versions("(after: 6)") == []
+    whole = page(50)
+    assert [c["version"] for c in whole["nodes"]] == [1, 2, 3, 4, 5, 6]  # A11
+    assert whole["pageInfo"]["hasNextPage"] is False
+    one = page(2)
+    assert [c["version"] for c in one["nodes"]] == [1, 2]
+    assert one["pageInfo"]["hasNextPage"] is True
+    two = page(3, one["pageInfo"]["endCursor"])
+    assert [c["version"] for c in two["nodes"]] == [3, 4, 5]
+    three = page(3, two["pageInfo"]["endCursor"])
+    assert [c["version"] for c in three["nodes"]] == [6]
+    assert three["pageInfo"]["hasNextPage"] is False
 
 
 # --- Mutations -----------------------------------------------------------------------------
@@ -172,19 +186,19 @@ def test_the_log_pages_with_after_and_limit(api: Api) -> None:
 
 def test_remember_and_forget_for_agent(api: Api, graph: Graph) -> None:
     agent = api.agent()["id"]
-    remembered = data_of(api.graphql(remember_for_agent(
-        agent, 0, "seat", "Ana prefers a window seat.", "PREFERENCE")))["rememberForAgent"]
+    remembered = data_of(flat(api.graphql(remember_for_agent(
+        agent, 0, "seat", "Ana prefers a window seat.", "PREFERENCE"))))["rememberForAgent"]
     assert remembered["version"] == 1  # A10
     assert remembered["entries"] == [{
         "key": "seat", "content": "Ana prefers a window seat.", "kind": "PREFERENCE",
         "status": "ACTIVE", "about": None, "visibility": "SHARED", "sources": [],
     }]
-    forgotten = data_of(api.graphql(forget_for_agent(agent, 1, "seat")))["forgetForAgent"]
+    forgotten = data_of(flat(api.graphql(forget_for_agent(agent, 1, "seat"))))["forgetForAgent"]
     assert forgotten["version"] == 2
     [entry] = forgotten["entries"]
     assert (entry["status"], entry["content"]) == ("RETRACTED", "Ana prefers a window seat.")
-    back = data_of(api.graphql(remember_for_agent(
-        agent, 2, "seat", "Ana prefers an aisle seat.", "PREFERENCE")))["rememberForAgent"]
+    back = data_of(flat(api.graphql(remember_for_agent(
+        agent, 2, "seat", "Ana prefers an aisle seat.", "PREFERENCE"))))["rememberForAgent"]
     assert back["version"] == 3
     assert [(e["status"], e["content"]) for e in back["entries"]] == [
         ("ACTIVE", "Ana prefers an aisle seat.")]  # A6: a person's Remember brings it back
@@ -198,13 +212,13 @@ def test_remember_and_forget_for_agent(api: Api, graph: Graph) -> None:
 def test_about_and_visibility_through_the_mutation(api: Api, member: Api) -> None:
     agent = api.agent("shared planner", shared=True)["id"]
     agent_memory(member, agent)
-    answer = data_of(api.graphql(remember_for_agent(
+    answer = data_of(flat(api.graphql(remember_for_agent(
         agent, 0, "mine", "Ana's own way.", "PREFERENCE", about="ana",
-        visibility="PRIVATE")))["rememberForAgent"]
+        visibility="PRIVATE"))))["rememberForAgent"]
     assert [(e["about"], e["visibility"]) for e in answer["entries"]] == [("ana", "PRIVATE")]
-    answer = data_of(api.graphql(remember_for_agent(
+    answer = data_of(flat(api.graphql(remember_for_agent(
         agent, 1, "dates", "Ben books trips in May.", "DECISION",
-        about="ben")))["rememberForAgent"]
+        about="ben"))))["rememberForAgent"]
     assert {e["key"]: (e["about"], e["visibility"]) for e in answer["entries"]} == {
         "mine": ("ana", "PRIVATE"), "dates": ("ben", "SHARED")}  # A5
     assert [e["key"] for e in memory_of(member, agent)["entries"]] == ["dates"]  # A9
@@ -223,7 +237,7 @@ def test_a_stale_expected_is_agent_conflict_and_changes_nothing(
             remember_for_agent(agent, expected, "new", "A new entry."),
             forget_for_agent(agent, expected, "seat"),
         ):
-            error = error_of(api.graphql(document), "AGENT_CONFLICT")  # A10
+            error = error_of(flat(api.graphql(document)), "AGENT_CONFLICT")  # A10
             assert error["message"]
     assert memory_of(api, agent) == before
     assert agent_changes(graph) == 2
@@ -231,7 +245,7 @@ def test_a_stale_expected_is_agent_conflict_and_changes_nothing(
 
 def test_forget_for_agent_of_an_unknown_key_is_agent_conflict(api: Api, graph: Graph) -> None:
     agent = api.agent()["id"]
-    error_of(api.graphql(forget_for_agent(agent, 0, "nope")), "AGENT_CONFLICT")
+    error_of(flat(api.graphql(forget_for_agent(agent, 0, "nope"))), "AGENT_CONFLICT")
     assert memory_of(api, agent)["version"] == 0
     assert agent_changes(graph) == 0
 
@@ -253,7 +267,7 @@ def test_a_bad_argument_is_a_validation_error_naming_it_and_writes_nothing(
 ) -> None:
     agent = api.agent("shared planner", shared=True)["id"]
     agent_memory(member, agent)  # ben is a person of the org
-    answer = api.graphql(remember_for_agent(agent, 0, "k", content, kind, **fields))
+    answer = flat(api.graphql(remember_for_agent(agent, 0, "k", content, kind, **fields)))
     error = error_of(answer, "VALIDATION_ERROR")
     assert error["extensions"]["field"] == field
     assert CREDENTIAL not in json.dumps(answer)
@@ -270,7 +284,7 @@ def test_a_name_outside_the_enum_is_graphqls_own_error_and_writes_nothing(
     api: Api, graph: Graph, kind: str, fields: dict[str, str], enum: str
 ) -> None:
     agent = api.agent()["id"]
-    answer = api.graphql(remember_for_agent(agent, 0, "k", "A way.", kind, **fields))
+    answer = flat(api.graphql(remember_for_agent(agent, 0, "k", "A way.", kind, **fields)))
     assert answer.get("data") is None, answer
     [error] = answer["errors"]
     assert f"'{enum}'" in error["message"], error  # the schema's check, before the service
@@ -297,8 +311,10 @@ def test_every_field_shows_a_member_only_shared_and_their_own_private_entries(
     agent_remember(api, agent, "seat", "ANA-SECRET aisle seat now.", "preference",
                    about="ana", visibility="private")
 
-    query = MEMORY.replace("sessions { id }", "sessions { id instructions { memory agentKeys } }")
-    answer = member.graphql(query, a=agent)
+    query = MEMORY.replace(
+        "sessions { nodes { id } }", "sessions { nodes { id instructions { memory agentKeys } } }"
+    )
+    answer = flat(member.graphql(query, a=agent))
     memory = data_of(answer)["agent"]["memory"]
     text = json.dumps(answer)
     assert "ANA-SECRET" not in text  # A9: not in entries, changes, log or instructions
@@ -316,7 +332,7 @@ def test_every_field_shows_a_member_only_shared_and_their_own_private_entries(
     assert "Ben takes any seat." in session["instructions"]["memory"]
 
     # Ana sees her own private ones, not Ben's; the service token sees all of them.
-    ana_text = json.dumps(api.graphql(MEMORY, a=agent))
+    ana_text = json.dumps(flat(api.graphql(MEMORY, a=agent)))
     assert "Ben takes any seat." not in ana_text
     assert "ANA-SECRET aisle seat now." in ana_text
     everything = memory_of(platform, agent)
@@ -333,8 +349,8 @@ def test_a_turn_shows_the_agent_keys_it_was_shown(api: Api) -> None:
     turn = api.turn(sid, user("Plan a trip to Porto."))["turn"]["id"]
     query = """query($s: ID!) { session(id: $s) {
         instructions { agentKeys }
-        items { id turn { id shownAgent } } } }"""
-    data = data_of(api.graphql(query, s=sid))["session"]
+        items { nodes { id turn { id shownAgent } } } } }"""
+    data = data_of(flat(api.graphql(query, s=sid)))["session"]
     assert data["instructions"]["agentKeys"] == ["seat"]  # A8
     turns = {item["turn"]["id"]: item["turn"]["shownAgent"] for item in data["items"]
              if item["turn"]}
@@ -350,11 +366,11 @@ def test_another_orgs_agent_is_null_and_its_mutations_are_not_found(
 ) -> None:
     agent = api.agent()["id"]
     agent_remember(api, agent, "seat", "ACME-only window seat.", "preference")
-    assert data_of(other_org.graphql(MEMORY, a=agent)) == {"agent": None}
+    assert data_of(flat(other_org.graphql(MEMORY, a=agent))) == {"agent": None}
     for document in (remember_for_agent(agent, 1, "seat", "Stolen.", "PREFERENCE"),
                      forget_for_agent(agent, 1, "seat"),
                      remember_for_agent("agt-nope", 0, "seat", "Nowhere.", "PREFERENCE")):
-        answer = other_org.graphql(document)
+        answer = flat(other_org.graphql(document))
         error_of(answer, "NOT_FOUND")
         assert "ACME-only" not in json.dumps(answer)
     assert memory_of(api, agent)["version"] == 1

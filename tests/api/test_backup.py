@@ -14,22 +14,22 @@ import pytest
 
 from app.store.backup import FORMAT, import_org
 from app.store.database import Database, Target
-from tests.conftest import Api, Graph, RunningServer, assistant, make_token, user
+from tests.conftest import Api, Graph, RunningServer, assistant, flat, make_token, user
 from tests.test_cli import run_cli
 
 STORY = """query Story($id: ID!) { session(id: $id) {
   id kind head revision
-  memory { entries { key content kind status updatedAt
+  memory { entries { nodes { key content kind status updatedAt
     sources { id content turn { id model session { id } } }
-    changes { op maker madeBy before: beforeContent content at run { model read } } } }
-  runs { status error read dropped { key reason } changes { key content } }
-  versions { id cause current }
-  agent { name sessions { id } } } }"""
+    changes { nodes { op maker madeBy before: beforeContent content at run { model read } } } } } }
+  runs { nodes { status error read dropped { key reason } changes { key content } } }
+  versions { nodes { id cause current } }
+  agent { name sessions { nodes { id } } } } }"""
 AGENT = """query Agent($id: ID!) { agent(id: $id) { memory { version
-  entries { key content kind status about visibility updatedAt
+  entries { nodes { key content kind status about visibility updatedAt
             sources { session { id } item { id content turn { id } } }
-            changes { version maker person before content at job { id model } } }
-  log(after: 0, limit: 50) { version maker person keys at } } } }"""
+            changes { nodes { version maker person before content at job { id model } } } } }
+  log(first: 50) { nodes { version maker person keys at } } } } }"""
 
 
 def wait_idle(graph: Graph) -> None:
@@ -74,7 +74,7 @@ def views(client: Api) -> dict[str, Any]:
         a = agent["id"]
         for path in ("", "/memory", "/memory/log", "/learning"):
             seen[f"agent {a}{path}"] = client.ok(client.get(f"/v1/agents/{a}{path}"))
-        seen[f"graphql agent {a}"] = client.graphql(AGENT, id=a)
+        seen[f"graphql agent {a}"] = flat(client.graphql(AGENT, id=a))
     sessions = client.ok(client.get("/v1/sessions"))["sessions"]
     seen["sessions"] = sessions
     for view in sessions:
@@ -84,7 +84,7 @@ def views(client: Api) -> dict[str, Any]:
         for version in seen[f"session {s}/versions"]["versions"]:
             v = version["id"]
             seen[f"version {v}"] = client.ok(client.get(f"/v1/sessions/{s}/versions/{v}"))
-        seen[f"graphql session {s}"] = client.graphql(STORY, id=s)
+        seen[f"graphql session {s}"] = flat(client.graphql(STORY, id=s))
     assert len(sessions) >= 4
     return seen
 
@@ -109,7 +109,7 @@ def test_an_org_round_trips_through_export_and_an_interrupted_import(
     build_rich_org(ana, ben)
     wait_idle(graph)
     before = views(platform)
-    before_ana = ana.graphql(AGENT, id=before["agents"][0]["id"])
+    before_ana = flat(ana.graphql(AGENT, id=before["agents"][0]["id"]))
     in_graph = counts(graph)
 
     out = tmp_path / "acme.jsonl"
@@ -163,7 +163,7 @@ def test_an_org_round_trips_through_export_and_an_interrupted_import(
     assert after.keys() == before.keys()
     for key in before:
         assert after[key] == before[key], key
-    assert ana2.graphql(AGENT, id=before["agents"][0]["id"]) == before_ana
+    assert flat(ana2.graphql(AGENT, id=before["agents"][0]["id"])) == before_ana
 
     again = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
     assert again.returncode == 1

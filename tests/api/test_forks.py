@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tests.conftest import Api, Graph, user
+from tests.conftest import Api, Graph, flat, user
 
 
 def fork(api: Api, session_id: str, **body: Any) -> dict[str, Any]:
@@ -106,9 +106,9 @@ def test_fork_shares_items_and_links_copies_to_their_originals(api: Api, graph: 
     )
     assert copy == [{"maker": "fork", "op": "copy"}]
     assert graph.value("MATCH (i:Item {id: 'u-1'}) RETURN count(i)") == 1
-    timeline = api.graphql(
-        "query($id: ID!) { session(id: $id) { items { id } } }", id=forked
-    )["data"]["session"]["items"]
+    timeline = flat(api.graphql(
+        "query($id: ID!) { session(id: $id) { items { nodes { id } } } }", id=forked
+    ))["data"]["session"]["items"]
     assert [item["id"] for item in timeline] == ["u-1", "i-02"]
 
 
@@ -251,41 +251,41 @@ def test_graphql_versions_fork_and_revert(api: Api) -> None:
     first = api.view(session)["session"]
     api.remember(session, "hotel", "The hotel is near the station.")
 
-    listed = api.graphql(
-        """query($id: ID!) { session(id: $id) { versions { id cause current
-             entries { key content } items { id type } } } }""",
+    listed = flat(api.graphql(
+        """query($id: ID!) { session(id: $id) { versions { nodes { id cause current
+             entries { nodes { key content } } items { nodes { id type } } } } } }""",
         id=session,
-    )["data"]["session"]["versions"]
+    ))["data"]["session"]["versions"]
     assert [v["cause"] for v in listed] == ["start", "remember", "remember"]
     assert [len(v["entries"]) for v in listed] == [0, 1, 2]
     assert [len(v["items"]) for v in listed] == [0, 1, 2]
     assert [v["current"] for v in listed] == [False, False, True]
 
-    forked = api.graphql(
-        "mutation($id: ID!, $at: String) { fork(sessionId: $id, at: $at) { id memory { entries { key } } forkedFrom { id } } }",  # noqa: E501
+    forked = flat(api.graphql(
+        "mutation($id: ID!, $at: String) { fork(sessionId: $id, at: $at) { id memory { entries { nodes { key } } } forkedFrom { id } } }",  # noqa: E501
         id=session,
         at=first["head"],
-    )["data"]["fork"]
+    ))["data"]["fork"]
     assert forked["memory"]["entries"] == [{"key": "budget"}]
     assert forked["forkedFrom"] == {"id": session}
 
     now = api.view(session)["session"]
-    reverted = api.graphql(
+    reverted = flat(api.graphql(
         """mutation($id: ID!, $e: String!, $r: Int!, $to: String!) {
              revert(sessionId: $id, expected: $e, revision: $r, to: $to) {
-               memory { entries { key } } } }""",
+               memory { entries { nodes { key } } } } }""",
         id=session,
         e=now["head"],
         r=now["revision"],
         to=first["head"],
-    )["data"]["revert"]
+    ))["data"]["revert"]
     assert reverted["memory"]["entries"] == [{"key": "budget"}]
-    stale = api.graphql(
+    stale = flat(api.graphql(
         """mutation($id: ID!, $e: String!, $r: Int!, $to: String!) {
              revert(sessionId: $id, expected: $e, revision: $r, to: $to) { id } }""",
         id=session,
         e=now["head"],
         r=now["revision"],
         to=first["head"],
-    )
+    ))
     assert stale["errors"][0]["extensions"]["code"] == "SESSION_CONFLICT"

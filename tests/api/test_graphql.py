@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import Api, Graph, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, changes
 
 STUB_MODEL = "openai:gpt-4o-mini"
@@ -20,22 +20,22 @@ NESTED = """
 query($id: ID!) {
   session(id: $id) {
     id head revision
-    agent { id name sessions { id } }
+    agent { id name sessions { nodes { id } } }
     memory {
       processed
       settings { use generate }
       overrides { use generate }
-      entries {
+      entries { nodes {
         key content kind status updatedAt
         sources { id type content author turn { id status session { id } } }
-        changes {
+        changes { nodes {
           op maker madeBy key content kind status beforeContent beforeKind beforeStatus
           revision head model
           cites { id type turn { id } }
           session { id }
           run { id model read }
-        }
-      }
+        } }
+      } }
     }
   }
 }
@@ -45,7 +45,7 @@ REMEMBER = """
 mutation($s: ID!, $e: String!, $r: Int!, $key: String!, $content: String!, $kind: Kind!) {
   remember(sessionId: $s, expected: $e, revision: $r, key: $key, content: $content,
            kind: $kind) {
-    id head revision memory { entries { key content kind status sources { id type } } }
+    id head revision memory { entries { nodes { key content kind status sources { id type } } } }
   }
 }
 """
@@ -53,7 +53,7 @@ mutation($s: ID!, $e: String!, $r: Int!, $key: String!, $content: String!, $kind
 FORGET = """
 mutation($s: ID!, $e: String!, $r: Int!, $key: String!) {
   forget(sessionId: $s, expected: $e, revision: $r, key: $key) {
-    head revision memory { entries { key status } }
+    head revision memory { entries { nodes { key status } } }
   }
 }
 """
@@ -61,7 +61,7 @@ mutation($s: ID!, $e: String!, $r: Int!, $key: String!) {
 REFRESH = """
 mutation($s: ID!, $e: String!, $r: Int!) {
   refresh(sessionId: $s, expected: $e, revision: $r) {
-    head revision memory { processed entries { key content sources { id } } }
+    head revision memory { processed entries { nodes { key content sources { id } } } }
   }
 }
 """
@@ -109,7 +109,7 @@ def test_nested_read_reaches_entries_sources_turns_and_the_story_of_each_change(
     api.ok(api.command(sid, {"_tag": "Forget", "key": "budget"}))
     rest = api.view(sid)
 
-    answer = api.graphql(NESTED, id=sid)
+    answer = flat(api.graphql(NESTED, id=sid))
     assert "errors" not in answer, answer["errors"]
     session = answer["data"]["session"]
     assert (session["id"], session["head"], session["revision"]) == (
@@ -187,11 +187,14 @@ def test_agent_lists_its_own_sessions_with_their_memory(api: Api) -> None:
     api.remember(elsewhere, "city", "Porto.")
     query = """
     query($a: ID!) {
-      agent(id: $a) { id name shared sessions { id agent { id } memory { entries { key } } } }
-      agents { id }
-      sessions { id }
+      agent(id: $a) {
+        id name shared
+        sessions { nodes { id agent { id } memory { entries { nodes { key } } } } }
+      }
+      agents { nodes { id } }
+      sessions { nodes { id } }
     }"""
-    data = api.graphql(query, a=planner)["data"]
+    data = flat(api.graphql(query, a=planner))["data"]
     assert data["agent"]["name"] == "planner"
     assert data["agent"]["sessions"] == [
         {"id": first, "agent": {"id": planner}, "memory": {"entries": [{"key": "budget"}]}},
@@ -202,7 +205,7 @@ def test_agent_lists_its_own_sessions_with_their_memory(api: Api) -> None:
 
 
 def test_unknown_ids_read_as_null(api: Api) -> None:
-    data = api.graphql('{ session(id: "ses-nope") { id } agent(id: "agt-nope") { id } }')
+    data = flat(api.graphql('{ session(id: "ses-nope") { id } agent(id: "agt-nope") { id } }'))
     assert data == {"data": {"session": None, "agent": None}}
 
 
@@ -212,8 +215,8 @@ def test_unknown_ids_read_as_null(api: Api) -> None:
 def test_remember_and_forget_with_expected_and_revision(api: Api, graph: Graph) -> None:
     sid = api.session()["session"]["id"]
     head, revision = current(api, sid)
-    answer = api.graphql(REMEMBER, s=sid, e=head, r=revision, key="budget",
-                         content="The trip budget is 1500 EUR.", kind="FACT")
+    answer = flat(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="budget",
+                         content="The trip budget is 1500 EUR.", kind="FACT"))
     assert "errors" not in answer, answer
     remembered = answer["data"]["remember"]
     assert remembered["revision"] == revision + 1  # S12
@@ -224,8 +227,8 @@ def test_remember_and_forget_with_expected_and_revision(api: Api, graph: Graph) 
     assert [s["type"] for s in entry["sources"]] == ["memory_edit"]
     assert current(api, sid) == (remembered["head"], remembered["revision"])
 
-    answer = api.graphql(FORGET, s=sid, e=remembered["head"], r=remembered["revision"],
-                         key="budget")
+    answer = flat(api.graphql(FORGET, s=sid, e=remembered["head"], r=remembered["revision"],
+                         key="budget"))
     forgotten = answer["data"]["forget"]
     assert forgotten["memory"]["entries"] == [{"key": "budget", "status": "RETRACTED"}]
     assert forgotten["revision"] == revision + 2
@@ -246,12 +249,12 @@ def test_stale_head_or_revision_is_session_conflict_and_changes_nothing(
             (REMEMBER, {"key": "budget", "content": "900 EUR.", "kind": "FACT"}),
             (FORGET, {"key": "budget"}),
         ):
-            error = error_of(api.graphql(document, s=sid, e=e, r=r, **extra),
+            error = error_of(flat(api.graphql(document, s=sid, e=e, r=r, **extra)),
                              "SESSION_CONFLICT")
             assert error["extensions"]["_tag"] == "SessionConflict"
         configure = """mutation($s: ID!, $e: String!, $r: Int!) {
             configure(sessionId: $s, expected: $e, revision: $r, use: false) { revision } }"""
-        error_of(api.graphql(configure, s=sid, e=e, r=r), "SESSION_CONFLICT")
+        error_of(flat(api.graphql(configure, s=sid, e=e, r=r)), "SESSION_CONFLICT")
     assert api.view(sid) == before
     assert count(graph, "(:Change)") == 1
 
@@ -273,7 +276,7 @@ def test_configure_tells_null_from_missing(api: Api, graph: Graph) -> None:
 
     def run(document: str, **switches: bool | None) -> dict[str, Any]:
         head, revision = current(api, sid)
-        answer = api.graphql(document, s=sid, e=head, r=revision, **switches)
+        answer = flat(api.graphql(document, s=sid, e=head, r=revision, **switches))
         assert "errors" not in answer, answer
         state: dict[str, Any] = answer["data"]["configure"]
         assert state["head"] == head  # S15: head stays
@@ -295,7 +298,7 @@ def test_configure_tells_null_from_missing(api: Api, graph: Graph) -> None:
     head, revision = current(api, sid)
     literal = f"""mutation {{ configure(sessionId: "{sid}", expected: "{head}",
         revision: {revision}, use: null) {{ {SESSION_STATE} }} }}"""
-    answer = api.graphql(literal)
+    answer = flat(api.graphql(literal))
     assert answer["data"]["configure"]["memory"]["overrides"] == {"use": None,
                                                                     "generate": False}
     assert answer["data"]["configure"]["memory"]["settings"] == {"use": True, "generate": False}
@@ -319,7 +322,7 @@ def test_refresh_ignores_a_stale_head_and_runs_consolidation(
         changes({"op": "remember", "key": "budget", "content": "The trip budget is 1500 EUR.",
                  "kind": "fact", "sources": ["i-01"]})
     )
-    answer = api.graphql(REFRESH, s=sid, e=stale_head, r=stale_revision)
+    answer = flat(api.graphql(REFRESH, s=sid, e=stale_head, r=stale_revision))
     assert "errors" not in answer, answer  # S16: not compared
     refreshed = answer["data"]["refresh"]
     assert refreshed["memory"]["processed"] == ["i-01"]
@@ -333,7 +336,7 @@ def test_refresh_with_no_model_is_session_conflict(api: Api, graph: Graph) -> No
     api.ok(api.patch("/v1/org/settings", {"model": None}))
     sid = api.session()["session"]["id"]
     head, revision = current(api, sid)
-    error = error_of(api.graphql(REFRESH, s=sid, e=head, r=revision), "SESSION_CONFLICT")
+    error = error_of(flat(api.graphql(REFRESH, s=sid, e=head, r=revision)), "SESSION_CONFLICT")
     assert error["path"] == ["refresh"]
     assert count(graph, "(:Run)") == 0
     assert current(api, sid) == (head, revision)
@@ -345,24 +348,24 @@ def test_errors_carry_their_codes_and_write_nothing(api: Api, graph: Graph) -> N
     head, revision = current(api, sid)
     before = api.view(sid)
 
-    error_of(api.graphql(REMEMBER, s="ses-nope", e=head, r=revision, key="a", content="A.",
-                         kind="FACT"), "NOT_FOUND")
-    error_of(api.graphql(REFRESH, s="ses-nope", e=head, r=revision), "NOT_FOUND")
+    error_of(flat(api.graphql(REMEMBER, s="ses-nope", e=head, r=revision, key="a", content="A.",
+                         kind="FACT")), "NOT_FOUND")
+    error_of(flat(api.graphql(REFRESH, s="ses-nope", e=head, r=revision)), "NOT_FOUND")
     # An unknown kind never reaches the service: GraphQL's own check of the Kind enum.
-    answer = api.graphql(f'mutation {{ remember(sessionId: "{sid}", expected: "{head}", '
+    answer = flat(api.graphql(f'mutation {{ remember(sessionId: "{sid}", expected: "{head}", '
                          f'revision: {revision}, key: "a", content: "A.", kind: opinion) '
-                         "{ revision } }")
+                         "{ revision } }"))
     assert answer.get("data") is None, answer
     [error] = answer["errors"]
     assert "'Kind'" in error["message"], error
     assert "opinion" in error["message"], error
-    error = error_of(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="wifi",
-                                 content="The wifi password is hunter2!", kind="FACT"),
+    error = error_of(flat(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="wifi",
+                                 content="The wifi password is hunter2!", kind="FACT")),
                      "VALIDATION_ERROR")
     assert error["extensions"]["field"] == "content"  # S10: the argument at fault
-    error_of(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="  ", content="A.",
-                         kind="FACT"), "VALIDATION_ERROR")
-    error_of(api.graphql(FORGET, s=sid, e=head, r=revision, key="nope"), "SESSION_CONFLICT")
+    error_of(flat(api.graphql(REMEMBER, s=sid, e=head, r=revision, key="  ", content="A.",
+                         kind="FACT")), "VALIDATION_ERROR")
+    error_of(flat(api.graphql(FORGET, s=sid, e=head, r=revision, key="nope")), "SESSION_CONFLICT")
     assert api.view(sid) == before
     assert count(graph, "(:Change)") == 1
     assert count(graph, "(:Item)") == 1
@@ -374,12 +377,12 @@ def test_a_document_that_does_not_fit_the_schema_is_an_error_not_a_write(
     sid = api.session()["session"]["id"]
     head, _ = current(api, sid)
     # S16 over GraphQL: expected and revision are required arguments.
-    answer = api.graphql(f'mutation {{ refresh(sessionId: "{sid}", expected: "{head}") '
-                         "{ revision } }")
+    answer = flat(api.graphql(f'mutation {{ refresh(sessionId: "{sid}", expected: "{head}") '
+                         "{ revision } }"))
     assert answer.get("data") is None
     assert "revision" in answer["errors"][0]["message"]
-    answer = api.graphql(f'mutation {{ remember(sessionId: "{sid}", expected: "{head}", '
-                         'revision: "0", key: "a", content: "A.", kind: FACT) { revision } }')
+    answer = flat(api.graphql(f'mutation {{ remember(sessionId: "{sid}", expected: "{head}", '
+                         'revision: "0", key: "a", content: "A.", kind: FACT) { revision } }'))
     assert answer.get("data") is None
     assert answer["errors"]
     assert count(graph, "(:Change)") == 0
@@ -418,8 +421,8 @@ def test_graphql_without_a_valid_token_is_401(
     headers = {} if authorization is None else {"Authorization": authorization}
     with httpx.Client(base_url=server.url, headers=headers, timeout=30) as anonymous:
         responses = [
-            anonymous.post("/graphql", json={"query": "{ agents { id } }"}),
-            anonymous.get("/graphql", params={"query": "{ agents { id } }"}),
+            anonymous.post("/graphql", json={"query": "{ agents { nodes { id } } }"}),
+            anonymous.get("/graphql", params={"query": "{ agents { nodes { id } } }"}),
             anonymous.post("/graphql", json={
                 "query": REMEMBER,
                 "variables": {"s": sid, "e": head, "r": revision, "key": "a",
@@ -438,23 +441,28 @@ BOUNDED = """
 query($id: ID!) {
   session(id: $id) {
     id head revision
-    agent { id sessions { id memory { entries { key changes { op } } } } }
+    agent {
+      id
+      sessions(first: 2) { nodes { id memory { entries(first: 20) { nodes {
+        key changes(first: 2) { nodes { op } }
+      } } } } }
+    }
     memory {
       processed
-      entries {
+      entries(first: 20) { nodes {
         key content status
         sources { id turn { id session { id } } }
-        changes {
+        changes(first: 2) { nodes {
           op maker content beforeContent
           cites { id type turn { id } }
-          session { id memory { entries { key } } }
+          session { id memory { entries(first: 20) { nodes { key } } } }
           run { id }
-        }
-      }
+        } }
+      } }
     }
-    items { id type turn { id } }
-    versions { id cause entries { key } }
-    runs { id }
+    items { nodes { id type turn { id } } }
+    versions { nodes { id cause entries(first: 20) { nodes { key } } } }
+    runs { nodes { id } }
     instructions { memory sessionKeys }
   }
 }
@@ -478,7 +486,7 @@ def test_a_nested_read_costs_the_same_statements_for_2_entries_as_for_20(
         cost: dict[int, int] = {}
         for size, sid in sizes.items():
             before = quiet.service.db.statements
-            answer = client.graphql(BOUNDED, id=sid)
+            answer = flat(client.graphql(BOUNDED, id=sid))
             cost[size] = quiet.service.db.statements - before
             assert "errors" not in answer, answer
             entries = answer["data"]["session"]["memory"]["entries"]

@@ -19,9 +19,10 @@ def ask(api: Api, body: dict[str, Any], accept: str) -> tuple[int, str, dict[str
 
 
 def test_a_good_request_answers_200_in_the_media_type_asked_for(api: Api) -> None:
-    status, media, answer = ask(api, {"query": "{ agents { id } }"}, f"{MEDIA}, application/json")
+    status, media, answer = ask(api, {"query": "{ agents { nodes { id } } }"},
+                                f"{MEDIA}, application/json")
     assert (status, media) == (200, MEDIA)
-    assert answer == {"data": {"agents": []}}
+    assert answer == {"data": {"agents": {"nodes": []}}}
 
 
 @pytest.mark.parametrize(
@@ -31,8 +32,9 @@ def test_a_good_request_answers_200_in_the_media_type_asked_for(api: Api) -> Non
         ("does not validate", {"query": "{ nosuchfield }"}),
         ("variables do not coerce", {"query": "query($id: ID!) { session(id: $id) { id } }",
                                      "variables": {}}),
-        ("variables of the wrong type", {"query": "query($n: Int!) { agents(limit: $n) { id } }",
-                                         "variables": {"n": "many"}}),
+        ("variables of the wrong type",
+         {"query": "query($n: Int!) { agents(first: $n) { nodes { id } } }",
+          "variables": {"n": "many"}}),
     ],
 )
 def test_a_request_error_is_400_without_data(api: Api, why: str, body: dict[str, Any]) -> None:

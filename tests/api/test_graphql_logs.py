@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api, RunningServer
+from tests.conftest import Api, RunningServer, flat
 
 
 def test_expected_graphql_errors_log_one_line_without_a_traceback(
@@ -17,10 +17,10 @@ def test_expected_graphql_errors_log_one_line_without_a_traceback(
     caplog.set_level(logging.INFO)
     for query in (
         'mutation { forget(sessionId: "ses-nope", expected: "v", revision: 0, key: "k") { id } }',
-        '{ sessions(limit: 0) { id } }',  # ValidationError on limit
+        '{ sessions(first: -1) { nodes { id } } }',  # ValidationError on first
         "{ nosuchfield }",  # does not validate
     ):
-        answer = api.graphql(query)
+        answer = flat(api.graphql(query))
         assert answer["errors"], query
     with_traceback = [r for r in caplog.records if r.exc_info]
     assert with_traceback == []
@@ -38,8 +38,8 @@ def test_an_unexpected_graphql_error_logs_its_traceback_under_the_request_id_it_
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("exploded")
 
-    monkeypatch.setattr(server.service.agents, "page", broken)
-    response = api.post("/graphql", {"query": "{ agents { id } }"})
+    monkeypatch.setattr(server.service.pages, "agents", broken)
+    response = api.post("/graphql", {"query": "{ agents { nodes { id } } }"})
     [error] = response.json()["errors"]
     assert error["message"] == "Unexpected error."
     rid = response.headers["x-request-id"]

@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from app.api.rest import routes
 from app.store.database import Target
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import Api, Graph, RunningServer, flat, user
 from tests.conftest import test_settings as settings_for
 from tests.openai_stub import OpenAIStub
 
@@ -324,12 +324,24 @@ class Walker:
             else:
                 args = ""
             target, _ = named(field["type"])
+            page = self.connection_node(target)
             if not self.is_object(target):
                 parts.append(field["name"] + args)
-            elif target not in path and len(path) < self.max_depth:
+            elif page is not None and page not in path and len(path) < self.max_depth:
+                inner = self.selection(page, (*path, type_name, target))
+                parts.append(f"{field['name']}{args} {{ nodes {{ {inner} }} }}")
+            elif page is None and target not in path and len(path) < self.max_depth:
                 inner = self.selection(target, (*path, type_name))
                 parts.append(f"{field['name']}{args} {{ {inner} }}")
         return " ".join(parts) or "__typename"
+
+    def connection_node(self, name: str) -> str | None:
+        """The node type of a connection (walked through its `nodes`: its edges hold the same
+        nodes with cursors of their own keys); None for any other type."""
+        fields = {f["name"]: f for f in self.types[name].get("fields") or []}
+        if "pageInfo" not in fields:
+            return None
+        return named(fields["nodes"]["type"])[0]
 
     @staticmethod
     def arguments(field: dict[str, Any]) -> str | None:
@@ -340,7 +352,7 @@ class Walker:
 
 
 def graphql(client: Api, query: str, **variables: Any) -> dict[str, Any]:
-    body: dict[str, Any] = client.graphql(query, **variables)
+    body: dict[str, Any] = flat(client.graphql(query, **variables))
     return body
 
 
@@ -356,7 +368,7 @@ def test_graphql_roots_answer_null_or_empty_for_another_orgs_ids(
       sub: session(id: $sub) {{ id }}
       forked: session(id: $fork) {{ id }}
       agent(id: $a) {{ {agent} }}
-      byAgent: sessions(agent: $agent) {{ id }}
+      byAgent: sessions(agent: $agent) {{ nodes {{ id }} }}
     }}"""
     answer = graphql(other_org, query, s=acme.session, sub=acme.subagent, fork=acme.fork,
                      a=acme.agent, agent=acme.agent)
@@ -372,8 +384,9 @@ def test_no_nested_graphql_field_reaches_another_org(
     schema = graphql(other_org, INTROSPECTION)["data"]["__schema"]
     walker = Walker(schema)
     query = (
-        f"query {{ sessions(limit: 200) {{ {walker.selection('Session', ('Query',))} }} "
-        f"agents(limit: 200) {{ {walker.selection('Agent', ('Query',))} }} }}"
+        f"query {{ sessions(first: 200) {{ nodes {{ "
+        f"{walker.selection('Session', ('Query',))} }} }} "
+        f"agents(first: 200) {{ nodes {{ {walker.selection('Agent', ('Query',))} }} }} }}"
     )
     theirs = graphql(other_org, query)
     assert "errors" not in theirs, theirs["errors"]

@@ -24,7 +24,7 @@ from tests.api.test_agent_memory import (
     instructions,
 )
 from tests.api.test_consolidation import stored_anywhere
-from tests.conftest import Api, Graph, RunningServer, assistant, user
+from tests.conftest import Api, Graph, RunningServer, assistant, flat, user
 from tests.openai_stub import OpenAIStub, Reply
 
 Body = dict[str, Any]
@@ -683,16 +683,16 @@ STORY = """
 query($a: ID!) {
   agent(id: $a) {
     memory {
-      entries {
+      entries { nodes {
         key
-        changes {
+        changes { nodes {
           maker
           job { id status }
           sources { session { id } item { id turn { id session { id } } } }
-        }
-      }
+        } }
+      } }
     }
-    learningJobs { id status model read sessions dropped { key reason } changes { key } }
+    learningJobs { nodes { id status model read sessions dropped { key reason } changes { key } } }
   }
 }
 """
@@ -716,7 +716,7 @@ def test_graphql_leads_from_an_agent_entry_back_to_the_job_turn_and_session(
                               id="u-1"))["turn"]
     [job] = wait_learned(api, agent, [sid])
 
-    body = api.graphql(STORY, a=agent)
+    body = flat(api.graphql(STORY, a=agent))
     assert "errors" not in body, body
     found = body["data"]["agent"]
     [entry] = found["memory"]["entries"]
@@ -761,7 +761,7 @@ def test_another_members_learning_is_left_out_of_their_job_view(
     assert seen["read"] == []
     assert seen["kept"] == []
     assert seen["sessions"] == []
-    body = member.graphql(STORY, a=agent)
+    body = flat(member.graphql(STORY, a=agent))
     assert "errors" not in body, body
     assert body["data"]["agent"]["memory"]["entries"] == []
     assert body["data"]["agent"]["learningJobs"][0]["changes"] == []

@@ -14,7 +14,7 @@ import httpx
 
 from app.api.bodies import MAX_DEPTH
 from app.config import Settings
-from tests.conftest import Api, RunningServer
+from tests.conftest import Api, RunningServer, flat
 
 EIGHT_MIB = 8 * 1024 * 1024
 MAX_COST = Settings().graphql_max_cost
@@ -88,7 +88,7 @@ def test_a_chunked_body_is_counted_as_it_streams(
         under = http.post("/v1/agents", content=chunks(150, size=50))
         assert under.status_code == 201, under.text
         # GraphQL reads its body through the same limit
-        query = {"query": "{ agents { id } }", "variables": {"pad": "x" * 8000}}
+        query = {"query": "{ agents { nodes { id } } }", "variables": {"pad": "x" * 8000}}
         graphql = http.post("/graphql", json=query)
         assert graphql.status_code == 413, graphql.text
         assert graphql.json()["_tag"] == "PayloadTooLarge"
@@ -120,25 +120,26 @@ def test_json_nested_too_deep_is_400_on_body(api: Api) -> None:
 
 
 def test_graphql_variables_nested_too_deep_are_400_on_body(api: Api) -> None:
-    body = '{"query": "{ agents { id } }", "variables": {"x": ' + nested(100_000) + "}}"
+    body = '{"query": "{ agents { nodes { id } } }", "variables": {"x": ' + nested(100_000) + "}}"
     answer = api.http.post("/graphql", content=body, headers={"Content-Type": "application/json"})
     assert answer.status_code == 400, answer.text
     assert answer.json()["_tag"] == "ValidationError"
     assert answer.json()["field"] == "body"
     # and in a GET's query string too
-    answer = api.get("/graphql", params={"query": "{ agents { id } }", "variables": nested(5000)})
+    answer = api.get("/graphql", params={"query": "{ agents { nodes { id } } }",
+                                         "variables": nested(5000)})
     assert answer.status_code == 400, answer.text
     assert answer.json()["field"] == "body"
 
 
 def test_a_document_over_the_token_limit_is_query_too_large(api: Api) -> None:
     fields = " ".join(f"a{n}: __typename" for n in range(MAX_TOKENS // 3 + 10))
-    answer = api.graphql("{ " + fields + " }")
+    answer = flat(api.graphql("{ " + fields + " }"))
     [error] = answer["errors"]
     assert error["extensions"]["code"] == "QUERY_TOO_LARGE", error
     assert answer["data"] is None
     # a comment flood is bounded too
-    answer = api.graphql("{ agents { id } }\n" + "#\n" * 100_000)
+    answer = flat(api.graphql("{ agents { nodes { id } } }\n" + "#\n" * 100_000))
     assert answer["errors"][0]["extensions"]["code"] == "QUERY_TOO_LARGE"
 
 
@@ -146,13 +147,16 @@ STORY = """
 query Story($id: ID!) {
   session(id: $id) {
     head revision
-    memory { entries { key content status
-                       sources { id content turn { id model session { id } } }
-                       changes { op maker madeBy before: beforeContent content at
-                                 run { model read } } } }
-    runs { status error read dropped { key reason } changes { key content } }
-    versions { id cause current }
-    agent { name sessions { id } }
+    memory { entries(first: 20) { totalCount nodes {
+      key content status sources { id content turn { id model session { id } } }
+      changes { nodes { op maker madeBy before: beforeContent content at run { model read } } }
+    } } }
+    runs(first: 5) { nodes { status error read dropped { key reason } changes { key content } } }
+    versions { nodes { id cause current } }
+    items(first: 10) {
+      edges { cursor node { id type content } } pageInfo { hasNextPage endCursor }
+    }
+    agent { name sessions { nodes { id } } }
   }
 }
 """
@@ -161,37 +165,38 @@ query Story($id: ID!) {
 def test_cost_counts_list_sizes_and_refuses_what_multiplies(api: Api) -> None:
     session = api.session()["session"]["id"]
     # the README's story of a session is well within the limit
-    story = api.graphql(STORY, id=session)
+    story = flat(api.graphql(STORY, id=session))
     assert "errors" not in story, story
     assert story["data"]["session"]["revision"] >= 0
     # pages multiply: 200 agents x 200 sessions x their entries and sources
-    costly = """{ agents(limit: 200) { sessions(limit: 200) { id memory { entries { key
-                  sources { id } } } } } }"""
-    answer = api.graphql(costly)
+    costly = """{ agents(first: 200) { nodes { sessions(first: 200) { nodes {
+                  id memory { entries { nodes { key sources { id } } } } } } } } }"""
+    answer = flat(api.graphql(costly))
     [error] = answer["errors"]
     assert error["extensions"]["code"] == "QUERY_TOO_COSTLY", error
     assert error["extensions"]["cost"] > MAX_COST
     assert answer["data"] is None
     # the same shape with small pages runs
-    cheap = "{ agents(limit: 5) { sessions(limit: 5) { id memory { entries { key } } } } }"
-    assert "errors" not in api.graphql(cheap)
+    cheap = ("{ agents(first: 5) { nodes { sessions(first: 5) { nodes {"
+             " id memory { entries { nodes { key } } } } } } } }")
+    assert "errors" not in flat(api.graphql(cheap))
     # a variable page counts as the largest page
-    answer = api.graphql(
-        "query($n: Int!) { agents(limit: $n) { sessions(limit: $n) { memory { entries {"
-        " sources { id } } } } } }", n=1,
-    )
+    answer = flat(api.graphql(
+        "query($n: Int!) { agents(first: $n) { nodes { sessions(first: $n) { nodes {"
+        " memory { entries { nodes { sources { id } } } } } } } } }", n=1,
+    ))
     assert answer["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY"
     # fragments are counted where they are spread
-    fragment = """query { agents(limit: 200) { ...A } }
-                  fragment A on Agent { sessions(limit: 200) { memory { entries { key
-                  sources { id } } } } }"""
-    assert api.graphql(fragment)["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY"
+    fragment = """query { agents(first: 200) { nodes { ...A } } }
+                  fragment A on Agent { sessions(first: 200) { nodes {
+                  memory { entries { nodes { key sources { id } } } } } } }"""
+    assert flat(api.graphql(fragment))["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY"
 
 
 def test_get_on_graphql_runs_queries_only(api: Api, graph: Any) -> None:
-    answer = api.get("/graphql", params={"query": "{ agents { id } }"})
+    answer = api.get("/graphql", params={"query": "{ agents { nodes { id } } }"})
     assert answer.status_code == 200, answer.text
-    assert answer.json() == {"data": {"agents": []}}
+    assert answer.json() == {"data": {"agents": {"nodes": []}}}
     mutation = 'mutation { forget(sessionId: "s", expected: "v", revision: 0, key: "k") { id } }'
     answer = api.get("/graphql", params={"query": mutation})
     assert answer.status_code == 405, answer.text
@@ -199,7 +204,7 @@ def test_get_on_graphql_runs_queries_only(api: Api, graph: Any) -> None:
     assert answer.json()["_tag"] == "MethodNotAllowed"
     assert answer.json()["requestId"] == answer.headers["x-request-id"]
     # the same mutation over POST runs (here: an expected NotFound)
-    posted = api.graphql(mutation)
+    posted = flat(api.graphql(mutation))
     assert posted["errors"][0]["extensions"]["code"] == "NOT_FOUND"
     # nothing was written by the GET
     assert graph.value("MATCH (n:Change) RETURN count(n)") == 0

@@ -21,6 +21,7 @@ from tests.conftest import (
     Graph,
     RunningServer,
     assistant,
+    flat,
     make_token,
     user,
 )
@@ -72,11 +73,11 @@ def test_metrics_count_requests_operations_jobs_models_drops_and_conflicts(
     stale = api.post(f"/v1/sessions/{session}/memory", {
         "expected": "v-stale", "revision": 0, "command": {"_tag": "Forget", "key": "budget"}})
     assert stale.status_code == 409
-    story = api.graphql("query Story($id: ID!) { session(id: $id) { head } }", id=session)
+    story = flat(api.graphql("query Story($id: ID!) { session(id: $id) { head } }", id=session))
     assert "errors" not in story
-    conflict = api.graphql(
+    conflict = flat(api.graphql(
         'mutation Stale($id: ID!) { remember(sessionId: $id, expected: "v-stale", '
-        'revision: 0, key: "k", content: "c", kind: FACT) { revision } }', id=session)
+        'revision: 0, key: "k", content: "c", kind: FACT) { revision } }', id=session))
     assert conflict["errors"][0]["extensions"]["code"] == "SESSION_CONFLICT"
     agent_stale = api.post(f"/v1/agents/{agent}/memory", {
         "expected": 7, "command": {"_tag": "Forget", "key": "k"}})

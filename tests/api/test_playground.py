@@ -88,7 +88,8 @@ def test_a_session_memory_query_in_graphiql_shows_the_entries(
     # type into the new editor, not into the one being replaced
     wait.until(expected_conditions.staleness_of(unsigned))
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
-    query = f'{{ session(id: "{session}") {{ memory {{ entries {{ key content }} }} }} }}'
+    query = (f'{{ session(id: "{session}") {{ memory {{ entries {{ nodes {{ key content }} }} }}'
+             " } }")
     _type_into_editor(browser, ".graphiql-query-editor", query)
     browser.find_element(By.CSS_SELECTOR, ".graphiql-execute-button").click()
 

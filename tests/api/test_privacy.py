@@ -30,7 +30,7 @@ from tests.api.test_agent_memory import (
     post_agent,
     remember,
 )
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import Api, Graph, RunningServer, flat, user
 from tests.conftest import test_settings as settings_for
 from tests.openai_stub import OpenAIStub
 
@@ -212,13 +212,13 @@ def test_lists_leave_another_members_sessions_out(
 
 SESSION_ROOTS = """
 query($s: ID!, $sub: ID!, $fork: ID!, $a: ID!, $agent: String!) {
-  session(id: $s) { id memory { entries { key content } } items { id content } }
+  session(id: $s) { id memory { entries { nodes { key content } } } items { nodes { id content } } }
   sub: session(id: $sub) { id }
   forked: session(id: $fork) { id }
-  sessions(limit: 200) { id person }
-  byAgent: sessions(agent: $agent) { id }
-  agent(id: $a) { id sessions { id person memory { entries { key content } } } }
-  agents(limit: 200) { id sessions { id } }
+  sessions(first: 200) { nodes { id person } }
+  byAgent: sessions(agent: $agent) { nodes { id } }
+  agent(id: $a) { id sessions { nodes { id person memory { entries { nodes { key content } } } } } }
+  agents(first: 200) { nodes { id sessions { nodes { id } } } }
 }
 """
 
@@ -226,8 +226,8 @@ query($s: ID!, $sub: ID!, $fork: ID!, $a: ID!, $agent: String!) {
 def test_graphql_shows_another_members_session_as_null_and_lists_leave_it_out(
     api: Api, member: Api, world: World
 ) -> None:
-    answer = member.graphql(SESSION_ROOTS, s=world.session, sub=world.subagent,
-                            fork=world.fork, a=world.agent, agent=world.agent)
+    answer = flat(member.graphql(SESSION_ROOTS, s=world.session, sub=world.subagent,
+                            fork=world.fork, a=world.agent, agent=world.agent))
     assert "errors" not in answer, answer
     data = answer["data"]
     assert (data["session"], data["sub"], data["forked"]) == (None, None, None)  # section 6
@@ -240,8 +240,8 @@ def test_graphql_shows_another_members_session_as_null_and_lists_leave_it_out(
     for ana_id in (world.session, world.subagent, world.fork, world.turn, world.head):
         assert ana_id not in text
     # Ana's own answer has them (so the query would show a leak).
-    mine = api.graphql(SESSION_ROOTS, s=world.session, sub=world.subagent, fork=world.fork,
-                       a=world.agent, agent=world.agent)["data"]
+    mine = flat(api.graphql(SESSION_ROOTS, s=world.session, sub=world.subagent, fork=world.fork,
+                       a=world.agent, agent=world.agent))["data"]
     assert mine["session"]["id"] == world.session
     assert {s["id"] for s in mine["agent"]["sessions"]} == {world.session, world.subagent,
                                                             world.fork}
@@ -279,31 +279,45 @@ def selection(types: dict[str, Body], type_name: str, path: tuple[str, ...] = ()
                 continue
             args = '(key: "budget")'
         target, _ = named(field_["type"])
+        page = connection_node(types, target)
         if types[target]["kind"] != "OBJECT":
             parts.append(field_["name"] + args)
-        elif target not in path and len(path) < 9:
+        elif page is not None and page not in path and len(path) < 9:
+            inner = selection(types, page, (*path, type_name, target))
+            parts.append(f"{field_['name']}{args} {{ nodes {{ {inner} }} }}")
+        elif page is None and target not in path and len(path) < 9:
             inner = selection(types, target, (*path, type_name))
             parts.append(f"{field_['name']}{args} {{ {inner} }}")
     return " ".join(parts) or "__typename"
 
 
+def connection_node(types: dict[str, Body], name: str) -> str | None:
+    """The node type of a connection (walked through its `nodes`: its edges hold the same nodes
+    with cursors of their own keys); None for any other type."""
+    fields = {f["name"]: f for f in types[name].get("fields") or []}
+    if "pageInfo" not in fields:
+        return None
+    return named(fields["nodes"]["type"])[0]
+
+
 def test_no_nested_graphql_field_reaches_another_members_session(
     api: Api, member: Api, world: World
 ) -> None:
-    schema = member.graphql(INTROSPECTION)["data"]["__schema"]
+    schema = flat(member.graphql(INTROSPECTION))["data"]["__schema"]
     types = {t["name"]: t for t in schema["types"]}
     query = (
-        f"query {{ sessions(limit: 200) {{ {selection(types, 'Session', ('Query',))} }} "
-        f"agents(limit: 200) {{ {selection(types, 'Agent', ('Query',))} }} }}"
+        f"query {{ sessions(first: 200) {{ nodes {{ "
+        f"{selection(types, 'Session', ('Query',))} }} }} "
+        f"agents(first: 200) {{ nodes {{ {selection(types, 'Agent', ('Query',))} }} }} }}"
     )
-    theirs = member.graphql(query)
+    theirs = flat(member.graphql(query))
     assert "errors" not in theirs, theirs["errors"]
     text = json.dumps(theirs)
     assert SECRET not in text  # section 6: not through any nested field
     for ana_id in (world.session, world.subagent, world.fork, world.turn, world.head):
         assert ana_id not in text
     assert world.bens in text
-    ours = json.dumps(api.graphql(query))
+    ours = json.dumps(flat(api.graphql(query)))
     assert SECRET in ours
     assert world.session in ours
 
@@ -324,7 +338,7 @@ def test_graphql_mutations_on_another_members_session_are_not_found(
         "revert": f"revert(sessionId: {s}, expected: {e}, revision: {r}, to: {to})",
     }
     for name, call in documents.items():
-        answer = member.graphql(f"mutation {{ {call} {{ id head }} }}")
+        answer = flat(member.graphql(f"mutation {{ {call} {{ id head }} }}"))
         assert answer.get("data") is None, (name, answer)
         [error] = answer["errors"]
         assert error["extensions"]["code"] == "NOT_FOUND", (name, error)  # section 6
@@ -351,8 +365,8 @@ def test_the_service_token_reaches_every_session_of_its_org(
     changed = platform.remember(sid, "hotel", "The hotel is near the station.")
     assert set(changed["memory"]["entries"]) == {"budget", "notes", "hotel"}
     assert api.view(sid) == changed
-    data = platform.graphql(SESSION_ROOTS, s=sid, sub=world.subagent, fork=world.fork,
-                            a=world.agent, agent=world.agent)["data"]
+    data = flat(platform.graphql(SESSION_ROOTS, s=sid, sub=world.subagent, fork=world.fork,
+                            a=world.agent, agent=world.agent))["data"]
     assert data["session"]["id"] == sid
     assert data["sub"] == {"id": world.subagent}
     assert {s["id"] for s in data["sessions"]} == {world.session, world.subagent, world.fork,
@@ -563,14 +577,14 @@ query($a: ID!, $s: ID!) {
     id
     memory {
       version
-      entries {
+      entries { nodes {
         key content kind status about visibility updatedAt
         sources { session { id } item { id content } }
-        changes { version maker person before content at }
-      }
-      log(limit: 200) { version maker person keys at }
+        changes { nodes { version maker person before content at } }
+      } }
+      log(first: 200) { nodes { version maker person keys at } }
     }
-    sessions { id person }
+    sessions { nodes { id person } }
   }
   session(id: $s) { id instructions { memory sessionKeys agentKeys } }
 }
@@ -607,11 +621,11 @@ def check_reads(model: Model, reader: Reader, agent: str, person: str | None,
         assert active <= set(shown["included"]["agent"]) <= active | shadowed, (owner, shown)
         for key in active:
             assert may[key][1].content in shown["memory"]
-        data = reader.graphql(AGENT_QUERY, a=agent, s=sid)
+        data = flat(reader.graphql(AGENT_QUERY, a=agent, s=sid))
         assert set(data["session"]["instructions"]["agentKeys"]) == set(
             shown["included"]["agent"])
 
-    data = reader.graphql(AGENT_QUERY, a=agent, s=sessions[person or "ana"])
+    data = flat(reader.graphql(AGENT_QUERY, a=agent, s=sessions[person or "ana"]))
     memory = data["agent"]["memory"]
     assert memory["version"] == model.version
     got = {(e["key"], e["about"] if e["visibility"] == "PRIVATE" else None):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.test_agent_memory import agent_log, agent_memory, assert_error
-from tests.conftest import Api, Graph
+from tests.conftest import Api, Graph, flat
 
 Body = dict[str, Any]
 
@@ -120,26 +120,26 @@ def test_the_promote_mutation_reaches_the_provenance_in_one_query(
     # A12, issue 10 item 5: GraphQL `promote`, provenance one query away
     _, sid = subagent(api)
     session_memory = fill(api, sid)
-    body = api.graphql(
+    body = flat(api.graphql(
         """
         mutation($s: ID!) {
           promote(sessionId: $s, name: "seat helper") {
             agent {
               id name
               memory {
-                entries {
+                entries { nodes {
                   key
-                  changes { maker }
+                  changes { nodes { maker } }
                   sources { session { id } item { id content } }
-                }
+                } }
               }
             }
-            memory { version entries { key sources { item { id } } } }
+            memory { version entries { nodes { key sources { item { id } } } } }
           }
         }
         """,
         s=sid,
-    )
+    ))
     assert "errors" not in body, body
     promoted = body["data"]["promote"]
     assert promoted["agent"]["name"] == "seat helper"
@@ -156,11 +156,11 @@ def test_the_promote_mutation_reaches_the_provenance_in_one_query(
         assert all(s["session"] == {"id": sid} for s in entry["sources"])
         assert all(s["item"]["content"] is not None for s in entry["sources"])
     # and the same again through agent(id)
-    again = api.graphql(
-        "query($a: ID!) { agent(id: $a) { memory { entries { key "
-        "changes { maker } sources { session { id } item { id content } } } } } }",
+    again = flat(api.graphql(
+        "query($a: ID!) { agent(id: $a) { memory { entries { nodes { key "
+        "changes { nodes { maker } } sources { session { id } item { id content } } } } } } }",
         a=promoted["agent"]["id"],
-    )
+    ))
     assert "errors" not in again, again
     assert {e["key"]: e for e in again["data"]["agent"]["memory"]["entries"]} == entries
     assert agents_in_graph(graph) == 2
@@ -181,9 +181,9 @@ def test_promoting_a_chat_or_review_session_is_a_conflict_and_creates_nothing(
         assert_error(api.post(f"/v1/sessions/{sid}/promote", {}), 409, "SessionConflict")
     assert agents_in_graph(graph) == before
     assert graph.value("MATCH (c:AgentChange) RETURN count(c)") == changes
-    body = api.graphql(
+    body = flat(api.graphql(
         'mutation($s: ID!) { promote(sessionId: $s) { agent { id } } }', s=chat
-    )
+    ))
     assert body.get("data") is None or body["data"].get("promote") is None
     assert body["errors"][0]["extensions"]["code"] == "SESSION_CONFLICT"
     assert agents_in_graph(graph) == before

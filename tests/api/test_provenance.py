@@ -6,20 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.conftest import Api, RunningServer, user
+from tests.conftest import Api, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, changes
 
 STUB = "openai:test"
 
-STORY = """query($id: ID!) { session(id: $id) { memory { entries { key
+STORY = """query($id: ID!) { session(id: $id) { memory { entries { nodes { key
   story { maker person runModel runTurnId copied before content
-          cites { turnId sessionId item { id } } change { op session { id } } } } } } }"""
+          cites { turnId sessionId item { id } } change { op session { id } } } } } } } }"""
 
-SUPPORTS = """query($id: ID!) { session(id: $id) { items(limit: 50) { id
-  supports { session { key sessionId op content } agent { key agentId } } } } }"""
+SUPPORTS = """query($id: ID!) { session(id: $id) { items(first: 50) { nodes { id
+  supports { session { key sessionId op content } agent { key agentId } } } } } }"""
 
-SHOWN = """query($id: ID!) { session(id: $id) { items(limit: 50) { id turn { id shownKeys
-  shown { session { key content changeId } agent { key } } } } } }"""
+SHOWN = """query($id: ID!) { session(id: $id) { items(first: 50) { nodes { id turn { id shownKeys
+  shown { session { key content changeId } agent { key } } } } } } }"""
 
 
 def remember(key: str, content: str, sources: list[str]) -> dict[str, Any]:
@@ -27,7 +27,7 @@ def remember(key: str, content: str, sources: list[str]) -> dict[str, Any]:
 
 
 def data(api: Api, query: str, sid: str) -> Any:
-    answer = api.graphql(query, id=sid)
+    answer = flat(api.graphql(query, id=sid))
     assert "errors" not in answer, answer
     return answer["data"]["session"]
 
@@ -110,7 +110,7 @@ def test_each_provenance_field_costs_one_statement_whatever_the_size(
         cost = {}
         for size, sid in sizes.items():
             before = quiet.service.db.statements
-            answer = client.graphql(query, id=sid)
+            answer = flat(client.graphql(query, id=sid))
             cost[size] = quiet.service.db.statements - before
             assert "errors" not in answer, answer
         assert cost[2] == cost[8], (query, cost)

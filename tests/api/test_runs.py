@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import Api, Graph, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, Reply, changes
 
 STUB = "openai:test"
@@ -179,7 +179,9 @@ def test_graphql_turn_items_and_agent_sessions_are_batched(
     # items -> turn -> items costs the same for 2 agents as for 6.
     quiet = start_server(worker_poll_seconds=3600.0, workers=1)
     client = Api(quiet.url, api.token)
-    query = """{ agents(limit: 10) { id sessions { id items { id turn { id items { id } } } } } }"""
+    query = """{ agents(first: 10) { nodes {
+      id sessions { nodes { id items { nodes { id turn { id items { id } } } } } }
+    } } }"""
     try:
         cost: list[int] = []
         for added, total in ((2, 2), (4, 6)):
@@ -192,7 +194,7 @@ def test_graphql_turn_items_and_agent_sessions_are_batched(
                     client.wait_idle(sid)
                 client.wait_learned(agent)  # no learning job may run while counting
             before = quiet.service.db.statements
-            answer = client.graphql(query)
+            answer = flat(client.graphql(query))
             cost.append(quiet.service.db.statements - before)
             assert "errors" not in answer, answer
             found = answer["data"]["agents"]

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.api.test_agent_memory import agent_forget, agent_remember
-from tests.conftest import Api, Graph, RunningServer
+from tests.conftest import Api, Graph, RunningServer, flat
 
 Body = dict[str, Any]
 
@@ -194,8 +194,9 @@ query Search($q: String!, $first: Int!, $after: String, $kinds: [Kind!], $status
     hasNextPage endCursor
     hits { score exactKey snippet key cursor
            entry { key content kind status sources { id content }
-                   changes { op maker content } }
-           agentEntry { key content visibility changes { version maker content } }
+                   changes(first: 5) { nodes { op maker content } } }
+           agentEntry { key content visibility
+                        changes(first: 5) { nodes { version maker content } } }
            session { id } agent { id } }
   }
 }
@@ -211,7 +212,7 @@ def test_graphql_search_ranks_pages_and_reaches_changes_and_sources(
     api.remember(sid, "rail", "Take the night train with the rail pass.", "decision")
     api.remember(sid, "pass", "The rail pass covers Austria.", "fact")
     agent_remember(api, agent, "rail-first", "Prefer rail over flights.", "preference")
-    first = api.graphql(SEARCH, q="rail", first=2)
+    first = flat(api.graphql(SEARCH, q="rail", first=2))
     assert "errors" not in first, first
     page = first["data"]["search"]
     assert page["hasNextPage"] is True
@@ -226,7 +227,7 @@ def test_graphql_search_ranks_pages_and_reaches_changes_and_sources(
     assert top["session"] == {"id": sid}
     assert top["agent"] == {"id": agent}
     assert "**rail**" in top["snippet"]
-    rest = api.graphql(SEARCH, q="rail", first=2, after=page["endCursor"])["data"]["search"]
+    rest = flat(api.graphql(SEARCH, q="rail", first=2, after=page["endCursor"]))["data"]["search"]
     assert rest["hasNextPage"] is False
     everything = page["hits"] + rest["hits"]
     assert len(everything) == 3
@@ -234,9 +235,9 @@ def test_graphql_search_ranks_pages_and_reaches_changes_and_sources(
     assert agent_hit["agentEntry"]["changes"][0]["maker"] == "PERSON"
     assert agent_hit["session"] is None
     assert agent_hit["entry"] is None
-    facts = api.graphql(SEARCH, q="rail", first=10, kinds=["FACT"])["data"]["search"]["hits"]
+    facts = flat(api.graphql(SEARCH, q="rail", first=10, kinds=["FACT"]))["data"]["search"]["hits"]
     assert [h["key"] for h in facts] == ["pass"]
-    retracted = api.graphql(SEARCH, q="rail", first=10, status="RETRACTED")["data"]["search"]
+    retracted = flat(api.graphql(SEARCH, q="rail", first=10, status="RETRACTED"))["data"]["search"]
     assert retracted["hits"] == []
 
 
@@ -248,7 +249,7 @@ def test_graphql_search_ranks_pages_and_reaches_changes_and_sources(
 def test_graphql_bad_arguments_are_validation_errors(
     api: Api, graph: Graph, variables: Body, field: str
 ) -> None:
-    answer = api.graphql(SEARCH, **{"first": 5, **variables})
+    answer = flat(api.graphql(SEARCH, **{"first": 5, **variables}))
     [error] = answer["errors"]
     assert error["extensions"]["code"] == "VALIDATION_ERROR", error
     assert error["extensions"]["field"] == field
@@ -261,7 +262,7 @@ def test_graphql_bad_arguments_are_validation_errors(
 def test_graphql_names_outside_the_enums_are_graphqls_own_errors(
     api: Api, graph: Graph, arguments: str, enum: str
 ) -> None:
-    answer = api.graphql(f'{{ search(query: "rail", {arguments}) {{ hasNextPage }} }}')
+    answer = flat(api.graphql(f'{{ search(query: "rail", {arguments}) {{ hasNextPage }} }}'))
     assert answer.get("data") is None, answer
     [error] = answer["errors"]
     assert f"'{enum}'" in error["message"], error  # the schema's check, before the service

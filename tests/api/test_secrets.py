@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from app.memory.credentials import credential_reason
 from tests.api.test_consolidation import stored_anywhere
-from tests.conftest import Api, Graph, assistant, user
+from tests.conftest import Api, Graph, assistant, flat, user
 from tests.openai_stub import OpenAIStub, Reply
 
 STUB = "openai:stub"
@@ -123,12 +123,12 @@ def test_no_planted_credential_is_stored_on_any_write_path(
         # GraphQL remember
         view = api.view(sid)["session"]
         for key, content in (("budget", prose), (secret_key, "The budget is 1500 EUR.")):
-            result = api.graphql(
+            result = flat(api.graphql(
                 "mutation($s: ID!, $e: String!, $r: Int!, $k: String!, $c: String!) {"
                 " remember(sessionId: $s, expected: $e, revision: $r, key: $k, content: $c,"
                 " kind: FACT) { revision } }",
                 s=sid, e=view["head"], r=view["revision"], k=key, c=content,
-            )
+            ))
             assert result["errors"][0]["extensions"]["code"] == "VALIDATION_ERROR", result
         # agent memory Remember, REST and GraphQL
         version = api.ok(api.get(f"/v1/agents/{agent}/memory"))["version"]
@@ -138,12 +138,12 @@ def test_no_planted_credential_is_stored_on_any_write_path(
                 {"expected": version, "command": remember_cmd(key, content, "procedure")},
             )
             assert answer.status_code == 400, answer.text
-            result = api.graphql(
+            result = flat(api.graphql(
                 "mutation($a: ID!, $v: Int!, $k: String!, $c: String!) {"
                 " rememberForAgent(agentId: $a, expected: $v, key: $k, content: $c,"
                 " kind: PROCEDURE) { version } }",
                 a=agent, v=version, k=key, c=content,
-            )
+            ))
             assert result["errors"][0]["extensions"]["code"] == "VALIDATION_ERROR", result
         # consolidation and agent learning: the (scripted) models propose the credentials
         item = f"u-{n}"

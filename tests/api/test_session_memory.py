@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import Api, Graph, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, changes
 
 STUB_MODEL = "openai:gpt-4o-mini"  # served by the scripted OpenAI stub of the test run
@@ -668,8 +668,8 @@ def test_memory_edit_items_are_part_of_the_timeline(api: Api) -> None:
     answer = api.turn(sid, user("Hello again."))
     api.wait_idle(sid)  # the turn's consolidation makes a head of its own
     api.ok(api.command(sid, forget("budget")))
-    query = "query($id: ID!) { session(id: $id) { items { id type author } } }"
-    items = api.graphql(query, id=sid)["data"]["session"]["items"]
+    query = "query($id: ID!) { session(id: $id) { items { nodes { id type author } } } }"
+    items = flat(api.graphql(query, id=sid))["data"]["session"]["items"]
     assert [item["type"] for item in items] == ["memory_edit", "message", "memory_edit"]
     assert len({item["id"] for item in items}) == 3  # ids stay unique in the session
     assert items[1]["id"] == answer["turn"]["items"][0]
@@ -910,7 +910,7 @@ def test_no_or_bad_token_is_401_on_every_call(
         ("POST", "/v1/agents", {"name": "intruder"}),
         ("GET", "/v1/org/settings", None),
         ("PATCH", "/v1/org/settings", {"memory": {"use": False}}),
-        ("POST", "/graphql", {"query": "{ agents { id } }"}),
+        ("POST", "/graphql", {"query": "{ agents { nodes { id } } }"}),
     ]
     with httpx.Client(base_url=server.url, headers=headers, timeout=30) as anonymous:
         for method, path, body in calls:

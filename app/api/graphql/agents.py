@@ -7,6 +7,15 @@ from typing import Annotated, Any
 
 import strawberry
 
+from app.api.graphql.connections import (
+    DEFAULT_FIRST,
+    Connection,
+    Keyset,
+    Page,
+    connection,
+    keyed_page,
+    page_of,
+)
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import (
     ChangeOp,
@@ -17,10 +26,17 @@ from app.api.graphql.enums import (
     Visibility,
     enum,
 )
-from app.api.graphql.scalars import EpochMillis, page
+from app.api.graphql.scalars import EpochMillis
 from app.api.graphql.sessions import Session
 from app.api.graphql.timeline import Item
 from app.memory import agent_entries, commands, values
+
+AGENT_ENTRIES = Keyset("agentEntries", (str,))
+AGENT_CHANGES = Keyset("agentChanges", (str,))
+LOG = Keyset("log", (int,))
+SESSIONS = Keyset("sessions", (int, str))
+AGENTS = Keyset("agents", (int, str))
+JOBS = Keyset("learningJobs", (int, str))
 
 
 @strawberry.type
@@ -182,10 +198,14 @@ class AgentEntry:
             change_id=entry.change,
         )
 
-    @strawberry.field(description="The entry's story, newest change first.")
-    async def changes(self, info: GraphInfo) -> list[AgentChange]:
-        history = await info.context.agent_histories.load(self.change_id)
-        return [AgentChange.from_domain(change) for change in history]
+    @strawberry.field(description="The entry's changes, newest first.")
+    async def changes(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[AgentChange]:
+        page = page_of(AGENT_CHANGES, first, after)
+        loader = info.context.page("agent_changes", page.after_part(), first)
+        found = await loader.load(self.change_id)
+        return connection(AGENT_CHANGES, page, found, lambda c: (c.id,), AgentChange.from_domain)
 
 
 @strawberry.type
@@ -204,28 +224,46 @@ class AgentMemory:
     """A10: an agent's memory as the caller may see it, and its version."""
 
     version: int
-    entries: list[AgentEntry]
     agent_id: strawberry.Private[str]
+    by_key: strawberry.Private[dict[str, AgentEntry]]
 
     @classmethod
     def from_domain(cls, agent_id: str, memory: agent_entries.AgentMemory) -> AgentMemory:
         return cls(
             version=memory.version,
-            entries=[AgentEntry.from_domain(e) for e in memory.entries.values()],
             agent_id=agent_id,
+            by_key={key: AgentEntry.from_domain(e) for key, e in memory.entries.items()},
         )
 
-    @strawberry.field(description="A11: the versions after `after`, oldest first.")
-    async def log(self, info: GraphInfo, after: int = 0, limit: int = 50) -> list[AgentLogEntry]:
+    @strawberry.field(
+        description="The entries the caller may see, by the key each is listed under (a private "
+        "entry of the caller's wins over the shared one of its key)."
+    )
+    def entries(
+        self, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[AgentEntry]:
+        page = page_of(AGENT_ENTRIES, first, after)
+        rows = keyed_page(self.by_key, page)
+        return connection(
+            AGENT_ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(self.by_key)
+        )
+
+    @strawberry.field(description="A11: the versions of the memory, oldest first.")
+    async def log(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[AgentLogEntry]:
         ctx = info.context
-        found = await ctx.service.agent_memory.log(ctx.who, self.agent_id, after, limit)
-        return [
-            AgentLogEntry(
+        page = page_of(LOG, first, after)
+        found = await ctx.service.agent_memory.read_log(
+            ctx.who, self.agent_id, page.after_part() or 0, first + 1
+        )
+        return connection(
+            LOG, page, found, lambda e: (e.version,),
+            lambda e: AgentLogEntry(
                 version=e.version, at=EpochMillis(e.at), maker=enum(Maker, e.maker),
                 person=e.person, keys=list(e.keys),
-            )
-            for e in found
-        ]
+            ),
+        )
 
 
 @strawberry.type
@@ -236,34 +274,49 @@ class Agent:
     name: str
     shared: bool
     model: str | None
+    created_at: strawberry.Private[int]
 
     @classmethod
     def from_domain(cls, agent: values.Agent) -> Agent:
-        return cls(id=agent.id, name=agent.name, shared=agent.shared, model=agent.model)
+        return cls(
+            id=agent.id, name=agent.name, shared=agent.shared, model=agent.model,
+            created_at=agent.created_at,
+        )
 
     @classmethod
     def maybe(cls, agent: values.Agent | None) -> Agent | None:
         return None if agent is None else cls.from_domain(agent)
 
-    @strawberry.field
+    @strawberry.field(description="The agent's sessions the caller may reach, oldest first.")
     async def sessions(
-        self, info: GraphInfo, offset: int = 0, limit: int = 50
-    ) -> list[Annotated[Session, strawberry.lazy("app.api.graphql.sessions")]]:
-        ids = await info.context.agent_sessions(*page(offset, limit)).load(self.id)
-        views = await info.context.sessions.load_many(ids)
-        return [session for session in map(Session.maybe, views) if session is not None]
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Session]:
+        page = page_of(SESSIONS, first, after)
+        ids = await info.context.page("agent_sessions", page.after, first).load(self.id)
+        return await sessions_connection(info, page, ids)
 
     @strawberry.field(description="A2: the agent's learning jobs, newest first.")
-    async def learning_jobs(self, info: GraphInfo) -> list[LearningJob]:
-        ids = await info.context.job_ids.load(self.id)
-        jobs = await info.context.jobs.load_many(ids)
-        return [job for job in map(LearningJob.maybe, jobs) if job is not None]
+    async def learning_jobs(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[LearningJob]:
+        page = page_of(JOBS, first, after)
+        ids = await info.context.page("jobs", page.after, first).load(self.id)
+        jobs = [job for job in map(LearningJob.maybe, await info.context.jobs.load_many(ids))
+                if job is not None]
+        return connection(JOBS, page, jobs, lambda j: (j.queued_at, j.id), lambda j: j)
 
     @strawberry.field(description="A10: the agent's lasting memory, as the caller may see it.")
     async def memory(self, info: GraphInfo) -> AgentMemory:
         found = await info.context.agent_memories.load(self.id)
         assert found is not None  # the agent was just found in the caller's org
         return AgentMemory.from_domain(self.id, found)
+
+
+async def sessions_connection(info: GraphInfo, page: Page, ids: list[str]) -> Connection[Session]:
+    """A page of sessions from the ids a keyset read found (at most `first + 1`)."""
+    views = await info.context.sessions.load_many(ids)
+    sessions = [session for session in map(Session.maybe, views) if session is not None]
+    return connection(SESSIONS, page, sessions, lambda s: (s.created_at, s.id), lambda s: s)
 
 
 @strawberry.type

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +14,10 @@ from strawberry.types import Info
 
 from app.memory import provenance, values
 from app.memory.agent_entries import AgentChange, AgentMemory
-from app.memory.history import Version
 from app.memory.service import Service
+
+# One keyset read of a growing list: the parents' ids, the key to start after, how many.
+PageFetch = Callable[[list[str], Any, int], Awaitable[dict[str, list[Any]]]]
 
 
 @dataclass
@@ -60,17 +63,9 @@ class Context:
             found = await service.turns.find(who, ids)
             return [found.get(i) for i in ids]
 
-        async def load_run_ids(ids: list[str]) -> list[list[str]]:
-            found = await service.consolidation.run_ids(who, ids)
-            return [found.get(i, []) for i in ids]
-
         async def load_runs(ids: list[str]) -> list[dict[str, Any] | None]:
             found = await service.consolidation.find(who, ids)
             return [found.get(i) for i in ids]
-
-        async def load_versions(ids: list[str]) -> list[list[Version]]:
-            found = await service.history.versions(who, ids)
-            return [found.get(i, []) for i in ids]
 
         async def load_memories(versions: list[str]) -> list[list[values.Entry]]:
             found = await service.history.memories(who, versions)
@@ -86,10 +81,6 @@ class Context:
 
         async def load_agent_histories(ids: list[str]) -> list[list[AgentChange]]:
             found = await service.agent_memory.histories(who, ids)
-            return [found.get(i, []) for i in ids]
-
-        async def load_job_ids(ids: list[str]) -> list[list[str]]:
-            found = await service.learning.job_ids(who, ids)
             return [found.get(i, []) for i in ids]
 
         async def load_jobs(ids: list[str]) -> list[dict[str, Any] | None]:
@@ -112,7 +103,6 @@ class Context:
         self.stories = DataLoader(load_fn=load_stories)
         self.supports = DataLoader(load_fn=load_supports)
         self.shown = DataLoader(load_fn=load_shown)
-        self.job_ids = DataLoader(load_fn=load_job_ids)
         self.jobs = DataLoader(load_fn=load_jobs)
         self.item = DataLoader(load_fn=load_items)
         self.agent_memories = DataLoader(load_fn=load_agent_memories)
@@ -121,36 +111,40 @@ class Context:
         self.histories = DataLoader(load_fn=load_histories)
         self.turn_ids = DataLoader(load_fn=load_turn_ids)
         self.turns = DataLoader(load_fn=load_turns)
-        self.run_ids = DataLoader(load_fn=load_run_ids)
         self.runs = DataLoader(load_fn=load_runs)
-        self.versions = DataLoader(load_fn=load_versions)
         self.memories = DataLoader(load_fn=load_memories)
-        self._items: dict[tuple[int, int], DataLoader[str, list[values.Item]]] = {}
-        self._agent_sessions: dict[tuple[int, int], DataLoader[str, list[str]]] = {}
+        self._pages: dict[tuple[str, Hashable, int], DataLoader[str, list[Any]]] = {}
+        pages = service.pages
+        self._fetches: dict[str, PageFetch] = {
+            "items": lambda ids, after, first: pages.items(who, ids, after, first),
+            "versions": lambda ids, after, first: pages.versions(who, ids, after, first),
+            "runs": lambda ids, after, first: pages.run_ids(who, ids, after, first),
+            "turns": lambda ids, after, first: pages.turn_ids(who, ids, after, first),
+            "changes": lambda ids, after, first: pages.changes(who, ids, after, first),
+            "agent_changes": lambda ids, after, first: pages.agent_changes(who, ids, after, first),
+            "agent_sessions": lambda ids, after, first: pages.agent_session_ids(
+                who, ids, after, first
+            ),
+            "jobs": lambda ids, after, first: pages.job_ids(who, ids, after, first),
+        }
 
-    def agent_sessions(self, offset: int, limit: int) -> DataLoader[str, list[str]]:
-        """One loader per page shape, so sibling agents share one statement."""
-        if (offset, limit) not in self._agent_sessions:
-            agents, who = self.service.agents, self.who
+    def page(self, name: str, after: Any, first: int) -> DataLoader[str, list[Any]]:
+        """The loader of one list's page shape (`after`, `first`), so sibling parents asking the
+        same page share one statement: at most `first + 1` rows each (see `connections`)."""
+        shape = (name, _hashable(after), first)
+        if shape not in self._pages:
+            fetch = self._fetches[name]
 
-            async def load(ids: list[str]) -> list[list[str]]:
-                found = await agents.session_ids(who, ids, offset, limit)
+            async def load(ids: list[str]) -> list[list[Any]]:
+                found = await fetch(ids, after, first)
                 return [found.get(i, []) for i in ids]
 
-            self._agent_sessions[(offset, limit)] = DataLoader(load_fn=load)
-        return self._agent_sessions[(offset, limit)]
+            self._pages[shape] = DataLoader(load_fn=load)
+        return self._pages[shape]
 
-    def items(self, offset: int, limit: int) -> DataLoader[str, list[values.Item]]:
-        """One loader per page shape, so sibling sessions share one statement."""
-        if (offset, limit) not in self._items:
-            sessions, who = self.service.sessions, self.who
 
-            async def load(ids: list[str]) -> list[list[values.Item]]:
-                found = await sessions.items(who, ids, offset, limit)
-                return [found.get(i, []) for i in ids]
-
-            self._items[(offset, limit)] = DataLoader(load_fn=load)
-        return self._items[(offset, limit)]
+def _hashable(key: Any) -> Hashable:
+    return tuple(key) if isinstance(key, Sequence) and not isinstance(key, str) else key
 
 
 GraphInfo = Info[Context, None]

@@ -4,10 +4,11 @@
   enforced by the parser itself, so a huge document costs no more than reading that many
   tokens. Code `QUERY_TOO_LARGE`.
 - `CostLimit`: an estimate of the objects an operation may load, counted before it runs. Each
-  field costs 1; a list field multiplies what it selects by its page size: its `limit` or
-  `first` argument (its declared default when not given, MAX_PAGE when it is a variable), or
-  UNPAGED_LIST for a list without pages. Over `graphql_max_cost` is refused with
-  `QUERY_TOO_COSTLY`.
+  field costs 1; a paged field (a connection, or a list with `limit`) multiplies what it selects
+  by its page size: its `first` or `limit` argument (its declared default when not given,
+  MAX_PAGE when it is a variable). Inside a connection, `edges` and `nodes` are that page, so
+  they multiply by nothing more. A list without pages multiplies by UNPAGED_LIST. Over
+  `graphql_max_cost` is refused with `QUERY_TOO_COSTLY`.
 """
 
 from __future__ import annotations
@@ -70,7 +71,11 @@ class TokenLimit(SchemaExtension):
                 error.extensions = {**(error.extensions or {}), "code": TOO_LARGE}
 
 
-def _page_size(field: FieldNode, definition: GraphQLField) -> int:
+PAGE_FIELDS = ("edges", "nodes")
+
+
+def _page_size(field: FieldNode, definition: GraphQLField) -> int | None:
+    """The page size a paged field asks for; None for a field without pages."""
     for name in PAGE_ARGUMENTS:
         if name not in definition.args:
             continue
@@ -82,7 +87,19 @@ def _page_size(field: FieldNode, definition: GraphQLField) -> int:
                     return MAX_PAGE
         default = definition.args[name].default_value
         return int(default) if isinstance(default, int) else MAX_PAGE
-    return UNPAGED_LIST
+    return None
+
+
+def _multiplier(parent: GraphQLObjectType | GraphQLInterfaceType, field: FieldNode,
+                definition: GraphQLField) -> int:
+    """How many times a field's selection may be loaded, per object of its parent."""
+    size = _page_size(field, definition)
+    if size is not None:
+        return size
+    if "pageInfo" in parent.fields and field.name.value in PAGE_FIELDS:
+        return 1  # a connection's page, already counted by the field that asked for it
+    many = isinstance(get_nullable_type(definition.type), GraphQLList)
+    return UNPAGED_LIST if many else 1
 
 
 class _Cost(ValidationRule):
@@ -130,8 +147,7 @@ class _Cost(ValidationRule):
                 inner = self._selection_cost(
                     selection.selection_set, get_named_type(definition.type), fragments, seen
                 )
-                many = isinstance(get_nullable_type(definition.type), GraphQLList)
-                total += 1 + (_page_size(selection, definition) if many else 1) * inner
+                total += 1 + _multiplier(parent, selection, definition) * inner
             elif isinstance(selection, InlineFragmentNode):
                 condition = selection.type_condition
                 target = (

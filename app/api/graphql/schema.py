@@ -10,12 +10,19 @@ from graphql import GraphQLError
 from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
 from strawberry.schema.config import StrawberryConfig
 
-from app.api.graphql.agents import Agent, AgentMutation
+from app.api.graphql.agents import (
+    AGENTS,
+    SESSIONS,
+    Agent,
+    AgentMutation,
+    sessions_connection,
+)
+from app.api.graphql.connections import DEFAULT_FIRST, Connection, connection, page_of
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.errors import ServiceErrors, log_errors
 from app.api.graphql.limits import CostLimit, TokenLimit
 from app.api.graphql.operations import OperationMetrics
-from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis, page
+from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search import SearchQuery
 from app.api.graphql.sessions import HistoryMutation, MemoryMutation, Session
 from app.api.graphql.subscriptions import Subscription
@@ -27,25 +34,31 @@ class Query(SearchQuery):
     async def session(self, info: GraphInfo, id: strawberry.ID) -> Session | None:
         return Session.maybe(await info.context.sessions.load(str(id)))
 
-    @strawberry.field
+    @strawberry.field(description="The sessions the caller may reach (one agent's, with "
+                      "`agent`), oldest first.")
     async def sessions(
-        self, info: GraphInfo, offset: int = 0, limit: int = 50, agent: str | None = None
-    ) -> list[Session]:
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None,
+        agent: str | None = None,
+    ) -> Connection[Session]:
         ctx = info.context
-        views = await ctx.service.sessions.list_sessions(ctx.who, agent, *page(offset, limit))
-        return [Session.from_domain(view) for view in views]
+        page = page_of(SESSIONS, first, after)
+        ids = await ctx.service.pages.session_ids(ctx.who, agent, page.after, first)
+        return await sessions_connection(info, page, ids)
 
     @strawberry.field
     async def agent(self, info: GraphInfo, id: strawberry.ID) -> Agent | None:
         return Agent.maybe(await info.context.agents.load(str(id)))
 
-    @strawberry.field
-    async def agents(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Agent]:
+    @strawberry.field(description="The org's agents, oldest first.")
+    async def agents(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Agent]:
         ctx = info.context
-        return [
-            Agent.from_domain(agent)
-            for agent in await ctx.service.agents.page(ctx.who, *page(offset, limit))
-        ]
+        page = page_of(AGENTS, first, after)
+        found = await ctx.service.pages.agents(ctx.who, page.after, first)
+        return connection(
+            AGENTS, page, found, lambda a: (a.created_at, a.id), Agent.from_domain
+        )
 
 
 @strawberry.type

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
+from app.api.graphql.connections import (
+    DEFAULT_FIRST,
+    Connection,
+    Keyset,
+    connection,
+    keyed_page,
+    page_of,
+)
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import (
     ChangeOp,
@@ -17,13 +26,19 @@ from app.api.graphql.enums import (
     maybe,
 )
 from app.api.graphql.runs import Run
-from app.api.graphql.scalars import EpochMillis, page
-from app.api.graphql.timeline import Item, SessionVersion
+from app.api.graphql.scalars import EpochMillis
+from app.api.graphql.timeline import ITEMS, Item, SessionVersion, Turn, items_of
 from app.memory import commands, values
 
 if TYPE_CHECKING:
     from app.api.graphql.agents import Agent
     from app.api.graphql.provenance import StoryStep
+
+ENTRIES = Keyset("entries", (str,))
+CHANGES = Keyset("changes", (str,))
+RUNS = Keyset("runs", (int, str))
+TURNS = Keyset("turns", (int, str))
+VERSIONS = Keyset("versions", (int, int, str))
 
 
 @strawberry.type
@@ -124,9 +139,26 @@ class Entry:
 
         return await story_of(info, self.change_id)
 
-    @strawberry.field(description="The entry's story, newest change first.")
-    async def changes(self, info: GraphInfo) -> list[Change]:
-        return [Change.from_domain(c) for c in await info.context.histories.load(self.change_id)]
+    @strawberry.field(
+        description="The entry's changes, newest first, following each change to the one it "
+        "replaced (through forks on into the entry it was copied from)."
+    )
+    async def changes(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Change]:
+        page = page_of(CHANGES, first, after)
+        found = await info.context.page("changes", page.after_part(), first).load(self.change_id)
+        return connection(CHANGES, page, found, lambda c: (c.id,), Change.from_domain)
+
+
+def entries_connection(
+    by_key: Mapping[str, Entry], first: int, after: str | None
+) -> Connection[Entry]:
+    """A page of a session memory's entries, by key (the view is read whole, so it is paged by
+    `keyed_page`; its total is known)."""
+    page = page_of(ENTRIES, first, after)
+    rows = keyed_page(by_key, page)
+    return connection(ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(by_key))
 
 
 @strawberry.type
@@ -145,23 +177,27 @@ class Overrides:
 class Memory:
     """S2: a session's memory view."""
 
-    entries: list[Entry]
     processed: list[str]
     settings: Switches
     overrides: Overrides
+    by_key: strawberry.Private[dict[str, Entry]]
 
     @classmethod
     def from_domain(cls, memory: values.Memory) -> Memory:
         return cls(
-            entries=[Entry.from_domain(entry) for entry in memory.entries.values()],
+            by_key={key: Entry.from_domain(entry) for key, entry in memory.entries.items()},
             processed=list(memory.processed),
             settings=Switches(use=memory.settings.use, generate=memory.settings.generate),
             overrides=Overrides(use=memory.overrides.use, generate=memory.overrides.generate),
         )
 
+    @strawberry.field(description="S2: the entries, retracted ones too, by key.")
+    def entries(self, first: int = DEFAULT_FIRST, after: str | None = None) -> Connection[Entry]:
+        return entries_connection(self.by_key, first, after)
+
     @strawberry.field
     def entry(self, key: str) -> Entry | None:
-        return next((entry for entry in self.entries if entry.key == key), None)
+        return self.by_key.get(key)
 
 
 @strawberry.type
@@ -225,18 +261,33 @@ class Session:
 
     @strawberry.field(description="Consolidation runs, newest first.")
     async def runs(
-        self, info: GraphInfo
-    ) -> list[Annotated[Run, strawberry.lazy("app.api.graphql.runs")]]:
-        ids = await info.context.run_ids.load(self.id)
-        return [run for run in map(Run.maybe, await info.context.runs.load_many(ids)) if run]
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Run]:
+        page = page_of(RUNS, first, after)
+        ids = await info.context.page("runs", page.after, first).load(self.id)
+        runs = [run for run in map(Run.maybe, await info.context.runs.load_many(ids)) if run]
+        return connection(RUNS, page, runs, lambda r: (r.queued_at, r.id), lambda r: r)
+
+    @strawberry.field(
+        description="The turns recorded in the session, on any branch, oldest first."
+    )
+    async def turns(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Turn]:
+        page = page_of(TURNS, first, after)
+        ids = await info.context.page("turns", page.after, first).load(self.id)
+        turns = [t for t in map(Turn.maybe, await info.context.turns.load_many(ids)) if t]
+        return connection(TURNS, page, turns, lambda t: (t.at, t.id), lambda t: t)
 
     @strawberry.field(description="Every head the session ever had, oldest first.")
     async def versions(
-        self, info: GraphInfo
-    ) -> list[Annotated[SessionVersion, strawberry.lazy("app.api.graphql.timeline")]]:
-        return [
-            SessionVersion.from_domain(v) for v in await info.context.versions.load(self.id)
-        ]
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[SessionVersion]:
+        page = page_of(VERSIONS, first, after)
+        found = await info.context.page("versions", page.after, first).load(self.id)
+        return connection(
+            VERSIONS, page, found, lambda v: (v.at, v.depth, v.id), SessionVersion.from_domain
+        )
 
     @strawberry.field(description="S5, S6, A8: the memory text a turn would get now.")
     async def instructions(self, info: GraphInfo) -> Instructions:
@@ -248,10 +299,9 @@ class Session:
 
     @strawberry.field(description="The timeline up to the head, oldest first.")
     async def items(
-        self, info: GraphInfo, offset: int = 0, limit: int = 50
-    ) -> list[Annotated[Item, strawberry.lazy("app.api.graphql.timeline")]]:
-        loader = info.context.items(*page(offset, limit))
-        return [Item.from_domain(item) for item in await loader.load(self.head)]
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Item]:
+        return await items_of(info, self.head, page_of(ITEMS, first, after))
 
 
 @strawberry.type

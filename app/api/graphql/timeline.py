@@ -6,15 +6,25 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
+from app.api.graphql.connections import (
+    DEFAULT_FIRST,
+    Connection,
+    Keyset,
+    Page,
+    connection,
+    page_of,
+)
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import TurnStatus, enum
-from app.api.graphql.scalars import EpochMillis, page
+from app.api.graphql.scalars import EpochMillis
 from app.memory import values
 from app.memory.history import Version
 
 if TYPE_CHECKING:
     from app.api.graphql.provenance import Entries
     from app.api.graphql.sessions import Entry, Session
+
+ITEMS = Keyset("items", (int,))
 
 
 @strawberry.type
@@ -135,6 +145,7 @@ class SessionVersion:
     reverted_from: str | None
     added: list[str] = strawberry.field(description="The ids of the items it added.")
     current: bool
+    depth: strawberry.Private[int]
 
     @classmethod
     def from_domain(cls, version: Version) -> SessionVersion:
@@ -146,17 +157,27 @@ class SessionVersion:
             reverted_from=version.reverted_from,
             added=list(version.added),
             current=version.current,
+            depth=version.depth,
         )
 
-    @strawberry.field(description="The memory entries as they were at this version.")
+    @strawberry.field(description="The memory entries as they were at this version, by key.")
     async def entries(
-        self, info: GraphInfo
-    ) -> list[Annotated[Entry, strawberry.lazy("app.api.graphql.sessions")]]:
-        from app.api.graphql.sessions import Entry
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Annotated[Entry, strawberry.lazy("app.api.graphql.sessions")]]:
+        from app.api.graphql.sessions import Entry, entries_connection
 
-        return [Entry.from_domain(e) for e in await info.context.memories.load(self.id)]
+        found = await info.context.memories.load(self.id)
+        return entries_connection({e.key: Entry.from_domain(e) for e in found}, first, after)
 
     @strawberry.field(description="The timeline as it was at this version, oldest first.")
-    async def items(self, info: GraphInfo, offset: int = 0, limit: int = 50) -> list[Item]:
-        loader = info.context.items(*page(offset, limit))
-        return [Item.from_domain(item) for item in await loader.load(self.id)]
+    async def items(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Item]:
+        return await items_of(info, self.id, page_of(ITEMS, first, after))
+
+
+async def items_of(info: GraphInfo, version: str, page: Page) -> Connection[Item]:
+    """A page of the timeline as it was at `version` (a head: the timeline now), keyed by seq."""
+    loader = info.context.page("items", page.after_part(), page.first)
+    found = await loader.load(version)
+    return connection(ITEMS, page, found, lambda i: (i.seq,), Item.from_domain)

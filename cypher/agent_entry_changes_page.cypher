@@ -1,0 +1,25 @@
+// A page of each agent entry's story, newest change first: following REPLACES from the entry's
+// current change (or, with $after, from the last change the previous page showed, which is then
+// left out), at most $first + 1 changes (an entry's changes all share its visibility, so one
+// check serves). 201 is the largest page (MAX_PAGE) + 1: the walk never goes further.
+UNWIND $ids AS cid
+MATCH (c0:AgentChange {id: coalesce($after, cid)})-[:OF_ENTRY]->(e:AgentEntry)<-[:HAS_MEMORY]-(:Agent)
+      -[:IN_ORG]->(:Org {id: $org})
+WHERE $all OR e.owner = '' OR e.owner = $person
+CALL (c0) {
+  MATCH path = (c0)-[:REPLACES*0..201]->(c:AgentChange)
+  WHERE $after IS NULL OR length(path) > 0
+  WITH c, length(path) AS depth ORDER BY depth LIMIT $first + 1
+  OPTIONAL MATCH (c)-[:MADE_BY]->(job:LearningJob)
+  CALL (c) {
+    OPTIONAL MATCH (c)-[r:CITES]->(i:Item)
+    WITH r, i ORDER BY r.session, i.seq
+    RETURN collect(CASE WHEN i IS NULL THEN null
+                        ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources
+  }
+  WITH c, depth, job, sources ORDER BY depth
+  RETURN collect(c {.id, .version, .op, .maker, .person, .key, .content, .kind, .status,
+                    .about, .visibility, .beforeContent, .beforeStatus, .at,
+                    job: job.id, sources: sources}) AS changes
+}
+RETURN cid, changes

@@ -1,0 +1,26 @@
+// A page of each entry's story, newest change first: following REPLACES from the entry's
+// current change (or, with $after, from the last change the previous page showed, which is then
+// left out), at most $first + 1 changes, with what each cites and what made it. The cursor is a
+// position in the chain itself, so a change made between two pages (a new head of the chain)
+// shifts nothing. 201 is the largest page (MAX_PAGE) + 1: the walk never goes further.
+UNWIND $ids AS cid
+MATCH (c0:Change {id: coalesce($after, cid)})-[:IN_SESSION]->(ss:Session)-[:OF_AGENT]->(:Agent)
+      -[:IN_ORG]->(:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
+CALL (c0) {
+  MATCH path = (c0)-[:REPLACES*0..201]->(c:Change)
+  WHERE $after IS NULL OR length(path) > 0
+  WITH c, length(path) AS depth ORDER BY depth LIMIT $first + 1
+  OPTIONAL MATCH (c)-[:MADE_BY]->(maker)
+  OPTIONAL MATCH (c)-[:IN_SESSION]->(s:Session)
+  CALL (c) {
+    OPTIONAL MATCH (c)-[:CITES]->(i:Item)
+    WITH i ORDER BY i.seq
+    RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}) AS cites
+  }
+  WITH c, depth, maker, s, cites ORDER BY depth
+  RETURN collect(c {.id, .op, .maker, .key, .content, .kind, .status, .at, .beforeContent,
+                    .beforeKind, .beforeStatus, .revision, .head, .run, .model,
+                    session: s.id, madeBy: maker.id, cites: cites}) AS changes
+}
+RETURN cid, changes
