@@ -161,19 +161,6 @@ class Sessions:
     async def view(self, who: Principal, session_id: str) -> SessionView:
         return await self.db.read(lambda tx: load_view(tx, who, session_id))
 
-    async def items(
-        self, who: Principal, versions: Sequence[str], offset: int, limit: int
-    ) -> dict[str, list[Item]]:
-        """A page of the timeline as it was at each version (a head: the timeline now)."""
-
-        async def work(tx: Tx) -> dict[str, list[Item]]:
-            rows = await tx.rows(
-                "version_items", **who.scope(), versions=list(versions), offset=offset, limit=limit
-            )
-            return {row["vid"]: [Item.from_record(i) for i in row["items"]] for row in rows}
-
-        return await self.db.read(work)
-
     async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
         """Items by uid, those of sessions the caller may reach."""
 
