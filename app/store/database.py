@@ -45,6 +45,10 @@ CONNECT_SECONDS = 3.0
 ACQUIRE_SECONDS = 5.0
 TRANSIENT_SECONDS = 30.0
 RETRY_AFTER_SECONDS = 5
+# Once the database has failed to answer, each operation first asks it a trivial question and
+# waits at most this long: Neo4j accepts Bolt connections while it starts, before the database
+# can answer, and a request would otherwise block inside it until it can (seen: ~20 s).
+PROBE_SECONDS = 2.0
 # While Neo4j starts, Bolt accepts connections before the database is ready, and every
 # transaction fails with this transient code. It is no deadlock that a retry soon resolves, so it
 # is not retried for TRANSIENT_SECONDS: the request is `Unavailable` at once (the driver has
@@ -182,6 +186,7 @@ class Database:
         self.telemetry = Telemetry()  # the app's metrics and tracer; `create_app` sets its own
         # Called after every write transaction that committed: the live views' hub listens.
         self.on_commit: Callable[[], None] = lambda: None
+        self._down = False  # the database failed to answer; probe it before the next operation
 
     @classmethod
     async def connect(cls, target: Target) -> Database:
@@ -251,7 +256,27 @@ class Database:
         self.on_commit()
         return done
 
+    async def _probe(self) -> None:
+        """After a failure, whether the database answers again: `Unavailable` (503) unless it
+        does within PROBE_SECONDS. Costs nothing while the database is up."""
+        if not self._down:
+            return
+        try:
+            async with asyncio.timeout(PROBE_SECONDS):
+                await self._driver.execute_query(statement("ping"), database_=self._database)
+        except (TimeoutError, ServiceUnavailable, SessionExpired, TransientError) as exc:
+            raise _unavailable(exc) from exc
+        self._down = False
+
     async def _run(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
+        await self._probe()
+        try:
+            return await self._attempts(access, work)
+        except Unavailable:
+            self._down = True
+            raise
+
+    async def _attempts(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         attempt, done = self._counted(access, work)
         deadline = time.monotonic() + TRANSIENT_SECONDS
         async with self._driver.session(database=self._database) as session:

@@ -196,11 +196,11 @@ def test_kill_9_of_neo4j_under_20_writers(own_neo4j: OwnNeo4j, openai_stub: Open
             assert seconds < SLOW_ANSWER, seconds
             if status == 503:
                 assert retry_after is not None
-        # while it starts again, a request may wait for it (Bolt answers before the database
-        # does), but not longer than the start takes
+        # while it starts again (Bolt answers before the database does), a request still
+        # answers within seconds: 503 until the database can answer, not a wait for the start
         starting = [s for w in writers for s in w.statuses if restarting <= s[0] < back]
         assert all(status in (200, 409, 503) for _, status, _, _ in starting), starting
-        assert all(seconds < SLOW_ANSWER + (back - restarting) for _, _, seconds, _ in starting)
+        assert all(seconds < SLOW_ANSWER for _, _, seconds, _ in starting), starting
         assert all(status < 500 or status == 503 for w in writers for _, status, _, _ in w.statuses)
         assert [h for w in writers for h in w.hangs if "no answer" in h] == []
 
