@@ -561,8 +561,8 @@ async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
 
 
 OURS_NESTED = """query Nested($id: ID!) {
-  session(id: $id) { id memory { entries { key content
-    sources { id content turn { id at } } } } } }"""
+  session(id: $id) { id memory { entries(first: 200) { nodes { key content
+    sources { id content turn { id at } } } } } } }"""
 PEER_NESTED = """query Nested($id: ID!, $limit: Int!) {
   sessions(where: { id: { eq: $id } }) { id entries(limit: $limit) { key
     changes { content cites { id content turn { id at } } } } } }"""
@@ -602,7 +602,7 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     await loader.add_turns(ctx.db, branch, count * 2, 4, advance, keep_uids=True)
     await loader.add_entries(ctx.db, branch, count, 2, advance)
     sid, section = branch.session, f"nested view ({count} entries)"
-    ours = (await ctx.api.graphql(OURS_NESTED, id=sid))["session"]["memory"]["entries"]
+    ours = (await ctx.api.graphql(OURS_NESTED, id=sid))["session"]["memory"]["entries"]["nodes"]
     if len(ours) != count:
         raise RuntimeError(f"our nested view has {len(ours)} entries, not {count}")
     warm = max(10, sizes.concurrency * 2)

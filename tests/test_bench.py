@@ -96,9 +96,9 @@ def test_loaded_turns_make_the_graph_the_service_makes(graph: Graph, neo4j_targe
                             for v in (organic, loaded)]
                 assert [list(m["memory"]["entries"]) for m in memories] == [["k"], ["k"]]
                 last = [(await api.graphql(
-                    "query($id: ID!) { session(id: $id) { items(offset: 16, limit: 5) "
-                    "{ id seq type turn { shownKeys } } } }", id=v["session"]["id"],
-                ))["session"]["items"] for v in (organic, loaded)]
+                    "query($id: ID!) { session(id: $id) { items(first: 200) "
+                    "{ nodes { id seq type turn { shownKeys } } } } }", id=v["session"]["id"],
+                ))["session"]["items"]["nodes"][16:] for v in (organic, loaded)]
                 assert last[0] == last[1] == [
                     {"id": "i-17", "seq": 17, "type": "message", "turn": {"shownKeys": ["k"]}}
                 ]

@@ -133,7 +133,7 @@ def test_a_subscription_in_graphiql_shows_each_change(
     wait.until(expected_conditions.staleness_of(unsigned))
     wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror"))
     query = (f'subscription {{ memoryChanged(sessionId: "{session}") {{ revision '
-             "memory { entries { key content } } } }")
+             "memory { entries { nodes { key content } } } } }")
     _type_into_editor(browser, ".graphiql-query-editor", query)
     browser.find_element(By.CSS_SELECTOR, ".graphiql-execute-button").click()
 

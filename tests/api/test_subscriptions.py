@@ -21,17 +21,17 @@ from app.memory.live import Live
 from app.memory.values import Principal
 from app.store.database import Database, Target
 from tests.api.test_agent_memory import agent_remember
-from tests.conftest import Api, RunningServer, user
+from tests.conftest import Api, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, Reply, changes
 
 STUB = "openai:test"
 WAIT = 20.0  # seconds for an outcome to arrive; generous, never a window
 
 SESSION = """subscription($id: ID!) { memoryChanged(sessionId: $id) {
-  id head revision memory { entries { key content status } overrides { use } } } }"""
+  id head revision memory { entries { nodes { key content status } } overrides { use } } } }"""
 RUNS = """subscription($id: ID!) { runFinished(sessionId: $id) { id status error read } }"""
 AGENT = """subscription($id: ID!) { agentMemoryChanged(agentId: $id) {
-  version entries { key content visibility about } } }"""
+  version entries { nodes { key content visibility about } } } }"""
 
 
 class Socket:
@@ -72,10 +72,10 @@ class Socket:
             self.waiting.setdefault(message.get("id", ""), []).append(message)
 
     def next(self, id: str) -> dict[str, Any]:
-        """The next result of subscription `id`."""
+        """The next result of subscription `id`, its connections flattened to their nodes."""
         message = self.message(id)
         assert message["type"] == "next", message
-        payload: dict[str, Any] = message["payload"]
+        payload: dict[str, Any] = flat(message["payload"])
         return payload
 
     def closed_with(self) -> int | None:
