@@ -151,6 +151,7 @@ async def _export(settings: Settings, org: str, out: Path | None) -> None:
 
 
 async def _import(settings: Settings, path: Path, org: str | None) -> None:
+    from app.memory.history import keep_missing_states
     from app.store.backup import import_org, read_header
 
     header = read_header(path)
@@ -161,6 +162,7 @@ async def _import(settings: Settings, path: Path, org: str | None) -> None:
         with _progress(f"import into {target}", total) as bar:
             task = bar.add_task("records", total=total)
             counts = await import_org(db, path, org, lambda n: bar.advance(task, n))
+        await keep_missing_states(db)  # an export made before the head's state was kept
     finally:
         await db.close()
     print(f"imported {counts.nodes} nodes and {counts.relationships} relationships into "

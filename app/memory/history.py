@@ -81,6 +81,37 @@ async def memory_of(
     return (await memory_at(tx, who, [version]))[version]
 
 
+async def keep_state(tx: Tx, session_id: str, memory: dict[str, Any]) -> None:
+    """Keep `memory` (as `memory_at` derives it) as the state of the session's head."""
+    state = {
+        "changes": [entry["change"] for entry in memory["entries"]],
+        "processed": memory["processed"],
+        "processedSeq": memory["processedSeq"],
+    }
+    await tx.row("keep_state", id=session_id, state=state)
+
+
+async def keep_missing_states(db: Database, batch: int = 100) -> int:
+    """Derive and keep the head's state of every session made before it was kept (once, at
+    start; each batch in a transaction of its own, under the session's lock). How many."""
+    kept = 0
+    while True:
+
+        async def work(tx: Tx) -> int:
+            rows = await tx.rows("sessions_without_kept_state", batch=batch)
+            for row in rows:
+                who = Principal(row["org"])
+                await lock(tx, who, row["id"])
+                memory = (await memory_at(tx, who, [row["head"]]))[row["head"]]
+                await keep_state(tx, row["id"], memory)
+            return len(rows)
+
+        done = await db.write(work)
+        kept += done
+        if done < batch:
+            return kept
+
+
 @dataclass
 class History:
     """Forking, going back, and reading any version."""
@@ -123,15 +154,9 @@ class History:
             check_expected(state, expected, revision)
             await find_version(tx, who, session_id, to)
             memory = await memory_of(tx, who, session_id, to, state["head"])
-            revert = {
-                "to": to,
-                "head": new_head(),
-                "at": now_ms(),
-                "changes": [entry["change"] for entry in memory["entries"]],
-                "processed": memory["processed"],
-                "processedSeq": memory["processedSeq"],
-            }
+            revert = {"to": to, "head": new_head(), "at": now_ms()}
             await tx.row("revert_session", id=session_id, revert=revert)
+            await keep_state(tx, session_id, memory)
             return await load_view(tx, who, session_id)
 
         return await self.db.write(work)

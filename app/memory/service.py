@@ -10,7 +10,7 @@ from app.memory.agent_memory import AgentMemories
 from app.memory.agents import Agents
 from app.memory.consolidation import Consolidation
 from app.memory.credentials import credential_reason
-from app.memory.history import History
+from app.memory.history import History, keep_missing_states
 from app.memory.learning import Learning
 from app.memory.live import Live
 from app.memory.orgs import Orgs
@@ -85,6 +85,7 @@ class Service:
 
     async def start(self) -> None:
         await self.db.apply_schema()
+        await keep_missing_states(self.db)  # graphs made before the head's state was kept
         # Load the credential detectors now, off the event loop: loading them on the first
         # check would stall every request in flight for as long.
         await asyncio.to_thread(credential_reason, "warm up")

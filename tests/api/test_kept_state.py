@@ -5,13 +5,14 @@ turns, commands, consolidations, forks and reverts, with runs landing in between
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
 from app.store.catalog import statement
-from tests.conftest import Api, Graph, assistant, user
+from tests.conftest import Api, Graph, RunningServer, assistant, user
 
 SAYINGS = [
     "My name is Ana Lima.",
@@ -140,3 +141,30 @@ def test_the_kept_state_of_every_head_equals_its_derived_history(
         memory = api.ok(api.get(f"/v1/sessions/{each}/memory"))
         assert memory["processed"] == derived(graph, each)["processed"]
         assert sorted(memory["entries"]) == [key for key, _ in derived(graph, each)["entries"]]
+
+
+def test_a_session_made_before_the_state_was_kept_gets_it_at_start(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # Issue 12: a graph (or an imported export) from before the kept state reads the same once a
+    # service starts on it: the state is derived once from the history and kept
+    session = str(api.session()["session"]["id"])
+    api.turn(session, user("Remember that the hotel is the Ritz."), assistant("Noted."))
+    api.wait_idle(session)
+    api.remember(session, "seat", "Window seat.")
+    before = api.ok(api.get(f"/v1/sessions/{session}/memory"))
+    assert "seat" in before["entries"]
+    assert len(before["entries"]) > 1  # and what the run learned
+    assert before["processed"]
+    graph.rows(
+        "MATCH (s:Session {id: $id}) REMOVE s.processed, s.processedSeq "
+        "WITH s MATCH (s)-[:HAS_ENTRY]->()-[now:CURRENT]->() DELETE now", id=session)
+    assert api.ok(api.get(f"/v1/sessions/{session}/memory"))["entries"] == {}
+
+    started = start_server()
+    client = Api(started.url, api.token)
+    try:
+        assert client.ok(client.get(f"/v1/sessions/{session}/memory")) == before
+        assert kept(graph, session) == derived(graph, session)
+    finally:
+        client.http.close()
