@@ -37,7 +37,7 @@ from app.memory.values import Item, Principal, SessionView
 from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
-from app.store.database import Database, Tx
+from app.store.database import Database, Tx, settled_list
 
 log = logging.getLogger("openbot_memory.consolidation")
 
@@ -301,26 +301,26 @@ class Consolidation:
             raise NotFound(f"session {session_id} has no run {run_id}")
         return found[run_id]
 
-    async def run_ids(self, who: Principal, session_ids: Sequence[str]) -> dict[str, list[str]]:
-        """Each session's runs, newest first."""
-
-        async def work(tx: Tx) -> dict[str, list[str]]:
-            rows = await tx.rows("session_runs", **who.scope(), ids=list(session_ids))
-            return {row["sid"]: row["runs"] for row in rows}
-
-        return await self.db.read(work)
-
     async def find(self, who: Principal, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Runs by id: status, model, error, turn, and the items read, changes kept and dropped."""
+        return await self.db.read(lambda tx: self._find_in(tx, who, run_ids))
 
-        async def work(tx: Tx) -> dict[str, dict[str, Any]]:
-            rows = await tx.rows("find_runs", **who.scope(), ids=list(run_ids))
-            return {row["run"]["id"]: row["run"] for row in rows}
-
-        return await self.db.read(work)
+    @staticmethod
+    async def _find_in(
+        tx: Tx, who: Principal, run_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        rows = await tx.rows("find_runs", **who.scope(), ids=list(run_ids))
+        return {row["run"]["id"]: row["run"] for row in rows}
 
     async def runs(self, who: Principal, session_id: str) -> list[dict[str, Any]]:
-        """One session's runs, newest first."""
-        ids = (await self.run_ids(who, [session_id])).get(session_id, [])
-        found = await self.find(who, ids)
-        return [found[i] for i in ids if i in found]
+        """One session's runs, newest first; a run seen ended comes with the backlog run it
+        queued (`settled_list`)."""
+
+        async def work(tx: Tx) -> list[dict[str, Any]]:
+            async def ids_of() -> list[str]:
+                rows = await tx.rows("session_runs", **who.scope(), ids=[session_id])
+                return list(rows[0]["runs"]) if rows else []
+
+            return await settled_list(ids_of, lambda ids: self._find_in(tx, who, ids))
+
+        return await self.db.read(work)

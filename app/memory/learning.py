@@ -37,7 +37,7 @@ from app.memory.values import Item, Principal
 from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
-from app.store.database import Database, Tx
+from app.store.database import Database, Tx, settled_list
 
 log = logging.getLogger("openbot_memory.learning")
 
@@ -229,28 +229,27 @@ class Learning:
             )
         )
 
-    async def job_ids(self, who: Principal, agents: Sequence[str]) -> dict[str, list[str]]:
-        """Each agent's learning jobs, newest first."""
-
-        async def work(tx: Tx) -> dict[str, list[str]]:
-            rows = await tx.rows("agent_learning_jobs", org=who.org, agents=list(agents))
-            return {row["aid"]: row["jobs"] for row in rows}
-
-        return await self.db.read(work)
-
     async def find(self, who: Principal, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Jobs by id, as `who` may see them (A9)."""
+        return await self.db.read(lambda tx: self._find_in(tx, who, ids))
 
-        async def work(tx: Tx) -> dict[str, dict[str, Any]]:
-            rows = await tx.rows(
-                "find_learning_jobs", org=who.org, person=who.person, all=who.person is None,
-                ids=list(ids),
-            )
-            return {row["job"]["id"]: row["job"] for row in rows}
-
-        return await self.db.read(work)
+    @staticmethod
+    async def _find_in(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        rows = await tx.rows(
+            "find_learning_jobs", org=who.org, person=who.person, all=who.person is None,
+            ids=list(ids),
+        )
+        return {row["job"]["id"]: row["job"] for row in rows}
 
     async def jobs(self, who: Principal, agent: str) -> list[dict[str, Any]]:
-        ids = (await self.job_ids(who, [agent])).get(agent, [])
-        found = await self.find(who, ids)
-        return [found[i] for i in ids if i in found]
+        """One agent's learning jobs, newest first; a job seen ended comes with the job it
+        queued (`settled_list`)."""
+
+        async def work(tx: Tx) -> list[dict[str, Any]]:
+            async def ids_of() -> list[str]:
+                rows = await tx.rows("agent_learning_jobs", org=who.org, agents=[agent])
+                return list(rows[0]["jobs"]) if rows else []
+
+            return await settled_list(ids_of, lambda ids: self._find_in(tx, who, ids))
+
+        return await self.db.read(work)

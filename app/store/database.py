@@ -141,6 +141,24 @@ class Tx:
         return rows[0] if rows else None
 
 
+async def settled_list(
+    ids_of: Callable[[], Awaitable[list[str]]],
+    find: Callable[[list[str]], Awaitable[dict[str, T]]],
+) -> list[T]:
+    """A list of jobs whose members end by queuing the next one (a backlog run, a learning job),
+    read so that a member seen ended is never listed without the one it queued. Neo4j reads are
+    read-committed, even within one transaction, so the ids are read again after the members:
+    whatever a member's state showed was committed before, the job it queued included."""
+    ids = await ids_of()
+    found = await find(ids)
+    while True:
+        again = await ids_of()
+        new = [i for i in again if i not in found]
+        if not new:
+            return [found[i] for i in again if i in found]
+        found |= await find(new)
+
+
 SEARCH_QUERY_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
 LUCENE_PARSE = re.compile(r"Cannot parse '.*?': (.*?)(?:\n|$)", re.DOTALL)
 
