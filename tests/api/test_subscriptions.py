@@ -336,3 +336,28 @@ def test_a_persons_agent_memory_view_hides_another_members_private_versions(
     assert [(e["key"], e["visibility"]) for e in heard_by_ana["entries"]] == [("tone", "SHARED")]
     assert {e["key"] for e in ben.next("a")["data"]["agentMemoryChanged"]["entries"]} == {
         "seat", "tone"}
+
+
+def test_a_subscription_sent_over_plain_http_is_refused_naming_the_socket(api: Api) -> None:
+    # Issue 11: a subscription streams over the WebSocket; over POST or GET it is a 400 on
+    # `query` that says where to send it, never a null run once as a query.
+    sid = api.session()["session"]["id"]
+    named = (
+        "query Q($id: ID!) { session(id: $id) { id } } "
+        "subscription Live($id: ID!) { memoryChanged(sessionId: $id) { id } }"
+    )
+    for response in (
+        api.post("/graphql", {"query": SESSION, "variables": {"id": sid}}),
+        api.post("/graphql", {"query": named, "operationName": "Live", "variables": {"id": sid}}),
+        api.http.get("/graphql", params={"query": SESSION, "variables": json.dumps({"id": sid})}),
+    ):
+        assert response.status_code == 400, response.text
+        body = response.json()
+        assert body["_tag"] == "ValidationError"
+        assert body["field"] == "query"
+        assert "WebSocket (graphql-transport-ws)" in body["message"]
+
+    # The same document's query still runs over HTTP.
+    answer = api.post("/graphql", {"query": named, "operationName": "Q", "variables": {"id": sid}})
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"data": {"session": {"id": sid}}}

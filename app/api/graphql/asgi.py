@@ -15,14 +15,15 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from cross_web import HTTPException
+from cross_web import AsyncHTTPRequestAdapter, HTTPException
+from graphql import GraphQLError, OperationType, get_operation_ast, parse
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.http import GraphQLHTTPResponse
+from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
@@ -39,6 +40,29 @@ from app.memory.service import Service
 PLAYGROUND = Path(__file__).resolve().parents[1] / "playground"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 REFUSALS = {400: "ValidationError", 404: "NotFound", 405: "MethodNotAllowed"}
+OVER_HTTP = (
+    "subscriptions are served over WebSocket (graphql-transport-ws) at /graphql, "
+    "not over plain HTTP"
+)
+
+
+class SubscriptionOverHttp(HTTPException):
+    """A subscription sent as a plain HTTP request (400, on `query`)."""
+
+    def __init__(self) -> None:
+        super().__init__(400, OVER_HTTP)
+
+
+def asks_subscription(data: GraphQLRequestData) -> bool:
+    """Whether the operation the request runs is a subscription (parsed only when the text
+    names one; a text that does not parse is left to the schema's own answer)."""
+    if not isinstance(data.query, str) or "subscription" not in data.query:
+        return False
+    try:
+        operation = get_operation_ast(parse(data.query), data.operation_name)
+    except GraphQLError:
+        return False
+    return operation is not None and operation.operation == OperationType.SUBSCRIPTION
 
 
 class SubResponse(Response):
@@ -76,6 +100,9 @@ class GraphQLApp(GraphQL[Context, None]):
             return
         try:
             response = await self.run(Request(scope=scope, receive=receive))
+        except SubscriptionOverHttp as exc:
+            body = {"_tag": "ValidationError", "field": "query", "message": exc.reason}
+            response = JSONResponse(body, status_code=exc.status_code)
         except HTTPException as exc:
             if isinstance(exc.__cause__, InvalidOperationTypeError) and scope["method"] == "GET":
                 body = {"_tag": "MethodNotAllowed",
@@ -88,6 +115,23 @@ class GraphQLApp(GraphQL[Context, None]):
                     body["field"] = "body"
                 response = JSONResponse(body, status_code=exc.status_code)
         await response(scope, receive, send)
+
+    async def execute_single(
+        self,
+        request: Request,
+        request_adapter: AsyncHTTPRequestAdapter,
+        sub_response: Response,
+        context: Context,
+        root_value: None,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        """One operation of a plain HTTP request: a subscription is refused (Strawberry would
+        run it once as a query, and answer null); it streams over the WebSocket."""
+        if asks_subscription(request_data):
+            raise SubscriptionOverHttp
+        return await super().execute_single(
+            request, request_adapter, sub_response, context, root_value, request_data
+        )
 
     def decode_json(self, data: str | bytes) -> object:
         """A body or `variables` as JSON, with the REST bodies' depth limit (400 on `body`)."""
