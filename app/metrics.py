@@ -69,6 +69,13 @@ class Metrics:
             "driver after a transient error", ["access"], registry=r,
         )
 
+        self.request_statements = Gauge(
+            "openbot_memory_request_statements",
+            "Neo4j statements this process ran for requests since it started (a token's cached "
+            "lookup is not one), read at scrape time",
+            registry=r,
+        )
+
     def job_ended(
         self, kind: str, model: str, outcome: str, seconds: float, dropped: Sequence[str]
     ) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,35 +68,81 @@ def table(title: str, rows: Sequence[tuple[str, Sequence[float]]]) -> str:
 
 
 class Served:
-    """The app served by a real uvicorn in a thread, on a free port."""
+    """The app served by uvicorn in a process of its own, on a free port, as it is deployed:
+    the benchmark's clients never share its interpreter (nor its GIL). What it counts is read
+    from its `/metrics`."""
 
     def __init__(self, settings: Settings, target: Target) -> None:
+        import json
+        import os
         import socket
-        import threading
+        import subprocess
+        import sys
         import time
 
-        import uvicorn
+        import httpx
 
-        from app.api.app import create_app
+        from bench.serve import SPEC
 
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
-        self.app = create_app(settings, target)  # its state holds the service, once started
-        self.server = uvicorn.Server(
-            uvicorn.Config(self.app, host="127.0.0.1", port=port, log_level="warning")
+        values = {
+            name: value.get_secret_value() if isinstance(value, SecretStr) else value
+            for name, value in settings.model_dump().items()
+        }
+        spec = {"settings": values, "target": dataclasses.asdict(target), "port": port}
+        # Closed by `stop`, which the process outlives otherwise.
+        self.log = tempfile.NamedTemporaryFile(prefix="bench-served-", suffix=".log")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bench.serve"],
+            cwd=ROOT,
+            env={**os.environ, SPEC: json.dumps(spec, default=str)},
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
         )
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        while not self.server.started:
-            if not self.thread.is_alive():
-                raise RuntimeError("the server did not start")
-            time.sleep(0.02)
+        deadline = time.monotonic() + 120
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the served app exited: {self._log_tail()}")
+            try:
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the served app did not answer: {self._log_tail()}")
+            time.sleep(0.1)
+
+    def _log_tail(self) -> str:
+        return Path(self.log.name).read_text(errors="replace")[-4000:]
+
+    def metric(self, name: str, labels: dict[str, str] | None = None) -> float:
+        """One sample of the app's `/metrics` (0 when it has none yet)."""
+        import httpx
+        from prometheus_client.parser import text_string_to_metric_families
+
+        text = httpx.get(f"{self.url}/metrics", timeout=10).text
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == name and all(
+                    sample.labels.get(k) == v for k, v in (labels or {}).items()
+                ):
+                    return float(sample.value)
+        return 0.0
 
     def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
+        import subprocess
+
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
 
 
 def token(target: Target, org: str, person: str) -> str:

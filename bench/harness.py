@@ -207,8 +207,7 @@ class Context:
 
     def statements(self) -> int:
         """Statements the served app has run so far (its Database counts every one)."""
-        count: int = self.served.app.state.service.db.statements
-        return count
+        return int(self.served.metric("openbot_memory_request_statements"))
 
     async def timed_raw(self, name: str, **params: Any) -> tuple[float, dict[str, Any]]:
         """One floor statement in one write transaction from the async driver."""
@@ -673,11 +672,7 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
 
 def model_seconds(served: Served, model: str) -> float:
     """The time the service has spent in `model`'s calls so far (its own histogram)."""
-    registry = served.app.state.telemetry.metrics.registry
-    value = registry.get_sample_value(
-        "openbot_memory_model_call_duration_seconds_sum", {"model": model}
-    )
-    return float(value or 0.0)
+    return served.metric("openbot_memory_model_call_duration_seconds_sum", {"model": model})
 
 
 async def consolidation_rows(target: Target, bearer: str, sizes: Sizes, bar: Progress

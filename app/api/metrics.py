@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.errors import Forbidden, Unauthorized
 from app.memory.service import Service
+from app.store.database import uncounted
 
 log = logging.getLogger("openbot_memory.metrics")
 
@@ -50,8 +51,10 @@ async def metrics(request: Request) -> Response:
     if refused is not None:
         return refused
     telemetry = service.db.telemetry
+    telemetry.metrics.request_statements.set(service.db.statements)
     try:
-        rows = await service.db.read(lambda tx: tx.rows("count_pending_jobs"))
+        with uncounted():  # a scrape is not a client's request: the gauge above stays exact
+            rows = await service.db.read(lambda tx: tx.rows("count_pending_jobs"))
         telemetry.metrics.set_jobs({(row["kind"], row["status"]): int(row["n"]) for row in rows})
     except Exception:  # the rest of the scrape is still worth having
         log.warning("could not read the pending jobs from Neo4j")

@@ -94,8 +94,9 @@ _uncounted: ContextVar[bool] = ContextVar("uncounted", default=False)
 
 @contextmanager
 def uncounted() -> Iterator[None]:
-    """Statements run inside are left out of `Database.statements` (authentication's: a token's
-    lookup is cached, so counting it would make a request's cost depend on the clock)."""
+    """Statements run inside are left out of `Database.statements`: authentication's (a token's
+    lookup is cached, so counting it would make a request's cost depend on the clock) and a
+    metrics scrape's."""
     token = _uncounted.set(True)
     try:
         yield
