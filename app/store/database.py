@@ -147,17 +147,18 @@ async def settled_list(
     find: Callable[[list[str]], Awaitable[dict[str, T]]],
 ) -> list[T]:
     """A list of jobs whose members end by queuing the next one (a backlog run, a learning job),
-    read so that a member seen ended is never listed without the one it queued. Neo4j reads are
-    read-committed, even within one transaction, so the ids are read again after the members:
-    whatever a member's state showed was committed before, the job it queued included."""
+    read until two reads in a row agree, ids and members both. Neo4j reads are read-committed,
+    even within one transaction: ids read before a member ended miss the job it queued, and a
+    member read while a commit lands may be seen ended before what it read. Reading again
+    until nothing changed means a member seen ended comes with all its commit wrote."""
     ids = await ids_of()
     found = await find(ids)
     while True:
         again = await ids_of()
-        new = [i for i in again if i not in found]
-        if not new:
-            return [found[i] for i in again if i in found]
-        found |= await find(new)
+        check = await find(again)
+        if again == ids and check == found:
+            return [check[i] for i in again if i in check]
+        ids, found = again, check
 
 
 SEARCH_QUERY_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
