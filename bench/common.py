@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -76,7 +77,6 @@ class Served:
         import json
         import os
         import socket
-        import subprocess
         import sys
         import time
 
@@ -134,15 +134,20 @@ class Served:
         return 0.0
 
     def stop(self) -> None:
-        import subprocess
-
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        end_process(self.process, 30)
         self.log.close()
+
+
+def end_process(process: subprocess.Popen[bytes], seconds: float) -> None:
+    """Stop a process the bench started: terminate, and kill it if it outlasts `seconds`."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def token(target: Target, org: str, person: str) -> str:

@@ -13,7 +13,7 @@ import httpx
 
 from app.errors import SetupError
 from app.store.database import Target
-from bench.common import ROOT
+from bench.common import ROOT, end_process
 
 NEOGRAPH = ROOT / "bench" / "neograph"
 START_TIMEOUT_SECONDS = 60.0
@@ -95,10 +95,4 @@ class Peer:
         return count
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        end_process(self.process, 10)
