@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from app.api.app import create_app
 from app.config import Settings
+from app.memory.ids import now_ms
 from app.store.database import Database, Target, Tx
 from tests.conftest import (
     Api,
@@ -136,10 +137,13 @@ def test_metrics_count_requests_operations_jobs_models_drops_and_conflicts(
 def test_pending_jobs_are_read_from_the_graph_at_scrape_time(
     server: RunningServer, graph: Graph
 ) -> None:
-    # Jobs of no session and no agent: no worker claims them, so they stay as they are.
+    # Jobs of no session and no agent: no worker claims them, so they stay as they are. The
+    # running job holds a live lease (as a job running in another process does): without one,
+    # this process's learning worker takes it for a dead process's job and queues it again.
     graph.rows("CREATE (:Run {id: 'run-orphan-1', status: 'queued'}), "
                "(:Run {id: 'run-orphan-2', status: 'queued'}), "
-               "(:LearningJob {id: 'lrn-orphan', status: 'running'})")
+               "(:LearningJob {id: 'lrn-orphan', status: 'running', leaseUntil: $until})",
+               until=now_ms() + 3_600_000)
     try:
         got = scrape(server.url)
         assert value(got, "openbot_memory_jobs", kind="consolidation", status="queued") == 2
