@@ -225,17 +225,20 @@ class Turns:
         return await self.db.read(work)
 
     async def find(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Turns by id, as `turn_json` answers them, with their items under `records`."""
+        """Turns by id, as `turn_json` answers them (their items' ids; the items: `items`)."""
 
         async def work(tx: Tx) -> dict[str, dict[str, Any]]:
             rows = await tx.rows("find_turns", **who.scope(), ids=list(turn_ids))
-            return {
-                row["turn"]["id"]: {
-                    **turn_json(row["turn"]),
-                    "records": [Item.from_record(i) for i in row["turn"]["records"]],
-                }
-                for row in rows
-            }
+            return {row["turn"]["id"]: turn_json(row["turn"]) for row in rows}
+
+        return await self.db.read(work)
+
+    async def items(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, list[Item]]:
+        """The items of turns by id, in their order."""
+
+        async def work(tx: Tx) -> dict[str, list[Item]]:
+            rows = await tx.rows("turn_items", **who.scope(), ids=list(turn_ids))
+            return {row["id"]: [Item.from_record(i) for i in row["records"]] for row in rows}
 
         return await self.db.read(work)
 

@@ -99,7 +99,13 @@ class PageInfo:
 
 @strawberry.type
 class Edge(Generic[N]):
-    cursor: str
+    keyset: strawberry.Private[Keyset]
+    key: strawberry.Private[Key]
+
+    @strawberry.field
+    def cursor(self) -> str:  # encoded when asked: most pages are read for their nodes only
+        return self.keyset.cursor(self.key)
+
     node: N
 
 
@@ -125,15 +131,15 @@ def connection(
     total: int | None = None,
 ) -> Connection[N]:
     """The connection of a page from at most `first + 1` rows read after the page's key."""
-    edges = [Edge(cursor=keyset.cursor(key(row)), node=node(row)) for row in rows[: page.first]]
+    edges = [Edge(node=node(row), keyset=keyset, key=key(row)) for row in rows[: page.first]]
     return Connection(
         edges=edges,
         nodes=[edge.node for edge in edges],
         page_info=PageInfo(
             has_next_page=len(rows) > page.first,
             has_previous_page=page.after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
+            start_cursor=keyset.cursor(edges[0].key) if edges else None,
+            end_cursor=keyset.cursor(edges[-1].key) if edges else None,
         ),
         total_count=total,
     )

@@ -63,6 +63,10 @@ class Context:
             found = await service.turns.find(who, ids)
             return [found.get(i) for i in ids]
 
+        async def load_turn_items(ids: list[str]) -> list[list[values.Item]]:
+            found = await service.turns.items(who, ids)
+            return [found.get(i, []) for i in ids]
+
         async def load_runs(ids: list[str]) -> list[dict[str, Any] | None]:
             found = await service.consolidation.find(who, ids)
             return [found.get(i) for i in ids]
@@ -111,6 +115,7 @@ class Context:
         self.histories = DataLoader(load_fn=load_histories)
         self.turn_ids = DataLoader(load_fn=load_turn_ids)
         self.turns = DataLoader(load_fn=load_turns)
+        self.turn_items = DataLoader(load_fn=load_turn_items)
         self.runs = DataLoader(load_fn=load_runs)
         self.memories = DataLoader(load_fn=load_memories)
         self._pages: dict[tuple[str, Hashable, int], DataLoader[str, list[Any]]] = {}

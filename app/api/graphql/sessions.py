@@ -27,7 +27,15 @@ from app.api.graphql.enums import (
 )
 from app.api.graphql.runs import Run
 from app.api.graphql.scalars import EpochMillis
-from app.api.graphql.timeline import ITEMS, Item, SessionVersion, Turn, items_of
+from app.api.graphql.timeline import (
+    ITEMS,
+    Item,
+    SessionVersion,
+    Turn,
+    asks,
+    items_of,
+    read_turns_ahead,
+)
 from app.memory import commands, values
 
 if TYPE_CHECKING:
@@ -151,14 +159,21 @@ class Entry:
         return connection(CHANGES, page, found, lambda c: (c.id,), Change.from_domain)
 
 
-def entries_connection(
-    by_key: Mapping[str, Entry], first: int, after: str | None
+# Where a page of entries asks for its sources' turns, read them ahead in one batch.
+SOURCE_TURNS = (("nodes", "sources", "turn"), ("edges", "node", "sources", "turn"))
+
+
+async def entries_connection(
+    info: GraphInfo, by_key: Mapping[str, Entry], first: int, after: str | None
 ) -> Connection[Entry]:
     """A page of a session memory's entries, by key (the view is read whole, so it is paged by
     `keyed_page`; its total is known)."""
     page = page_of(ENTRIES, first, after)
     rows = keyed_page(by_key, page)
-    return connection(ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(by_key))
+    found = connection(ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(by_key))
+    if any(asks(info.selected_fields, ("entries", *path)) for path in SOURCE_TURNS):
+        await read_turns_ahead(info, (item for entry in found.nodes for item in entry.sources))
+    return found
 
 
 @strawberry.type
@@ -192,8 +207,10 @@ class Memory:
         )
 
     @strawberry.field(description="S2: the entries, retracted ones too, by key.")
-    def entries(self, first: int = DEFAULT_FIRST, after: str | None = None) -> Connection[Entry]:
-        return entries_connection(self.by_key, first, after)
+    async def entries(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Entry]:
+        return await entries_connection(info, self.by_key, first, after)
 
     @strawberry.field
     def entry(self, key: str) -> Entry | None:

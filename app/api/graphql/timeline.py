@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Iterable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
+from strawberry.types.nodes import SelectedField, Selection
 
 from app.api.graphql.connections import (
     DEFAULT_FIRST,
@@ -28,6 +30,63 @@ ITEMS = Keyset("items", (int,))
 
 
 @strawberry.type
+class Turn:
+    """One model step of a session, with the memory keys it was shown (S5)."""
+
+    id: str
+    status: TurnStatus
+    model: str | None
+    shown_keys: list[str] = strawberry.field(description="The session memory keys it was shown.")
+    shown_agent: list[str] = strawberry.field(description="The agent memory keys it was shown.")
+    item_ids: list[str]
+
+    @strawberry.field
+    async def items(self, info: GraphInfo) -> list[Item]:
+        return [Item.from_domain(item) for item in await info.context.turn_items.load(self.id)]
+
+    at: EpochMillis
+    completed_at: EpochMillis | None
+    session_id: strawberry.Private[str]
+
+    @classmethod
+    def maybe(cls, answer: dict[str, Any] | None) -> Turn | None:
+        if answer is None:
+            return None
+        turn = answer["turn"]
+        completed = turn.get("completedAt")
+        return cls(
+            id=turn["id"],
+            status=enum(TurnStatus, turn["status"]),
+            model=turn.get("model"),
+            shown_keys=list(turn.get("shown") or []),
+            shown_agent=list(turn.get("shownAgent") or []),
+            item_ids=list(turn.get("items") or []),
+            at=EpochMillis(turn["at"]),
+            completed_at=None if completed is None else EpochMillis(completed),
+            session_id=answer["session"]["id"],
+        )
+
+    @strawberry.field
+    async def session(
+        self, info: GraphInfo
+    ) -> Annotated[Session, strawberry.lazy("app.api.graphql.sessions")] | None:
+        from app.api.graphql.sessions import Session
+
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+    @strawberry.field(
+        description="The session and agent entries the turn was given, as they then stood "
+        "(S5, A8; one statement per request)."
+    )
+    async def shown(
+        self, info: GraphInfo
+    ) -> Annotated[Entries, strawberry.lazy("app.api.graphql.provenance")]:
+        from app.api.graphql.provenance import shown_to
+
+        return await shown_to(info, self.id)
+
+
+@strawberry.type
 class Item:
     """One entry of a session's timeline."""
 
@@ -42,6 +101,9 @@ class Item:
     uid: strawberry.Private[str]
     turn_id: strawberry.Private[str | None] = None
     turn_known: strawberry.Private[bool] = False  # else `turn` looks the turn up by the uid
+    # The turn itself, when the list holding the item read it ahead (`read_turns_ahead`).
+    turn_read: strawberry.Private[bool] = False
+    read_turn: strawberry.Private[Turn | None] = None
 
     @classmethod
     def from_domain(cls, item: values.Item) -> Item:
@@ -70,66 +132,19 @@ class Item:
 
         return await supports_of(info, self.uid)
 
-    @strawberry.field(description="The turn the item came in (none for a memory edit).")
-    async def turn(self, info: GraphInfo) -> Turn | None:
+    @strawberry.field(
+        description="The turn the item came in (none for a memory edit).",
+        graphql_type=Turn | None,
+    )
+    def turn(self, info: GraphInfo) -> Turn | Awaitable[Turn | None] | None:
+        # Answered at once when read ahead: a list of items then resolves without awaiting.
+        return self.read_turn if self.turn_read else self._load_turn(info)
+
+    async def _load_turn(self, info: GraphInfo) -> Turn | None:
         turn_id = self.turn_id if self.turn_known else await info.context.turn_ids.load(self.uid)
         if turn_id is None:
             return None
         return Turn.maybe(await info.context.turns.load(turn_id))
-
-
-@strawberry.type
-class Turn:
-    """One model step of a session, with the memory keys it was shown (S5)."""
-
-    id: str
-    status: TurnStatus
-    model: str | None
-    shown_keys: list[str] = strawberry.field(description="The session memory keys it was shown.")
-    shown_agent: list[str] = strawberry.field(description="The agent memory keys it was shown.")
-    item_ids: list[str]
-    items: list[Item]
-    at: EpochMillis
-    completed_at: EpochMillis | None
-    session_id: strawberry.Private[str]
-
-    @classmethod
-    def maybe(cls, answer: dict[str, Any] | None) -> Turn | None:
-        if answer is None:
-            return None
-        turn = answer["turn"]
-        completed = turn.get("completedAt")
-        return cls(
-            id=turn["id"],
-            status=enum(TurnStatus, turn["status"]),
-            model=turn.get("model"),
-            shown_keys=list(turn.get("shown") or []),
-            shown_agent=list(turn.get("shownAgent") or []),
-            item_ids=list(turn.get("items") or []),
-            items=[Item.from_domain(item) for item in answer.get("records", [])],
-            at=EpochMillis(turn["at"]),
-            completed_at=None if completed is None else EpochMillis(completed),
-            session_id=answer["session"]["id"],
-        )
-
-    @strawberry.field
-    async def session(
-        self, info: GraphInfo
-    ) -> Annotated[Session, strawberry.lazy("app.api.graphql.sessions")] | None:
-        from app.api.graphql.sessions import Session
-
-        return Session.maybe(await info.context.sessions.load(self.session_id))
-
-    @strawberry.field(
-        description="The session and agent entries the turn was given, as they then stood "
-        "(S5, A8; one statement per request)."
-    )
-    async def shown(
-        self, info: GraphInfo
-    ) -> Annotated[Entries, strawberry.lazy("app.api.graphql.provenance")]:
-        from app.api.graphql.provenance import shown_to
-
-        return await shown_to(info, self.id)
 
 
 @strawberry.type(name="Version")
@@ -167,13 +182,39 @@ class SessionVersion:
         from app.api.graphql.sessions import Entry, entries_connection
 
         found = await info.context.memories.load(self.id)
-        return entries_connection({e.key: Entry.from_domain(e) for e in found}, first, after)
+        by_key = {e.key: Entry.from_domain(e) for e in found}
+        return await entries_connection(info, by_key, first, after)
 
     @strawberry.field(description="The timeline as it was at this version, oldest first.")
     async def items(
         self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
     ) -> Connection[Item]:
         return await items_of(info, self.id, page_of(ITEMS, first, after))
+
+
+def asks(selections: Iterable[Selection], path: Sequence[str]) -> bool:
+    """Whether a selection asks for the field at `path` (by field name, through fragments)."""
+    if not path:
+        return True
+    for selection in selections:
+        if isinstance(selection, SelectedField):
+            if selection.name == path[0] and asks(selection.selections, path[1:]):
+                return True
+        elif asks(selection.selections, path):
+            return True
+    return False
+
+
+async def read_turns_ahead(info: GraphInfo, items: Iterable[Item]) -> None:
+    """Read the turns of `items` in one batch and hand each item its own, so that a list of
+    items answers `turn` without one await per item. Items whose turn is not known yet are
+    left to look it up themselves."""
+    known = [item for item in items if item.turn_known and not item.turn_read]
+    ids = list({item.turn_id for item in known if item.turn_id is not None})
+    turns = dict(zip(ids, map(Turn.maybe, await info.context.turns.load_many(ids)), strict=True))
+    for item in known:
+        item.read_turn = None if item.turn_id is None else turns[item.turn_id]
+        item.turn_read = True
 
 
 async def items_of(info: GraphInfo, version: str, page: Page) -> Connection[Item]:
