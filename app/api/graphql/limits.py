@@ -14,9 +14,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import suppress
+from functools import cache, lru_cache
 from typing import Any
 
 from graphql import (
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -34,8 +37,13 @@ from graphql import (
     VariableNode,
     get_named_type,
     get_nullable_type,
+    parse,
 )
-from strawberry.extensions import SchemaExtension
+from strawberry.extensions import AddValidationRules, SchemaExtension
+from strawberry.extensions.max_aliases import create_validator as create_alias_validator
+from strawberry.extensions.query_depth_limiter import (
+    create_validator as create_depth_validator,
+)
 
 from app.api.graphql.scalars import MAX_PAGE
 from app.config import Settings
@@ -49,14 +57,32 @@ def _settings(context: Any) -> Settings:
     return settings if isinstance(settings, Settings) else Settings()
 
 MAX_COMMENTS = 500
+MAX_DEPTH = 12
+MAX_ALIASES = 30
 UNPAGED_LIST = 10
 PAGE_ARGUMENTS = ("limit", "first")
 TOO_LARGE = "QUERY_TOO_LARGE"
 TOO_COSTLY = "QUERY_TOO_COSTLY"
 
 
+@lru_cache(maxsize=256)
+def _parsed(query: str, max_tokens: int, max_comments: int) -> DocumentNode:
+    """Each document parsed once (clients send a few documents, again and again)."""
+    return parse(query, max_tokens=max_tokens, max_comments=max_comments)
+
+
 class TokenLimit(SchemaExtension):
-    """The parser stops at `graphql_max_tokens` tokens; its error has code `QUERY_TOO_LARGE`."""
+    """The parser stops at `graphql_max_tokens` tokens; its error has code `QUERY_TOO_LARGE`.
+    A document that parses is kept parsed (`_parsed`); one that does not is left to Strawberry,
+    which reports its syntax error."""
+
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.query is not None and context.graphql_document is None:
+            limit = _settings(context.context).graphql_max_tokens
+            with suppress(GraphQLError):
+                context.graphql_document = _parsed(context.query, limit, MAX_COMMENTS)
+        yield
 
     def on_operation(self) -> Iterator[None]:
         options = self.execution_context.parse_options
@@ -175,7 +201,31 @@ class CostLimit(SchemaExtension):
 
     def on_operation(self) -> Iterator[None]:
         limit = _settings(self.execution_context.context).graphql_max_cost
-        rule = type("Cost", (_Cost,), {"max_cost": limit})
         context = self.execution_context
-        context.validation_rules = (*context.validation_rules, rule)
+        context.validation_rules = (*context.validation_rules, _cost_rule(limit))
         yield
+
+
+@cache
+def _cost_rule(limit: int) -> type[_Cost]:
+    """One rule class per limit, so that a document's validation is cached (`ValidationCache`
+    keys on the rules)."""
+    return type("Cost", (_Cost,), {"max_cost": limit})
+
+
+class DepthLimit(AddValidationRules):
+    """At most MAX_DEPTH levels of nested fields, its rule made once (so validation is cached)."""
+
+    rule = create_depth_validator(MAX_DEPTH, None, None)
+
+    def __init__(self) -> None:
+        super().__init__([self.rule])
+
+
+class AliasLimit(AddValidationRules):
+    """At most MAX_ALIASES aliases in a document, its rule made once (like DepthLimit's)."""
+
+    rule = create_alias_validator(MAX_ALIASES)
+
+    def __init__(self) -> None:
+        super().__init__([self.rule])

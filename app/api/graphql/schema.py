@@ -7,7 +7,7 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import MaxAliasesLimiter, QueryDepthLimiter
+from strawberry.extensions import ValidationCache
 from strawberry.schema.config import StrawberryConfig
 
 from app.api.graphql.agents import (
@@ -20,7 +20,7 @@ from app.api.graphql.agents import (
 from app.api.graphql.connections import DEFAULT_FIRST, Connection, connection, page_of
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.errors import ServiceErrors, log_errors
-from app.api.graphql.limits import CostLimit, TokenLimit
+from app.api.graphql.limits import AliasLimit, CostLimit, DepthLimit, TokenLimit
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search import SearchQuery
@@ -66,6 +66,10 @@ class Mutation(MemoryMutation, HistoryMutation, AgentMutation):
     pass
 
 
+# Distinct documents kept parsed and validated (clients send a few, again and again).
+DOCUMENTS_CACHED = 256
+
+
 class Schema(strawberry.Schema):
     """Strawberry's schema, logging errors our way (`log_errors`), not each with a traceback."""
 
@@ -81,10 +85,13 @@ schema = Schema(
     extensions=[
         OperationMetrics,
         ServiceErrors,
-        lambda: QueryDepthLimiter(max_depth=12),
-        lambda: MaxAliasesLimiter(max_alias_count=30),
         TokenLimit,
+        DepthLimit,
+        AliasLimit,
         CostLimit,
+        # After the limits: each document is validated once, then reused (and parsed once:
+        # TokenLimit).
+        lambda: ValidationCache(maxsize=DOCUMENTS_CACHED),
     ],
 )
 
