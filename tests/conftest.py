@@ -14,8 +14,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 import neo4j
@@ -150,6 +151,31 @@ class RunningServer:
         self.thread.join(timeout=30)
 
 
+@pytest.fixture(autouse=True)
+def close_clients() -> Iterator[None]:
+    """A test that fails before closing its clients does not leave their sockets to be found
+    (as a ResourceWarning) in whichever test runs next."""
+    yield
+    while Api.opened:
+        Api.opened.pop().close()
+
+
+@contextmanager
+def claims_nothing(*servers: RunningServer) -> Iterator[None]:
+    """While inside, `servers` claim no new consolidation run or learning job: every server
+    shares the test Neo4j, so a test that must see a job run in its own server pauses the
+    others."""
+    pools = [pool for s in servers
+             for pool in (s.service.consolidation.pool, s.service.learning.pool)]
+    for pool in pools:
+        pool.paused = True
+    try:
+        yield
+    finally:
+        for pool in pools:
+            pool.paused = False
+
+
 def test_settings(stub: OpenAIStub, target: Target, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "neo4j_uri": target.uri,
@@ -213,13 +239,17 @@ def graph(
 
 
 class Api:
-    """An HTTP client acting for one person of one org, with the calls tests repeat."""
+    """An HTTP client acting for one person of one org, with the calls tests repeat. Every
+    client a test opens is closed when the test ends (`close_clients`), even when it fails."""
+
+    opened: ClassVar[list[httpx.Client]] = []
 
     def __init__(self, base_url: str, token: str) -> None:
         self.token = token
         self.http = httpx.Client(
             base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60
         )
+        Api.opened.append(self.http)
 
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
         return self.http.get(path, **kwargs)

@@ -24,7 +24,7 @@ from tests.api.test_agent_memory import (
     instructions,
 )
 from tests.api.test_consolidation import stored_anywhere
-from tests.conftest import Api, Graph, RunningServer, assistant, flat, user
+from tests.conftest import Api, Graph, RunningServer, assistant, claims_nothing, flat, user
 from tests.openai_stub import OpenAIStub, Reply
 
 Body = dict[str, Any]
@@ -647,32 +647,28 @@ def test_the_builtin_helper_learns_a_private_preference_with_no_key_and_no_netwo
 ) -> None:
     # A2, A5, A9: a new org's helperModel is `builtin`; it needs no key and no network
     offline = start_server(openai_api_key=None, openai_base_url="http://127.0.0.1:9/v1")
-    pools = [server.service.consolidation.pool, server.service.learning.pool]
-    for pool in pools:  # only the offline server works on this test's jobs
-        pool.paused = True
     ana = Api(offline.url, tokens("acme", "ana"))
     ben = Api(offline.url, tokens("acme", "ben"))
     try:
-        assert ana.ok(ana.get("/v1/org/settings"))["helperModel"] == "builtin"
-        agent = ana.agent(shared=True)["id"]
-        sid = session_id(ana, agent)
-        ana.turn(sid, user("I prefer window seats.", id="u-1"))
-        [job] = wait_learned(ana, agent, [sid])
-        assert job["status"] == "succeeded", job
-        assert job["model"] == "builtin"
-        view = agent_memory(ana, agent)
-        [(key, entry)] = view["entries"].items()
-        assert entry["kind"] == "preference"
-        assert "window seats" in entry["content"]
-        assert entry["about"] == "ana"
-        assert entry["visibility"] == "private"
-        assert entry["sources"] == [{"session": sid, "item": "u-1"}]
-        assert key == entry["key"]
-        assert agent_memory(ben, agent)["entries"] == {}
-        assert openai_stub.requests == []  # no request to any model server
+        with claims_nothing(server):  # only the offline server works on this test's jobs
+            assert ana.ok(ana.get("/v1/org/settings"))["helperModel"] == "builtin"
+            agent = ana.agent(shared=True)["id"]
+            sid = session_id(ana, agent)
+            ana.turn(sid, user("I prefer window seats.", id="u-1"))
+            [job] = wait_learned(ana, agent, [sid])
+            assert job["status"] == "succeeded", job
+            assert job["model"] == "builtin"
+            view = agent_memory(ana, agent)
+            [(key, entry)] = view["entries"].items()
+            assert entry["kind"] == "preference"
+            assert "window seats" in entry["content"]
+            assert entry["about"] == "ana"
+            assert entry["visibility"] == "private"
+            assert entry["sources"] == [{"session": sid, "item": "u-1"}]
+            assert key == entry["key"]
+            assert agent_memory(ben, agent)["entries"] == {}
+            assert openai_stub.requests == []  # no request to any model server
     finally:
-        for pool in pools:
-            pool.paused = False
         ana.http.close()
         ben.http.close()
 

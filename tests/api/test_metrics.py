@@ -89,15 +89,33 @@ def test_metrics_count_requests_operations_jobs_models_drops_and_conflicts(
         if jobs and all(job["status"] not in ("queued", "running") for job in jobs):
             break
         time.sleep(0.1)
-    time.sleep(0.3)
 
-    got = scrape(server.url)
-    shared_after = scrape(shared.url)
-    jobs = {key for key in shared_after if key[0].startswith(("openbot_memory_job", "openbot_"
-            "memory_model", "openbot_memory_dropped"))}
-    for key in jobs:
-        got[key] = got.get(key, 0.0) + shared_after[key] - shared_before.get(key, 0.0)
-    route = "/v1/sessions/{id}"
+    def summed() -> Samples:
+        got = scrape(server.url)
+        shared_after = scrape(shared.url)
+        jobs = {key for key in shared_after if key[0].startswith((
+            "openbot_memory_job", "openbot_memory_model", "openbot_memory_dropped"))}
+        for key in jobs:
+            got[key] = got.get(key, 0.0) + shared_after[key] - shared_before.get(key, 0.0)
+        return got
+
+    # A request is counted as its answer ends, a job just after its outcome is written: a
+    # client can be a moment ahead of both, so read until the last of them is counted.
+    route, model = "/v1/sessions/{id}", "openai:gpt-test"
+    deadline = time.monotonic() + 20
+    while True:
+        got = summed()
+        counted = (
+            value(got, "openbot_memory_graphql_operations_total", operation="Stale",
+                  outcome="error") == 1
+            and value(got, "openbot_memory_job_duration_seconds_count", kind="consolidation",
+                      model=model) == 2
+            and value(got, "openbot_memory_jobs_finished_total", kind="learning",
+                      model="builtin", outcome="succeeded") >= 1
+        )
+        if counted or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert value(got, "openbot_memory_http_requests_total", route=route, method="GET",
                  status="200") == 3
     assert value(got, "openbot_memory_http_request_duration_seconds_count", route=route,
@@ -114,7 +132,6 @@ def test_metrics_count_requests_operations_jobs_models_drops_and_conflicts(
                  error="SessionConflict") == 1
     assert value(got, "openbot_memory_conflicts_total", route="/v1/agents/{id}/memory",
                  error="AgentConflict") == 1
-    model = "openai:gpt-test"
     assert value(got, "openbot_memory_jobs_finished_total", kind="consolidation", model=model,
                  outcome="succeeded") == 1
     assert value(got, "openbot_memory_jobs_finished_total", kind="consolidation", model=model,

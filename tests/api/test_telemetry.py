@@ -20,7 +20,15 @@ from app.logs import JsonLines, PlainText
 from app.store.catalog import CYPHER_DIR
 from app.store.database import Target
 from tests import conftest
-from tests.conftest import Api, Graph, RunningServer, assistant, make_token, user
+from tests.conftest import (
+    Api,
+    Graph,
+    RunningServer,
+    assistant,
+    claims_nothing,
+    make_token,
+    user,
+)
 from tests.openai_stub import OpenAIStub, changes
 
 SECRET = "planted-fact-8841 lives behind the blue door"
@@ -70,6 +78,21 @@ def test_error_bodies_carry_the_request_id(api: Api, server: RunningServer) -> N
     assert no_route.json()["requestId"] == no_route.headers["x-request-id"]
 
 
+def logged(caplog: pytest.LogCaptureFixture, *request_ids: str) -> None:
+    """Wait until each request's access line (the one with its status) is logged: it is
+    written as the answer ends, so a client can be a moment ahead of it."""
+    deadline = time.monotonic() + 20
+    while True:
+        lines = [getattr(r, "fields", {}) for r in caplog.records]
+        seen = {line.get("requestId") for line in lines if "status" in line}
+        missing = set(request_ids) - seen
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no log line for {sorted(missing)}")
+        time.sleep(0.05)
+
+
 def test_logs_hold_no_token_no_content_no_item_text(
     api: Api, server: RunningServer, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -81,7 +104,7 @@ def test_logs_hold_no_token_no_content_no_item_text(
     httpx.get(f"{server.url}/v1/agents", headers={"Authorization": f"Bearer {BAD_TOKEN}"})
     answer = api.get(f"/v1/sessions/{session}/memory", headers={"X-Request-Id": "rid-read"})
     assert SECRET in answer.text
-    time.sleep(0.2)  # the log line is written as the answer ends
+    logged(caplog, "rid-read")
     lines = lines_of(caplog.records)
     assert lines
     for line in lines:
@@ -121,11 +144,11 @@ def test_an_expected_error_is_one_line_an_unexpected_one_its_traceback(
     assert crashed.json() == {"_tag": "InternalError", "message": "internal error",
                               "requestId": "rid-crash"}
     assert "a bug" not in crashed.text
-    time.sleep(0.2)
 
     def of(rid: str) -> list[logging.LogRecord]:
         return [r for r in caplog.records if getattr(r, "fields", {}).get("requestId") == rid]
 
+    logged(caplog, "rid-conflict", "rid-crash")
     conflict = of("rid-conflict")
     assert len(conflict) == 1
     assert conflict[0].exc_info is None
@@ -172,21 +195,36 @@ def traced(
     running.stop()
 
 
+def finished_spans(exporter: InMemorySpanExporter, *names: str) -> list[ReadableSpan]:
+    """The spans finished so far, once each of `names` is among them (a span ends just after
+    what it wraps answers, so a client can be a moment ahead of it)."""
+    deadline = time.monotonic() + 20
+    while True:
+        spans = list(exporter.get_finished_spans())
+        missing = set(names) - {span.name for span in spans}
+        if not missing:
+            return spans
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no span {sorted(missing)} in {[s.name for s in spans]}")
+        time.sleep(0.05)
+
+
 def test_traces_have_a_span_per_request_statement_and_model_call(
     traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
-    openai_stub: OpenAIStub,
+    openai_stub: OpenAIStub, server: RunningServer,
 ) -> None:
-    server, exporter = traced
+    shared, (server, exporter) = server, traced
     api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
-    agent = api.agent(model="openai:gpt-test")["id"]
-    session = api.session(agent)["session"]["id"]
-    openai_stub.script_for("memory_changes", changes(
-        {"op": "remember", "key": "k", "content": SECRET, "kind": "fact", "sources": ["i-01"]}
-    ))
-    api.turn(session, user(ITEM_SECRET), assistant("Noted."))
-    api.wait_idle(session)
-    time.sleep(0.3)
-    spans: list[ReadableSpan] = list(exporter.get_finished_spans())
+    with claims_nothing(shared):  # the job runs here, where the spans are recorded
+        agent = api.agent(model="openai:gpt-test")["id"]
+        session = api.session(agent)["session"]["id"]
+        openai_stub.script_for("memory_changes", changes(
+            {"op": "remember", "key": "k", "content": SECRET, "kind": "fact", "sources": ["i-01"]}
+        ))
+        api.turn(session, user(ITEM_SECRET), assistant("Noted."))
+        api.wait_idle(session)
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/turns", "consolidation job")
+    api.http.close()
     files = {path.stem for path in CYPHER_DIR.glob("*.cypher")}
 
     turn = [s for s in spans if s.name == "POST /v1/sessions/{id}/turns"]
@@ -214,4 +252,3 @@ def test_traces_have_a_span_per_request_statement_and_model_call(
         assert SECRET not in text
         assert ITEM_SECRET not in text
         assert api.token not in text
-    api.http.close()
