@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.conftest import Api, RunningServer, assistant, user
+from tests.conftest import Api, RunningServer, assistant, claims_nothing, user
 
 SAID = [
     "I prefer window seats on every long flight we book together this year, please.",
@@ -25,37 +25,36 @@ def test_a_backlog_larger_than_one_prompt_becomes_several_runs(
     # S7, S9, S11 and issue 12: each run reads the oldest unprocessed items that fit the budget
     small = start_server(prompt_budget_chars=BUDGET)
     client = Api(small.url, api.token)
-    server.service.consolidation.pool.paused = True  # only the small server's workers run
     try:
-        sid = client.session()["session"]["id"]
-        client.ok(client.command(sid, {"_tag": "Configure", "generate": False}))
-        content: dict[str, str] = {}
-        for said in SAID:
-            turn = client.turn(sid, user(said), assistant("Noted."))
-            for item_id, text in zip(turn["turn"]["items"], (said, "Noted."), strict=True):
-                content[item_id] = text
-        assert client.wait_idle(sid) == []  # generate off: nothing ran (S11)
+        with claims_nothing(server):  # only the small server's workers run
+            sid = client.session()["session"]["id"]
+            client.ok(client.command(sid, {"_tag": "Configure", "generate": False}))
+            content: dict[str, str] = {}
+            for said in SAID:
+                turn = client.turn(sid, user(said), assistant("Noted."))
+                for item_id, text in zip(turn["turn"]["items"], (said, "Noted."), strict=True):
+                    content[item_id] = text
+            assert client.wait_idle(sid) == []  # generate off: nothing ran (S11)
 
-        client.ok(client.command(sid, {"_tag": "Configure", "generate": True}))
-        client.ok(client.command(sid, {"_tag": "Refresh"}))
-        runs = client.wait_idle(sid)
+            client.ok(client.command(sid, {"_tag": "Configure", "generate": True}))
+            client.ok(client.command(sid, {"_tag": "Refresh"}))
+            runs = client.wait_idle(sid)
 
-        assert len(runs) > 1
-        assert {run["status"] for run in runs} == {"succeeded"}
-        assert {run["trigger"] for run in runs} == {"refresh", "backlog"}
-        oldest_first = sorted(runs, key=lambda run: run["queuedAt"])
-        read = [item for run in oldest_first for item in run["read"]]
-        assert read == list(content)  # every item read once, oldest first
-        for run in runs:
-            texts = [content[item] for item in run["read"]]
-            assert len(texts) == 1 or sum(map(len, texts)) <= BUDGET, run
-        memory = client.ok(client.get(f"/v1/sessions/{sid}/memory"))
-        assert memory["processed"] == list(content)
-        assert memory["entries"]  # the built-in model learned from the chunks
-
+            assert len(runs) > 1
+            assert {run["status"] for run in runs} == {"succeeded"}
+            assert {run["trigger"] for run in runs} == {"refresh", "backlog"}
+            oldest_first = sorted(runs, key=lambda run: run["queuedAt"])
+            read = [item for run in oldest_first for item in run["read"]]
+            assert read == list(content)  # every item read once, oldest first
+            for run in runs:
+                texts = [content[item] for item in run["read"]]
+                assert len(texts) == 1 or sum(map(len, texts)) <= BUDGET, run
+            memory = client.ok(client.get(f"/v1/sessions/{sid}/memory"))
+            assert memory["processed"] == list(content)
+            assert memory["entries"]  # the built-in model learned from the chunks
     finally:
-        server.service.consolidation.pool.paused = False
         client.http.close()
+
 
 def test_a_run_that_keeps_nothing_makes_no_new_head(api: Api) -> None:
     # S2, S7 and issue 12: the items join the processed ledger, the revision grows, the head stays
