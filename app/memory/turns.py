@@ -225,7 +225,7 @@ class Turns:
         return await self.db.read(work)
 
     async def find(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Turns by id, as `turn_json` answers them (their items' ids; the items: `items`)."""
+        """Turns by id, as `turn_json` answers them, without their items (`items` reads them)."""
 
         async def work(tx: Tx) -> dict[str, dict[str, Any]]:
             rows = await tx.rows("find_turns", **who.scope(), ids=list(turn_ids))

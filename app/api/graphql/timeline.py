@@ -38,7 +38,9 @@ class Turn:
     model: str | None
     shown_keys: list[str] = strawberry.field(description="The session memory keys it was shown.")
     shown_agent: list[str] = strawberry.field(description="The agent memory keys it was shown.")
-    item_ids: list[str]
+    @strawberry.field
+    async def item_ids(self, info: GraphInfo) -> list[str]:
+        return [item.id for item in await info.context.turn_items.load(self.id)]
 
     @strawberry.field
     async def items(self, info: GraphInfo) -> list[Item]:
@@ -60,7 +62,6 @@ class Turn:
             model=turn.get("model"),
             shown_keys=list(turn.get("shown") or []),
             shown_agent=list(turn.get("shownAgent") or []),
-            item_ids=list(turn.get("items") or []),
             at=EpochMillis(turn["at"]),
             completed_at=None if completed is None else EpochMillis(completed),
             session_id=answer["session"]["id"],
