@@ -670,6 +670,9 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
 # --- consolidation -----------------------------------------------------------------------
 
 
+RETRIES = "openbot_memory_neo4j_transaction_retries_total"
+
+
 def model_seconds(served: Served, model: str) -> float:
     """The time the service has spent in `model`'s calls so far (its own histogram)."""
     return served.metric("openbot_memory_model_call_duration_seconds_sum", {"model": model})
@@ -684,6 +687,7 @@ async def consolidation_rows(target: Target, bearer: str, sizes: Sizes, bar: Pro
     try:
         agent = await api.agent("bench consolidation")
         latency = await applied_latency(api, served, agent, sizes, bar)
+        retried = served.metric(RETRIES, {"access": "write"})
         rate, turns = await sustained(api, agent, sizes, bar)
     finally:
         await api.close()
@@ -693,7 +697,7 @@ async def consolidation_rows(target: Target, bearer: str, sizes: Sizes, bar: Pro
     return [
         Row("consolidation", "turn -> applied, minus model time", "builtin, 1 session", p50,
             percentile(samples, 0.95), goal="p50 ≤ 100 ms", met=p50 <= 100,
-            figure=f"model {model_ms:.1f} ms/run"),
+            figure=f"model {model_ms:.1f} ms/run; {retried:.0f} write retries"),
         Row("consolidation", "turns consolidated per minute",
             f"{sizes.sustain_seconds:.0f} s, {sizes.sustain_sessions} sessions",
             goal="≥ 1000/min",

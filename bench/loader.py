@@ -126,7 +126,7 @@ async def add_turns(
 
         async def write(tx: Tx, turns: list[dict[str, Any]] = turns) -> None:
             for turn in turns:
-                await tx.row("record_turn", id=branch.session, turn=turn)
+                await tx.row("record_turn", id=branch.session, turn=turn, run=None)
 
         await db.write(write)
         branch.head = turns[-1]["head"]

@@ -1,4 +1,4 @@
-// Records a turn's items as one new version (the new head). A turn that waited for an
+// Records a turn's items as one new version (the new head), and queues its run ($run). A turn that waited for an
 // approval is the same Turn node, completed later with the items of its second step.
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MERGE (t:Turn {id: $turn.id})
@@ -36,5 +36,14 @@ CALL (t) {
   UNWIND $turn.sawAgent AS cid
   MATCH (c:AgentChange {id: cid})
   MERGE (t)-[:SAW]->(c)
+}
+// The turn's consolidation run (S7), when it asks for one: queued by the same statement, as
+// `queue_run` writes a run.
+CALL (s, t) {
+  UNWIND CASE WHEN $run IS NULL THEN [] ELSE [$run] END AS run
+  CREATE (r:Run {id: run.id, status: 'queued', model: run.model, trigger: 'turn',
+                 queuedAt: run.at, attempts: 0})
+  CREATE (r)-[:FOR_SESSION]->(s)
+  CREATE (r)-[:FOR_TURN]->(t)
 }
 RETURN t.id AS id

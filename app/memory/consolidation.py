@@ -16,7 +16,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.config import Settings
 from app.errors import NotFound, SessionConflict
@@ -42,6 +42,13 @@ from app.store.database import Database, Tx, settled_list
 log = logging.getLogger("openbot_memory.consolidation")
 
 REFRESH_WAIT_SECONDS = 120.0
+
+
+class Owner(NamedTuple):
+    """Whose run it is: its session's org and agent."""
+
+    org: str
+    agent: str
 
 
 async def unprocessed_items(tx: Tx, session_id: str) -> list[Item]:
@@ -119,7 +126,8 @@ class Consolidation:
         except Exception as exc:
             log.exception("run %s failed unexpectedly", run_id)
             with contextlib.suppress(Exception):
-                await self._finish(run_id, "failed", f"internal error ({exc.__class__.__name__})")
+                await self._finish(run_id, None, "failed",
+                                   f"internal error ({exc.__class__.__name__})")
         finally:
             self.on_run_end()
 
@@ -129,6 +137,7 @@ class Consolidation:
             return
         session_id, org = context["session"], context["org"]
         model_name = context["run"]["model"]
+        owner = Owner(org, context["agent"])
 
         async def read(tx: Tx) -> tuple[SessionView, list[Item]]:
             view = await load_view(tx, Principal(org), session_id)
@@ -137,10 +146,10 @@ class Consolidation:
         view, backlog = await self.db.read(read)
         items = first_chunk(backlog, self.settings.prompt_budget_chars)
         if not view.memory.settings.generate:  # S11: turned off since the run was queued
-            await self._finish(run_id, "skipped", None)
+            await self._finish(run_id, owner, "skipped", None)
             return
         if not items:
-            await self._finish(run_id, "succeeded", None)
+            await self._finish(run_id, owner, "succeeded", None)
             return
         entries = list(view.memory.entries.values())
         request = ModelRequest(
@@ -159,13 +168,13 @@ class Consolidation:
         except (ModelError, ValueError, TimeoutError) as exc:
             message = failure_message(exc, budget)
             log.warning("run %s: model %s failed: %s", run_id, model_name, message)
-            await self._finish(run_id, "failed", message, sorted(read_uids))
+            await self._finish(run_id, owner, "failed", message, sorted(read_uids))
             return
         seen = {entry.key: entry.change for entry in entries}
         await asyncio.to_thread(prescan, proposed)  # S10's scan, before the lock
         await self.db.write(
             lambda tx: self._apply(
-                tx, run_id, org, session_id, model_name, read_uids, seen, proposed
+                tx, run_id, owner, session_id, model_name, read_uids, seen, proposed
             )
         )
 
@@ -173,23 +182,24 @@ class Consolidation:
         self,
         tx: Tx,
         run_id: str,
-        org: str,
+        owner: Owner,
         session_id: str,
         model_name: str,
         read_uids: set[str],
         seen: dict[str, str],
         proposed: list[Any],
     ) -> None:
+        org = owner.org
         await lock(tx, Principal(org), session_id)
         view = await load_view(tx, Principal(org), session_id)  # the newest memory (S7)
         if not view.memory.settings.generate:
-            await self._finish_in(tx, run_id, "skipped", None)
+            await self._finish_in(tx, run_id, owner, "skipped", None)
             return
         unprocessed = await unprocessed_items(tx, session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
-            await self._finish_in(tx, run_id, "succeeded", None)
+            await self._finish_in(tx, run_id, owner, "succeeded", None)
             return
         kept, dropped = check_changes(
             proposed,
@@ -229,29 +239,35 @@ class Consolidation:
         if len(unprocessed) > len(readable):  # a backlog larger than one prompt: read on
             backlog = {"id": new_id("run"), "model": model_name, "at": now_ms()}
             await tx.row("queue_backlog_run", id=session_id, run=backlog)
-        await self._ended(tx, run_id)
+        await self._ended(tx, run_id, owner)
 
     async def _finish(
-        self, run_id: str, status: str, error: str | None, tried: Sequence[str] = ()
+        self, run_id: str, owner: Owner | None, status: str, error: str | None,
+        tried: Sequence[str] = (),
     ) -> None:
-        await self.db.write(lambda tx: self._finish_in(tx, run_id, status, error, tried))
+        await self.db.write(lambda tx: self._finish_in(tx, run_id, owner, status, error, tried))
 
     @classmethod
     async def _finish_in(
-        cls, tx: Tx, run_id: str, status: str, error: str | None, tried: Sequence[str] = ()
+        cls, tx: Tx, run_id: str, owner: Owner | None, status: str, error: str | None,
+        tried: Sequence[str] = (),
     ) -> None:
         await tx.row(
             "finish_run", run=run_id, status=status, error=error, now=now_ms(), tried=list(tried)
         )
-        await cls._ended(tx, run_id)
+        await cls._ended(tx, run_id, owner)
 
     @staticmethod
-    async def _ended(tx: Tx, run_id: str) -> None:
+    async def _ended(tx: Tx, run_id: str, owner: Owner | None) -> None:
         """A run ended in this transaction: if that emptied its agent's queue, learning is due
-        (A2), queued here so that it is never lost."""
-        context = await tx.row("run_context", run=run_id)
-        if context is not None:
-            await queue_learning(tx, context["org"], context["agent"])
+        (A2), queued here so that it is never lost. `owner` is the run's org and agent, read
+        here when the caller does not know them."""
+        if owner is None:
+            context = await tx.row("run_context", run=run_id)
+            if context is None:
+                return
+            owner = Owner(context["org"], context["agent"])
+        await queue_learning(tx, owner.org, owner.agent)
 
     async def refresh(self, who: Principal, session_id: str) -> SessionView:
         """S16: consolidate now. Nothing with `generate` off; 409 without a model."""

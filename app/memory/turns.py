@@ -160,16 +160,9 @@ class Turns:
                     for n, item in enumerate(items)
                 ],
             }
-            await tx.row("record_turn", id=session_id, turn=turn)
-            if queued:
-                run = {
-                    "id": new_id("run"),
-                    "model": run_model,
-                    "turn": turn["id"],
-                    "trigger": "turn",
-                    "at": turn["at"],
-                }
-                await tx.row("queue_run", id=session_id, run=run)
+            run = {"id": new_id("run"), "model": run_model, "at": turn["at"]} if queued else None
+            await tx.row("record_turn", id=session_id, turn=turn, run=run)
+            if run is not None:
                 run_id = str(run["id"])
             elif learn:  # with no run queued, the agent's queue may be empty now (A2)
                 await queue_learning(tx, who.org, state["agent"])
