@@ -39,9 +39,13 @@ def test_every_measure_fills_its_rows(graph: Graph, neo4j_target: Target) -> Non
     assert all(r.ratio for r in rows if r.section == "session growth" and r.size == "24 items")
     entries = [(r.measure, r.size) for r in rows if r.section.startswith("entries")]
     assert entries == [(name, size) for name in HOT_PATHS for size in ("3 entries", "5 entries")]
-    nested = [r.measure for r in rows if r.section.startswith("nested view")]
-    assert nested == ["ours: latency under load", "ours: statements per request",
-                      "ours: throughput"]
+    nested = [r for r in rows if r.section.startswith("nested view")]
+    assert [r.measure for r in nested] == [
+        "ours: latency under load", "ours: statements per request",
+        "ours: GraphQL execution alone", "ours: throughput",
+    ]
+    assert nested[2].p50
+    assert nested[2].p95
     consolidation = [r for r in rows if r.section == "consolidation"]
     assert [r.measure for r in consolidation] == [
         "turn -> applied, minus model time", "turns consolidated per minute",
