@@ -267,7 +267,8 @@ class Consolidation:
             if context is None:
                 return
             owner = Owner(context["org"], context["agent"])
-        await queue_learning(tx, owner.org, owner.agent)
+        with contextlib.suppress(NotFound):  # an agent deleted meanwhile has nothing to learn
+            await queue_learning(tx, owner.org, owner.agent)
 
     async def refresh(self, who: Principal, session_id: str) -> SessionView:
         """S16: consolidate now. Nothing with `generate` off; 409 without a model."""

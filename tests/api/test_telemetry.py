@@ -101,10 +101,12 @@ def test_logs_hold_no_token_no_content_no_item_text(
     api.remember(session, "planted", SECRET)
     api.turn(session, user(ITEM_SECRET), assistant("Noted."))
     api.wait_idle(session)
-    httpx.get(f"{server.url}/v1/agents", headers={"Authorization": f"Bearer {BAD_TOKEN}"})
+    refused = httpx.get(f"{server.url}/v1/agents", headers={
+        "Authorization": f"Bearer {BAD_TOKEN}", "X-Request-Id": "rid-refused"})
+    assert refused.status_code == 401
     answer = api.get(f"/v1/sessions/{session}/memory", headers={"X-Request-Id": "rid-read"})
     assert SECRET in answer.text
-    logged(caplog, "rid-read")
+    logged(caplog, "rid-refused", "rid-read")
     lines = lines_of(caplog.records)
     assert lines
     for line in lines:

@@ -68,7 +68,7 @@ TOO_COSTLY = "QUERY_TOO_COSTLY"
 @lru_cache(maxsize=256)
 def _parsed(query: str, max_tokens: int, max_comments: int) -> DocumentNode:
     """Each document parsed once (clients send a few documents, again and again)."""
-    return parse(query, max_tokens=max_tokens, max_comments=max_comments)
+    return parse(query, max_lexical_tokens=max_tokens, max_comments=max_comments)
 
 
 class TokenLimit(SchemaExtension):

@@ -212,7 +212,11 @@ async def read_turns_ahead(info: GraphInfo, items: Iterable[Item]) -> None:
     left to look it up themselves."""
     known = [item for item in items if item.turn_known and not item.turn_read]
     ids = list({item.turn_id for item in known if item.turn_id is not None})
-    turns = dict(zip(ids, map(Turn.maybe, await info.context.turns.load_many(ids)), strict=True))
+    try:
+        turns = dict(zip(ids, map(Turn.maybe, await info.context.turns.load_many(ids)),
+                         strict=True))
+    except Exception:  # each item's own lookup then meets the error, on its nullable `turn`,
+        return  # so a failed read ahead costs those fields, not the whole page of entries
     for item in known:
         item.read_turn = None if item.turn_id is None else turns[item.turn_id]
         item.turn_read = True
