@@ -2,7 +2,8 @@
 // committed data only, so a check made before the lock would let two writers both pass.
 // The lock is taken by the write and held until the transaction ends; the property goes.
 // Then, in the same statement, the state a command checks and needs: with a $key, that key's
-// entry as it stands (its CURRENT change); and whether a client ever chose an item id here.
+// entry as it stands (its CURRENT change); whether a client ever chose an item id here; and
+// whether the head is shared (another version continues it: a fork made at the head).
 MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 SET s._lock = true
@@ -16,4 +17,5 @@ RETURN c {.id, .key, .content, .kind, .status, .at} AS current,
        s.kind AS kind, p.id AS person, a.shared AS agentShared, s.model AS model,
        a.model AS agentModel, a.id AS agent,
        s.useOverride AS useOverride, s.generateOverride AS generateOverride,
-       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org
+       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org,
+       EXISTS { (:Version)-[:PARENT]->(h) } AS headShared

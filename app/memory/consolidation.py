@@ -190,7 +190,7 @@ class Consolidation:
         proposed: list[Any],
     ) -> None:
         org = owner.org
-        await lock(tx, Principal(org), session_id)
+        state = await lock(tx, Principal(org), session_id)
         view = await load_view(tx, Principal(org), session_id)  # the newest memory (S7)
         if not view.memory.settings.generate:
             await self._finish_in(tx, run_id, owner, "skipped", None)
@@ -211,8 +211,11 @@ class Consolidation:
         dropped = [*dropped, *overtaken]
         uid_of = {item.id: item.uid for item in readable}
         run = {"id": run_id, "head": new_head(), "at": now_ms()}
+        # A run that keeps nothing stays on the head it read, unless a fork shares that head:
+        # what it read is this session's, so it then makes a version of its own (else the fork's
+        # history would count the items as processed, while the fork never read them).
         await tx.row(
-            "apply_consolidation" if kept else "record_quiet_run",
+            "apply_consolidation" if kept or state["headShared"] else "record_quiet_run",
             id=session_id,
             run=run,
             read=[item.uid for item in readable],

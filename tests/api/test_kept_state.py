@@ -5,6 +5,7 @@ turns, commands, consolidations, forks and reverts, with runs landing in between
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 from app.store.catalog import statement
 from tests.conftest import Api, Graph, RunningServer, assistant, user
+from tests.openai_stub import OpenAIStub, Reply
 
 SAYINGS = [
     "My name is Ana Lima.",
@@ -168,3 +170,28 @@ def test_a_session_made_before_the_state_was_kept_gets_it_at_start(
         assert kept(graph, session) == derived(graph, session)
     finally:
         client.http.close()
+
+
+def test_a_quiet_run_landing_after_a_fork_at_its_head_stays_its_own_sessions(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # S3, S7 and issue 12: the fork was made before the run read the turn, so the fork has not
+    # processed those items, and its history must not say it has (seen once as a kept state
+    # that differed from the derived one, when a quiet run hung on the head a fork shared)
+    sid = str(api.session(model="openai:test")["session"]["id"])
+    asked, answer = threading.Event(), threading.Event()
+    openai_stub.script_for("memory_changes", Reply(gate=answer, started=asked))  # keeps nothing
+    try:
+        turn = api.turn(sid, user("Thanks, that is all."), assistant("You are welcome."))
+        assert asked.wait(20), "the run never asked the model"
+        forked = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    finally:
+        answer.set()
+    [run] = api.wait_idle(sid)
+    assert run["status"] == "succeeded"
+    assert run["kept"] == []
+    assert run["read"] == turn["turn"]["items"]
+    for each in (sid, forked):
+        assert kept(graph, each) == derived(graph, each), each
+    assert api.ok(api.get(f"/v1/sessions/{sid}/memory"))["processed"] == turn["turn"]["items"]
+    assert api.ok(api.get(f"/v1/sessions/{forked}/memory"))["processed"] == []
