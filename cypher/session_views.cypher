@@ -3,9 +3,16 @@
 // session keeps its processed ledger (`processed`, item ids in timeline order). No history is
 // walked; `memory_at` derives the same for any other version. Each source names its turn, so
 // a nested view (session -> entries -> sources -> turn) costs one more statement, for the turns.
+//
+// Reads are read-committed, even within one statement: a write committing while the view is
+// read could show a revision that does not name the entries read with it (a client would then
+// edit a state it never saw). So the revision is read first, the session is read again last
+// (`revisionAfter`), and `load_views` reads again any view whose two differ: every change
+// grows the revision.
 UNWIND $ids AS sid
 MATCH (s:Session {id: sid})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
+WITH sid, s, a, o, s.revision AS revision
 MATCH (s)-[:HEAD]->(h:Version)
 OPTIONAL MATCH (s)-[:WITH]->(p:Person)
 OPTIONAL MATCH (s)-[:STARTED_FROM]->(parent:Session)
@@ -23,9 +30,13 @@ CALL (s) {
   RETURN collect(c {.key, .content, .kind, .status, updatedAt: c.at, change: c.id,
                     sources: sources}) AS entries
 }
-RETURN s {.id, .kind, .revision, .model, .useOverride, .generateOverride, .createdAt,
+CALL (sid) {
+  MATCH (again:Session {id: sid})
+  RETURN again.revision AS revisionAfter
+}
+RETURN s {.id, .kind, revision: revision, .model, .useOverride, .generateOverride, .createdAt,
           agent: a.id, head: h.id, person: p.id, parent: parent.id,
           forkedFrom: source.id, forkedAt: f.at} AS session,
        o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org,
        entries, coalesce(s.processed, []) AS processed,
-       coalesce(s.processedSeq, 0) AS processedSeq
+       coalesce(s.processedSeq, 0) AS processedSeq, revisionAfter

@@ -280,12 +280,21 @@ class Api:
         return body
 
     def command(self, session_id: str, command: dict[str, Any]) -> httpx.Response:
-        """A memory command with the session's current head and revision."""
-        current = self.view(session_id)["session"]
-        return self.post(
-            f"/v1/sessions/{session_id}/memory",
-            {"expected": current["head"], "revision": current["revision"], "command": command},
-        )
+        """A memory command with the session's current head and revision, sent again (as a
+        client would) when a consolidation run landed between the read and the write (S12's
+        409 naming the head or revision); any other answer is returned as it is."""
+        for _ in range(10):
+            current = self.view(session_id)["session"]
+            answer = self.post(
+                f"/v1/sessions/{session_id}/memory",
+                {"expected": current["head"], "revision": current["revision"],
+                 "command": command},
+            )
+            stale = answer.status_code == 409 and str(answer.json().get("message", "")).endswith(
+                ("read the session again", "read it again"))
+            if not stale:
+                return answer
+        return answer
 
     def remember(self, session_id: str, key: str, content: str, kind: str = "fact") -> Any:
         command = {"_tag": "Remember", "key": key, "content": content, "kind": kind}

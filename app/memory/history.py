@@ -16,7 +16,7 @@ from typing import Any
 
 from app.errors import NotFound
 from app.memory.ids import new_head, new_id, now_ms
-from app.memory.sessions import check_expected, load_view, lock, memory_at
+from app.memory.sessions import check_expected, load_view, lock, memory_at, view_rows
 from app.memory.values import Entry, Item, Principal, SessionView, entries_of
 from app.store.database import Database, Tx
 
@@ -76,7 +76,7 @@ async def memory_of(
     """The memory at a version of the session, as `memory_at` answers it: from the kept state
     when the version is the head, derived from the history otherwise."""
     if version == head:
-        [row] = await tx.rows("session_views", **who.scope(), ids=[session_id])
+        [row] = await view_rows(tx, who, [session_id])
         return row
     return (await memory_at(tx, who, [version]))[version]
 

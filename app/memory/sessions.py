@@ -34,8 +34,22 @@ async def memory_at(
 async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
     """Session views by id, in one statement over the kept state (no history walked); ids the
     caller may not reach (another org's, another member's) are simply absent."""
+    return {
+        row["session"]["id"]: SessionView.from_record(row)
+        for row in await view_rows(tx, who, ids)
+    }
+
+
+async def view_rows(tx: Tx, who: Principal, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """`session_views`' rows, each read whole between two commits: a view that a write changed
+    while it was read (its revision moved) is read again (see session_views.cypher)."""
     rows = await tx.rows("session_views", **who.scope(), ids=list(ids))
-    return {row["session"]["id"]: SessionView.from_record(row) for row in rows}
+    settled = [row for row in rows if row["session"]["revision"] == row["revisionAfter"]]
+    if len(settled) == len(rows):
+        return rows
+    found = {row["session"]["id"] for row in settled}
+    moved = [row["session"]["id"] for row in rows if row["session"]["id"] not in found]
+    return settled + await view_rows(tx, who, moved)
 
 
 async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
