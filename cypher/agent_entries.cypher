@@ -1,7 +1,11 @@
 // The current agent entries (state kept on each entry, never derived from history) that a
 // reader may see: shared ones and $person's private ones, or all with $all (A9).
+// The version is read first and the agent again last (`versionAfter`): reads are
+// read-committed even within one statement, so `read_entries` reads again an agent whose
+// version moved while its entries were read (as session_views does for a session).
 UNWIND $agents AS aid
 MATCH (a:Agent {id: aid})-[:IN_ORG]->(:Org {id: $org})
+WITH aid, a, coalesce(a.memoryVersion, 0) AS version
 OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
   WHERE $all OR e.owner = '' OR e.owner = $person
 CALL (e) {
@@ -10,7 +14,12 @@ CALL (e) {
   RETURN collect(CASE WHEN i IS NULL THEN null
                       ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources
 }
-WITH a, aid, e, sources
-RETURN aid, coalesce(a.memoryVersion, 0) AS version, a.shared AS shared,
-       collect(e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt,
-                  .change, sources: sources}) AS entries
+WITH a, aid, version, e, sources
+WITH aid, version, a.shared AS shared,
+     collect(e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt,
+                .change, sources: sources}) AS entries
+CALL (aid) {
+  MATCH (again:Agent {id: aid})
+  RETURN coalesce(again.memoryVersion, 0) AS versionAfter
+}
+RETURN aid, version, shared, entries, versionAfter

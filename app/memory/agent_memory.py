@@ -26,7 +26,7 @@ from app.memory.agent_entries import (
 from app.memory.commands import AgentCommand, AgentForget, AgentRemember, check_agent_remember
 from app.memory.ids import new_id, now_ms
 from app.memory.values import Principal
-from app.store.database import Database, Tx
+from app.store.database import Database, Tx, read_whole
 
 MAX_LOG_PAGE = 200
 
@@ -83,7 +83,12 @@ async def read_entries(
 ) -> dict[str, tuple[int, bool, list[AgentEntry]]]:
     """For each agent: its memory's version, whether it is shared, and the entries `who` may
     see (the current state, one statement)."""
-    rows = await tx.rows("agent_entries", **reader(who), agents=list(agent_ids))
+    rows = await read_whole(
+        lambda some: tx.rows("agent_entries", **reader(who), agents=some),
+        agent_ids,
+        key=lambda row: str(row["aid"]),
+        settled=lambda row: bool(row["version"] == row["versionAfter"]),
+    )
     return {
         row["aid"]: (
             row["version"],

@@ -19,7 +19,7 @@ from app.memory.values import (
     Principal,
     SessionView,
 )
-from app.store.database import Database, Tx
+from app.store.database import Database, Tx, read_whole
 
 
 async def memory_at(
@@ -43,13 +43,12 @@ async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, Se
 async def view_rows(tx: Tx, who: Principal, ids: Sequence[str]) -> list[dict[str, Any]]:
     """`session_views`' rows, each read whole between two commits: a view that a write changed
     while it was read (its revision moved) is read again (see session_views.cypher)."""
-    rows = await tx.rows("session_views", **who.scope(), ids=list(ids))
-    settled = [row for row in rows if row["session"]["revision"] == row["revisionAfter"]]
-    if len(settled) == len(rows):
-        return rows
-    found = {row["session"]["id"] for row in settled}
-    moved = [row["session"]["id"] for row in rows if row["session"]["id"] not in found]
-    return settled + await view_rows(tx, who, moved)
+    return await read_whole(
+        lambda some: tx.rows("session_views", **who.scope(), ids=some),
+        ids,
+        key=lambda row: str(row["session"]["id"]),
+        settled=lambda row: bool(row["session"]["revision"] == row["revisionAfter"]),
+    )
 
 
 async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:

@@ -6,7 +6,7 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -159,6 +159,25 @@ async def settled_list(
         if again == ids and check == found:
             return [check[i] for i in again if i in check]
         ids, found = again, check
+
+
+async def read_whole(
+    fetch: Callable[[list[str]], Awaitable[list[dict[str, Any]]]],
+    ids: Sequence[str],
+    key: Callable[[dict[str, Any]], str],
+    settled: Callable[[dict[str, Any]], bool],
+) -> list[dict[str, Any]]:
+    """Rows of one statement that reads, per row, a counter every write grows (a session's
+    revision, an agent memory's version) first and again last: a row whose two differ was read
+    while a write committed (reads are read-committed even within one statement), so its ids
+    are read again, until every row was read whole between two commits."""
+    rows = await fetch(list(ids))
+    whole = [row for row in rows if settled(row)]
+    if len(whole) == len(rows):
+        return rows
+    done = {key(row) for row in whole}
+    moved = [key(row) for row in rows if key(row) not in done]
+    return whole + await read_whole(fetch, moved, key, settled)
 
 
 SEARCH_QUERY_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
