@@ -65,7 +65,12 @@ TOO_LARGE = "QUERY_TOO_LARGE"
 TOO_COSTLY = "QUERY_TOO_COSTLY"
 
 
-@lru_cache(maxsize=256)
+# Distinct documents kept parsed (here) and validated (`ValidationCache` in the schema):
+# clients send a few documents, again and again.
+DOCUMENTS_CACHED = 256
+
+
+@lru_cache(maxsize=DOCUMENTS_CACHED)
 def _parsed(query: str, max_tokens: int, max_comments: int) -> DocumentNode:
     """Each document parsed once (clients send a few documents, again and again)."""
     return parse(query, max_lexical_tokens=max_tokens, max_comments=max_comments)

@@ -20,7 +20,13 @@ from app.api.graphql.agents import (
 from app.api.graphql.connections import DEFAULT_FIRST, Connection, connection, page_of
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.errors import ServiceErrors, log_errors
-from app.api.graphql.limits import AliasLimit, CostLimit, DepthLimit, TokenLimit
+from app.api.graphql.limits import (
+    DOCUMENTS_CACHED,
+    AliasLimit,
+    CostLimit,
+    DepthLimit,
+    TokenLimit,
+)
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search import SearchQuery
@@ -64,10 +70,6 @@ class Query(SearchQuery):
 @strawberry.type
 class Mutation(MemoryMutation, HistoryMutation, AgentMutation):
     pass
-
-
-# Distinct documents kept parsed and validated (clients send a few, again and again).
-DOCUMENTS_CACHED = 256
 
 
 class Schema(strawberry.Schema):
