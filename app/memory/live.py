@@ -6,7 +6,7 @@ How changes are heard:
   hook, in `Database.write`), which runs the poll now instead of at its next tick.
 - From any other process on the same Neo4j, within a second. While anyone watches, one task
   per process reads what moved for every watched session and agent in ONE statement
-  (`cypher/live_marks.cypher`: each session's revision and count of ended runs, each agent's
+  (`cypher/live_marks.cypher`: each session's revision and its ended runs, each agent's
   memory version) every `live_poll_seconds` (0.25 s), and wakes the watches whose marks
   changed. With no watcher the task stops; the next watch starts it again.
 
@@ -127,7 +127,9 @@ class Live:
         assert row is not None
         marks: dict[Key, dict[str, int]] = {}
         for s in row["sessions"]:
-            marks[("session", s["id"])] = {"revision": s["revision"], "ended": s["ended"]}
+            marks[("session", s["id"])] = {
+                "revision": s["revision"], "ended": s["ended"], "lastEnded": s["lastEnded"]
+            }
         for a in row["agents"]:
             marks[("agent", a["id"])] = {"version": a["version"]}
         for watch in list(self._watches):

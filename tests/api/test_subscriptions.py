@@ -267,7 +267,12 @@ def test_each_run_is_heard_once_when_it_ends(
         writer.wait_idle(sid)
     runs = list(reversed(writer.wait_idle(sid)))  # oldest first
 
-    heard = [live.next("runs")["data"]["runFinished"] for _ in runs]
+    heard: list[dict[str, Any]] = []
+    for _ in runs:
+        try:
+            heard.append(live.next("runs")["data"]["runFinished"])
+        except TimeoutError:  # say what was heard, and what the graph holds, not just "no"
+            raise AssertionError(f"heard {heard} of the runs {runs}") from None
 
     assert [(r["id"], r["status"]) for r in heard] == [
         (r["id"], r["status"].upper()) for r in runs

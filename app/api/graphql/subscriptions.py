@@ -18,6 +18,7 @@ from app.api.graphql.agents import AgentMemory
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.runs import Run
 from app.api.graphql.sessions import Session
+from app.memory.ids import now_ms
 
 RUNNING = ("queued", "running")
 
@@ -65,16 +66,17 @@ class Subscription:
     ) -> AsyncGenerator[Run, None]:
         ctx, sid = info.context, str(session_id)
         consolidation = ctx.service.consolidation
+        since = now_ms()  # runs that end from now on are told, however slow the reads below
         async with ctx.service.live.watch("session", sid) as watch:
             await ctx.service.sessions.view(ctx.who, sid)  # NotFound as a query would be
             told = {run["id"] for run in await consolidation.runs(ctx.who, sid)
-                    if run["status"] not in RUNNING}
-            ended = -1
+                    if run["status"] not in RUNNING and (run.get("finishedAt") or 0) < since}
+            ended: tuple[int, int] | None = None
             while True:
                 marks = await watch.changed()
-                if marks["ended"] == ended:
+                if (marks["ended"], marks["lastEnded"]) == ended:
                     continue
-                ended = marks["ended"]
+                ended = marks["ended"], marks["lastEnded"]
                 for run in ended_runs(await consolidation.runs(ctx.who, sid), told):
                     told.add(run["id"])
                     ctx.renew()
