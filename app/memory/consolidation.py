@@ -33,7 +33,7 @@ from app.memory.prompts import (
     parse_answer,
 )
 from app.memory.sessions import load_view, lock
-from app.memory.values import Item, Principal, SessionView
+from app.memory.values import Item, Principal, SessionView, switches_of
 from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
@@ -132,18 +132,19 @@ class Consolidation:
             self.on_run_end()
 
     async def _execute(self, run_id: str) -> None:
-        context = await self.db.read(lambda tx: tx.row("run_context", run=run_id))
-        if context is None:
+        async def read(tx: Tx) -> tuple[dict[str, Any], SessionView, list[Item]] | None:
+            context = await tx.row("run_context", run=run_id)
+            if context is None:
+                return None
+            view = await load_view(tx, Principal(context["org"]), context["session"])
+            return context, view, await unprocessed_items(tx, context["session"])
+
+        found = await self.db.read(read)  # the run, its session's view and backlog: one read
+        if found is None:
             return
-        session_id, org = context["session"], context["org"]
+        context, view, backlog = found
         model_name = context["run"]["model"]
-        owner = Owner(org, context["agent"])
-
-        async def read(tx: Tx) -> tuple[SessionView, list[Item]]:
-            view = await load_view(tx, Principal(org), session_id)
-            return view, await unprocessed_items(tx, session_id)
-
-        view, backlog = await self.db.read(read)
+        owner = Owner(context["org"], context["agent"])
         items = first_chunk(backlog, self.settings.prompt_budget_chars)
         if not view.memory.settings.generate:  # S11: turned off since the run was queued
             await self._finish(run_id, owner, "skipped", None)
@@ -174,7 +175,7 @@ class Consolidation:
         await asyncio.to_thread(prescan, proposed)  # S10's scan, before the lock
         await self.db.write(
             lambda tx: self._apply(
-                tx, run_id, owner, session_id, model_name, read_uids, seen, proposed
+                tx, run_id, owner, (view, backlog), model_name, read_uids, seen, proposed
             )
         )
 
@@ -183,19 +184,24 @@ class Consolidation:
         tx: Tx,
         run_id: str,
         owner: Owner,
-        session_id: str,
+        read: tuple[SessionView, list[Item]],
         model_name: str,
         read_uids: set[str],
         seen: dict[str, str],
         proposed: list[Any],
     ) -> None:
-        org = owner.org
+        org, (view, unprocessed) = owner.org, read
+        session_id = view.session.id
         state = await lock(tx, Principal(org), session_id)
-        view = await load_view(tx, Principal(org), session_id)  # the newest memory (S7)
-        if not view.memory.settings.generate:
+        if (state["revision"], state["head"]) != (view.session.revision, view.session.head):
+            # The session changed while the model worked: its newest memory and backlog (S7).
+            # Else what was read before the model is what holds now, as every change of a
+            # session's memory, items or settings grows its revision (S12).
+            view = await load_view(tx, Principal(org), session_id)
+            unprocessed = await unprocessed_items(tx, session_id)
+        if not switches_of(state).generate:  # the org's default may have changed meanwhile
             await self._finish_in(tx, run_id, owner, "skipped", None)
             return
-        unprocessed = await unprocessed_items(tx, session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:

@@ -90,7 +90,12 @@ class Learning:
         )
 
     def wake(self) -> None:
+        """A write of this process queued a learning job."""
         self.pool.wake()
+
+    def nudge(self) -> None:
+        """A run ended: learning may be due (A2), if its end emptied the agent's queue."""
+        self.pool.nudge()
 
     async def start(self) -> None:
         await self.pool.start()

@@ -52,16 +52,12 @@ class Service:
         models = Models(settings, db.telemetry)
         learning = Learning(db, models, settings)
         consolidation = Consolidation(
-            db, models, settings, workers=settings.workers, on_run_end=learning.wake
+            db, models, settings, workers=settings.workers, on_run_end=learning.nudge
         )
 
         agent_memory = AgentMemories(db)
         live = Live(db, agent_memory, settings.live_poll_seconds)
         db.on_commit = live.wake
-
-        def wake() -> None:
-            consolidation.wake()
-            learning.wake()
 
         return cls(
             settings=settings,
@@ -71,7 +67,7 @@ class Service:
             agent_memory=agent_memory,
             orgs=Orgs(db),
             tokens=Tokens(db, settings.default_model, settings.token_cache_seconds),
-            turns=Turns(db, settings.max_length, wake),
+            turns=Turns(db, settings.max_length, consolidation.wake, learning.wake),
             consolidation=consolidation,
             learning=learning,
             promotion=Promotion(db),

@@ -65,12 +65,13 @@ def needs_consolidation(items: Sequence[TurnItem]) -> bool:
 
 @dataclass
 class Turns:
-    """Recording turns; `wake` tells the workers a consolidation run or learning job may have
-    been queued."""
+    """Recording turns; `queued_run` and `queued_learning` wake a worker of the pool whose job
+    a turn queued (only that pool's: a woken worker claims without looking first)."""
 
     db: Database
     max_length: int
-    wake: Callable[[], None]
+    queued_run: Callable[[], None]
+    queued_learning: Callable[[], None]
 
     async def record(
         self,
@@ -92,6 +93,7 @@ class Turns:
             raise ValidationError("item ids are unique within a turn", "items")
 
         async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
+            # the answer, whether the turn is new, its run, and whether learning was queued
             state = await lock(tx, who, session_id)
             existing = await branch_item_ids(tx, session_id, client_ids)
             if existing:
@@ -131,6 +133,7 @@ class Turns:
             )
             generate = view.memory.settings.generate
             run_id: str | None = None
+            learning = False
             queued = status == "completed" and generate and run_model is not None and model_ran
             learn = status == "completed" and teaches(
                 state["kind"], generate, view.org.agent_memory, only_app_actions=not model_ran
@@ -165,17 +168,19 @@ class Turns:
             if run is not None:
                 run_id = str(run["id"])
             elif learn:  # with no run queued, the agent's queue may be empty now (A2)
-                await queue_learning(tx, who.org, state["agent"])
+                learning = await queue_learning(tx, who.org, state["agent"])
             answer = (
                 await self._view(tx, who, session_id, str(turn["id"]))
                 if earlier  # the turn's items are its earlier step's and these
                 else recorded(turn, session_id, state["revision"] + 1)
             )
-            return answer, True, run_id, queued or learn
+            return answer, True, run_id, learning
 
-        answer, created, run_id, woke = await self.db.write(work)
-        if woke:
-            self.wake()
+        answer, created, run_id, learning = await self.db.write(work)
+        if run_id is not None:
+            self.queued_run()
+        if learning:
+            self.queued_learning()
         return answer, created, run_id
 
     async def _check_awaiting(

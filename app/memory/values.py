@@ -177,6 +177,13 @@ def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
     )
 
 
+def switches_of(state: Mapping[str, Any]) -> Switches:
+    """The switches in force, from a session's locked state (`lock_session`: its overrides and
+    its org's defaults), as its view resolves them."""
+    overrides = Overrides(use=state.get("useOverride"), generate=state.get("generateOverride"))
+    return resolve_switches(OrgSettings.from_record(state["org"]), overrides)
+
+
 @dataclass(frozen=True)
 class Memory:
     """S2: the memory view of one session."""

@@ -62,18 +62,40 @@ class Workers:
     poll_seconds: float
     lease_seconds: float
     paused: bool = False  # a paused process claims nothing new (to drain it before a stop)
-    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _wakes: list[asyncio.Event] = field(default_factory=list)  # one per worker
+    _sure: set[int] = field(default_factory=set)  # woken workers told a job IS queued
+    _idle: set[int] = field(default_factory=set)  # the workers running no job
     _done: asyncio.Condition = field(default_factory=asyncio.Condition)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _busy: set[str] = field(default_factory=set)
     _next_requeue: float = 0.0
 
     def wake(self) -> None:
-        self._wake.set()
+        """A write of this process queued a job: ONE idle worker claims it at once, without
+        looking first. Waking them all would have them race for the same job, each queuing on
+        the same lock; a worker that ends a job looks for the next one itself."""
+        self._rouse(sure=True)
+
+    def nudge(self) -> None:
+        """A job may be due (a write may have queued one): one idle worker looks, and claims
+        only what it finds, so no write transaction is opened for nothing."""
+        self._rouse(sure=False)
+
+    def _rouse(self, sure: bool) -> None:
+        idle = sorted(self._idle)
+        for n in idle:
+            if not self._wakes[n].is_set():
+                self._wakes[n].set()
+                if sure:
+                    self._sure.add(n)
+                return
+        if sure and idle:  # every idle worker is woken already: one of them claims for sure
+            self._sure.add(idle[0])
 
     async def start(self) -> None:
+        self._wakes = [asyncio.Event() for _ in range(self.count)]
+        self._idle = set(range(self.count))
         self._tasks = [asyncio.create_task(self._work(n)) for n in range(self.count)]
-        self.wake()
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -90,12 +112,15 @@ class Workers:
                 await asyncio.wait_for(self._done.wait(), seconds)
 
     async def _work(self, n: int) -> None:
+        wake = self._wakes[n]
         while True:
-            self._wake.clear()  # before claiming, so a wake during the claim is not lost
+            sure = n in self._sure  # a job was queued here: claim it without looking first
+            self._sure.discard(n)
+            wake.clear()  # before claiming, so a wake during the claim is not lost
             try:
                 claimed = None
                 if not self.paused:
-                    queued, expired = await self._waiting()
+                    queued, expired = (True, False) if sure else await self._waiting()
                     if expired:
                         await self._requeue_expired()
                     if queued or expired:
@@ -108,17 +133,18 @@ class Workers:
                 claimed = None
             if claimed is None:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_seconds)
+                    await asyncio.wait_for(wake.wait(), self.poll_seconds)
                 continue
             job, group = claimed
             self._busy.add(group)
+            self._idle.discard(n)
             try:
                 await self._run_leased(job)
             finally:
                 self._busy.discard(group)
+                self._idle.add(n)
                 async with self._done:
                     self._done.notify_all()
-                self.wake()
 
     async def _requeue_expired(self) -> None:
         if time.monotonic() < self._next_requeue:

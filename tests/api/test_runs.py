@@ -93,6 +93,31 @@ def test_a_run_queued_before_generate_was_turned_off_never_asks_the_model(
     assert api.ok(api.get(f"/v1/sessions/{sid}/memory"))["processed"] == []
 
 
+def test_a_run_applies_nothing_when_its_org_turned_generate_off_while_the_model_worked(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S4, S11: the org's default counts as it stands when the run applies, though turning it
+    # off is no change of the session (its revision stays).
+    sid = api.session(model=STUB)["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script(Reply(
+        content=json.dumps({"changes": [remember("budget", "The budget is 1500 EUR.", ["m-1"])]}),
+        gate=gate, started=started,
+    ))
+    api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+    assert started.wait(30), "the model was not asked"
+    revision = api.view(sid)["session"]["revision"]
+    api.ok(api.patch("/v1/org/settings", {"memory": {"generate": False}}))
+    assert api.view(sid)["session"]["revision"] == revision
+    gate.set()
+    [run] = api.wait_idle(sid)
+
+    assert run["status"] == "skipped"
+    memory = api.ok(api.get(f"/v1/sessions/{sid}/memory"))
+    assert (memory["entries"], memory["processed"]) == ({}, [])
+    assert api.view(sid)["session"]["revision"] == revision
+
+
 def test_an_answer_that_breaks_the_parser_fails_the_run_and_records_what_it_tried(
     api: Api, openai_stub: OpenAIStub
 ) -> None:
