@@ -714,7 +714,7 @@ async def consolidation_rows(target: Target, bearer: str, sizes: Sizes, bar: Pro
         agent = await api.agent("bench consolidation")
         latency = await applied_latency(api, served, agent, sizes, bar)
         retried = served.metric(RETRIES, {"access": "write"})
-        rate, turns = await sustained(api, agent, sizes, bar)
+        rate, turns = await sustained(api, served, agent, sizes, bar)
     finally:
         await api.close()
         served.stop()
@@ -766,7 +766,9 @@ async def applied_latency(
     return samples, model_total / max(rounds, 1)
 
 
-async def sustained(api: Api, agent: str, sizes: Sizes, bar: Progress) -> tuple[float, int]:
+async def sustained(
+    api: Api, served: Served, agent: str, sizes: Sizes, bar: Progress
+) -> tuple[float, int]:
     """Turns posted by 4 clients round-robin over `sizes.sustain_sessions` sessions for
     `sizes.sustain_seconds`; turns consolidated per minute, from the first POST to the last
     run's end."""
@@ -795,26 +797,34 @@ async def sustained(api: Api, agent: str, sizes: Sizes, bar: Progress) -> tuple[
             bar.advance(task, 1)
 
     await asyncio.gather(tick(), *(client(k) for k in range(4)))
-    finished = await idle(api, sessions, 600)
+    finished = await idle(api, served, sessions, 600)
     minutes = max(finished - started_ms, 1.0) / 60_000
     return posted / minutes, posted
 
 
-async def idle(api: Api, sessions: Sequence[str], seconds: float) -> float:
-    """Wait until no run of `sessions` is queued or running; the last run's `finishedAt`."""
+PENDING = "openbot_memory_jobs"
+
+
+async def idle(api: Api, served: Served, sessions: Sequence[str], seconds: float) -> float:
+    """Wait until no run is queued or running; the last run's `finishedAt` of `sessions`.
+    While runs drain, it asks the service's one pending-jobs gauge (a count), not every
+    session's runs, so that waiting adds no load to what it measures."""
     deadline = time.monotonic() + seconds
-    while True:
-        runs = [run for sid in sessions
-                for run in (await api.call("GET", f"/v1/sessions/{sid}/runs"))[1]["runs"]]
-        pending = [run for run in runs if run["status"] in ("queued", "running")]
-        if not pending:
-            failed = [run for run in runs if run["status"] != "succeeded"]
-            if failed:
-                raise RuntimeError(f"{len(failed)} runs did not succeed: {failed[0]}")
-            return float(max((run["finishedAt"] for run in runs), default=0))
+
+    def pending() -> float:
+        return sum(served.metric(PENDING, {"kind": "consolidation", "status": status})
+                   for status in ("queued", "running"))
+
+    while (left := await asyncio.to_thread(pending)) > 0:
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{len(pending)} runs still pending after {seconds:.0f} s")
-        await asyncio.sleep(0.5)
+            raise RuntimeError(f"{left:.0f} runs still pending after {seconds:.0f} s")
+        await asyncio.sleep(0.25)
+    runs = [run for sid in sessions
+            for run in (await api.call("GET", f"/v1/sessions/{sid}/runs"))[1]["runs"]]
+    failed = [run for run in runs if run["status"] != "succeeded"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} runs did not succeed: {failed[0]}")
+    return float(max((run["finishedAt"] for run in runs), default=0))
 
 
 # --- the run -----------------------------------------------------------------------------
