@@ -132,26 +132,32 @@ class Consolidation:
             self.on_run_end()
 
     async def _execute(self, run_id: str) -> None:
-        async def read(tx: Tx) -> tuple[dict[str, Any], SessionView, list[Item]] | None:
+        async def read(
+            tx: Tx,
+        ) -> tuple[dict[str, Any], list[Item], SessionView | None] | None:
             context = await tx.row("run_context", run=run_id)
             if context is None:
                 return None
+            backlog = await unprocessed_items(tx, context["session"])
+            if not backlog or not switches_of(context, "switches").generate:
+                return context, backlog, None  # the run ends here: no view needed
             view = await load_view(tx, Principal(context["org"]), context["session"])
-            return context, view, await unprocessed_items(tx, context["session"])
+            return context, backlog, view
 
-        found = await self.db.read(read)  # the run, its session's view and backlog: one read
+        found = await self.db.read(read)  # the run, its session's backlog and view: one read
         if found is None:
             return
-        context, view, backlog = found
+        context, backlog, seen_view = found
         model_name = context["run"]["model"]
         owner = Owner(context["org"], context["agent"])
-        items = first_chunk(backlog, self.settings.prompt_budget_chars)
-        if not view.memory.settings.generate:  # S11: turned off since the run was queued
+        if not switches_of(context, "switches").generate:  # S11: off since the run was queued
             await self._finish(run_id, owner, "skipped", None)
             return
-        if not items:
+        if seen_view is None:  # nothing to read: earlier runs read it all
             await self._finish(run_id, owner, "succeeded", None)
             return
+        view = seen_view
+        items = first_chunk(backlog, self.settings.prompt_budget_chars)
         entries = list(view.memory.entries.values())
         request = ModelRequest(
             messages=consolidation_messages(entries, items),
@@ -174,9 +180,7 @@ class Consolidation:
         seen = {entry.key: entry.change for entry in entries}
         await asyncio.to_thread(prescan, proposed)  # S10's scan, before the lock
         await self.db.write(
-            lambda tx: self._apply(
-                tx, run_id, owner, (view, backlog), model_name, read_uids, seen, proposed
-            )
+            lambda tx: self._apply(tx, run_id, owner, view, model_name, read_uids, seen, proposed)
         )
 
     async def _apply(
@@ -184,24 +188,23 @@ class Consolidation:
         tx: Tx,
         run_id: str,
         owner: Owner,
-        read: tuple[SessionView, list[Item]],
+        view: SessionView,
         model_name: str,
         read_uids: set[str],
         seen: dict[str, str],
         proposed: list[Any],
     ) -> None:
-        org, (view, unprocessed) = owner.org, read
-        session_id = view.session.id
+        org, session_id = owner.org, view.session.id
         state = await lock(tx, Principal(org), session_id)
         if (state["revision"], state["head"]) != (view.session.revision, view.session.head):
-            # The session changed while the model worked: its newest memory and backlog (S7).
-            # Else what was read before the model is what holds now, as every change of a
+            # The session changed while the model worked: its newest memory (S7). Else the
+            # view read before the model is the one that holds now, as every change of a
             # session's memory, items or settings grows its revision (S12).
             view = await load_view(tx, Principal(org), session_id)
-            unprocessed = await unprocessed_items(tx, session_id)
         if not switches_of(state).generate:  # the org's default may have changed meanwhile
             await self._finish_in(tx, run_id, owner, "skipped", None)
             return
+        unprocessed = await unprocessed_items(tx, session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:

@@ -177,11 +177,11 @@ def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
     )
 
 
-def switches_of(state: Mapping[str, Any]) -> Switches:
-    """The switches in force, from a session's locked state (`lock_session`: its overrides and
-    its org's defaults), as its view resolves them."""
+def switches_of(state: Mapping[str, Any], org: str = "org") -> Switches:
+    """The switches in force, from a row with a session's overrides and its org's defaults
+    (under `org`: `lock_session`'s, `run_context`'s), as the session's view resolves them."""
     overrides = Overrides(use=state.get("useOverride"), generate=state.get("generateOverride"))
-    return resolve_switches(OrgSettings.from_record(state["org"]), overrides)
+    return resolve_switches(OrgSettings.from_record(state[org]), overrides)
 
 
 @dataclass(frozen=True)
