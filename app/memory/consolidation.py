@@ -179,9 +179,13 @@ class Consolidation:
             return
         seen = {entry.key: entry.change for entry in entries}
         await asyncio.to_thread(prescan, proposed)  # S10's scan, before the lock
-        await self.db.write(
+        ended = await self.db.write(
             lambda tx: self._apply(tx, run_id, owner, view, model_name, read_uids, seen, proposed)
         )
+        for run in ended:  # counted as every run that ends in this process is
+            self.db.telemetry.metrics.job_ended(
+                "consolidation", str(run["model"] or "none"), "succeeded", 0.0, []
+            )
 
     async def _apply(
         self,
@@ -193,7 +197,9 @@ class Consolidation:
         read_uids: set[str],
         seen: dict[str, str],
         proposed: list[Any],
-    ) -> None:
+    ) -> list[dict[str, Any]]:
+        """Apply what the model proposed to the newest memory; the runs queued behind this one
+        that it ended, as it read what they would have."""
         org, session_id = owner.org, view.session.id
         state = await lock(tx, Principal(org), session_id)
         if (state["revision"], state["head"]) != (view.session.revision, view.session.head):
@@ -203,13 +209,13 @@ class Consolidation:
             view = await load_view(tx, Principal(org), session_id)
         if not switches_of(state).generate:  # the org's default may have changed meanwhile
             await self._finish_in(tx, run_id, owner, "skipped", None)
-            return
+            return []
         unprocessed = await unprocessed_items(tx, session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
             await self._finish_in(tx, run_id, owner, "succeeded", None)
-            return
+            return []
         kept, dropped = check_changes(
             proposed,
             view.memory.entries,
@@ -248,10 +254,14 @@ class Consolidation:
                 for d in dropped
             ],
         )
+        done: list[dict[str, Any]] = []
         if len(unprocessed) > len(readable):  # a backlog larger than one prompt: read on
             backlog = {"id": new_id("run"), "model": model_name, "at": now_ms()}
             await tx.row("queue_backlog_run", id=session_id, run=backlog)
+        else:  # every item is read: the runs queued behind this one have nothing to read
+            done = await tx.rows("finish_read_runs", id=session_id, now=now_ms())
         await self._ended(tx, run_id, owner)
+        return done
 
     async def _finish(
         self, run_id: str, owner: Owner | None, status: str, error: str | None,

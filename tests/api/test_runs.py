@@ -118,6 +118,35 @@ def test_a_run_applies_nothing_when_its_org_turned_generate_off_while_the_model_
     assert api.view(sid)["session"]["revision"] == revision
 
 
+def test_runs_queued_behind_a_run_that_read_every_item_end_with_it_reading_nothing(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S7, issue 12: one run per turn is queued; once a run has read every unprocessed item, the
+    # runs still queued behind it end with it, succeeded and reading nothing, as each would
+    # have on its own; the model is asked once per run that had something to read.
+    sid = api.session(model=STUB)["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script(
+        Reply(content=json.dumps({"changes": [remember("budget", "1500 EUR.", ["m-1"])]}),
+              gate=gate, started=started),
+        changes(remember("seat", "Ana prefers the aisle.", ["m-2"])),
+    )
+    api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+    assert started.wait(30), "the model was not asked"
+    api.turn(sid, user("I like the aisle.", id="m-2"))
+    api.turn(sid, user("Thanks.", id="m-3"))  # two runs now wait behind the running one
+    gate.set()
+    first, second, third = reversed(api.wait_idle(sid))  # oldest first
+
+    assert [r["status"] for r in (first, second, third)] == ["succeeded"] * 3
+    assert (first["read"], second["read"], third["read"]) == (["m-1"], ["m-2", "m-3"], [])
+    assert (third["attempts"], third["startedAt"]) == (1, third["finishedAt"])
+    assert len(openai_stub.requests) == 2
+    entries = api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]
+    assert sorted(entries) == ["budget", "seat"]
+    assert api.ok(api.get(f"/v1/sessions/{sid}/memory"))["processed"] == ["m-1", "m-2", "m-3"]
+
+
 def test_an_answer_that_breaks_the_parser_fails_the_run_and_records_what_it_tried(
     api: Api, openai_stub: OpenAIStub
 ) -> None:
