@@ -65,7 +65,6 @@ class Workers:
     _wakes: list[asyncio.Event] = field(default_factory=list)  # one per worker
     _sure: set[int] = field(default_factory=set)  # woken workers told a job IS queued
     _idle: set[int] = field(default_factory=set)  # the workers running no job
-    _asleep: set[int] = field(default_factory=set)  # those waiting to be woken (not claiming)
     _done: asyncio.Condition = field(default_factory=asyncio.Condition)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _busy: set[str] = field(default_factory=set)
@@ -83,8 +82,7 @@ class Workers:
         self._rouse(sure=False)
 
     def _rouse(self, sure: bool) -> None:
-        # a sleeping worker first: one that is claiming now may be taking another job
-        idle = sorted(self._asleep) + sorted(self._idle - self._asleep)
+        idle = sorted(self._idle)
         for n in idle:
             if not self._wakes[n].is_set():
                 self._wakes[n].set()
@@ -134,12 +132,8 @@ class Workers:
                 log.exception("%s worker %s could not claim a job", self.name, n)
                 claimed = None
             if claimed is None:
-                self._asleep.add(n)
-                try:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), self.poll_seconds)
-                finally:
-                    self._asleep.discard(n)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), self.poll_seconds)
                 continue
             job, group = claimed
             self._busy.add(group)
