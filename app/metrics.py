@@ -77,9 +77,12 @@ class Metrics:
         )
 
     def job_ended(
-        self, kind: str, model: str, outcome: str, seconds: float, dropped: Sequence[str]
+        self, kind: str, model: str, outcome: str, seconds: float | None, dropped: Sequence[str]
     ) -> None:
-        self.job_seconds.labels(kind, model).observe(seconds)
+        """Count a job that ended here; `seconds` is None for one that ended without running
+        (a run ended by the run that read its items): counted, with no duration to observe."""
+        if seconds is not None:
+            self.job_seconds.labels(kind, model).observe(seconds)
         self.jobs_finished.labels(kind, model, outcome).inc()
         for reason in dropped:
             self.dropped_changes.labels(kind, reason_label(reason)).inc()

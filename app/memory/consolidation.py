@@ -182,9 +182,9 @@ class Consolidation:
         ended = await self.db.write(
             lambda tx: self._apply(tx, run_id, owner, view, model_name, read_uids, seen, proposed)
         )
-        for run in ended:  # counted as every run that ends in this process is
+        for run in ended:  # counted as every run that ends in this process is, without a time
             self.db.telemetry.metrics.job_ended(
-                "consolidation", str(run["model"] or "none"), "succeeded", 0.0, []
+                "consolidation", str(run["model"] or "none"), "succeeded", None, []
             )
 
     async def _apply(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -119,12 +120,13 @@ def test_a_run_applies_nothing_when_its_org_turned_generate_off_while_the_model_
 
 
 def test_runs_queued_behind_a_run_that_read_every_item_end_with_it_reading_nothing(
-    api: Api, openai_stub: OpenAIStub
+    api: Api, server: RunningServer, openai_stub: OpenAIStub
 ) -> None:
     # S7, issue 12: one run per turn is queued; once a run has read every unprocessed item, the
     # runs still queued behind it end with it, succeeded and reading nothing, as each would
     # have on its own; the model is asked once per run that had something to read.
     sid = api.session(model=STUB)["session"]["id"]
+    before = jobs_counted(server)
     gate, started = threading.Event(), threading.Event()
     openai_stub.script(
         Reply(content=json.dumps({"changes": [remember("budget", "1500 EUR.", ["m-1"])]}),
@@ -145,6 +147,28 @@ def test_runs_queued_behind_a_run_that_read_every_item_end_with_it_reading_nothi
     entries = api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]
     assert sorted(entries) == ["budget", "seat"]
     assert api.ok(api.get(f"/v1/sessions/{sid}/memory"))["processed"] == ["m-1", "m-2", "m-3"]
+    # Every run is counted as succeeded; only the two that ran have a duration. A run is
+    # counted just after it ends, so the counts are read until they settle.
+    deadline = time.monotonic() + 20
+    while (counted := jobs_counted(server, before)) != (3, 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert counted == (3, 2)
+
+
+def jobs_counted(
+    server: RunningServer, since: tuple[float, float] = (0.0, 0.0)
+) -> tuple[float, float]:
+    """The server's count of consolidation runs of STUB ended succeeded, and of their
+    durations observed (`/metrics`), less `since`."""
+    from tests.api.test_metrics import scrape, value
+
+    got = scrape(server.url)
+    return (
+        value(got, "openbot_memory_jobs_finished_total", kind="consolidation", model=STUB,
+              outcome="succeeded") - since[0],
+        value(got, "openbot_memory_job_duration_seconds_count", kind="consolidation",
+              model=STUB) - since[1],
+    )
 
 
 def test_an_answer_that_breaks_the_parser_fails_the_run_and_records_what_it_tried(
