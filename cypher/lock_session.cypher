@@ -4,6 +4,7 @@
 // Then, in the same statement, the state a command checks and needs: with a $key, that key's
 // entry as it stands (its CURRENT change); whether a client ever chose an item id here; and
 // whether the head is shared (another version continues it: a fork made at the head).
+// (`orgSettings`, not `org`: a turn runs it together with session_views, which answers `org`.)
 MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 SET s._lock = true
@@ -17,5 +18,5 @@ RETURN c {.id, .key, .content, .kind, .status, .at} AS current,
        s.kind AS kind, p.id AS person, a.shared AS agentShared, s.model AS model,
        a.model AS agentModel, a.id AS agent,
        s.useOverride AS useOverride, s.generateOverride AS generateOverride,
-       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org,
+       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS orgSettings,
        EXISTS { (:Version)-[:PARENT]->(h) } AS headShared

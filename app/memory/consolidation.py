@@ -207,7 +207,8 @@ class Consolidation:
             # view read before the model is the one that holds now, as every change of a
             # session's memory, items or settings grows its revision (S12).
             view = await load_view(tx, Principal(org), session_id)
-        if not switches_of(state).generate:  # the org's default may have changed meanwhile
+        # the org's default may have changed meanwhile
+        if not switches_of(state, "orgSettings").generate:
             await self._finish_in(tx, run_id, owner, "skipped", None)
             return []
         unprocessed = await unprocessed_items(tx, session_id)

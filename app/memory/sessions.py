@@ -19,6 +19,7 @@ from app.memory.values import (
     Principal,
     SessionView,
 )
+from app.store.catalog import together
 from app.store.database import Database, Tx, read_whole
 
 
@@ -56,6 +57,27 @@ async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
     if session_id not in views:
         raise NotFound(f"no session {session_id}")
     return views[session_id]
+
+
+async def then_view(
+    tx: Tx, who: Principal, session_id: str, name: str, **params: Any
+) -> tuple[dict[str, Any], SessionView]:
+    """Statement `name`, then the session's view after it, in one round trip (`together`):
+    its row and the view. Run under the session's lock, the view cannot move while it is read;
+    were it read unsettled all the same, it is read again."""
+    row = await tx.row(together(name, "session_views"), **who.scope(), **params, ids=[session_id])
+    if row is None:
+        raise NotFound(f"no session {session_id}")
+    if row["session"]["revision"] != row["revisionAfter"]:
+        return row, await load_view(tx, who, session_id)
+    return row, SessionView.from_record(row)
+
+
+async def lock_with_view(
+    tx: Tx, who: Principal, session_id: str
+) -> tuple[dict[str, Any], SessionView]:
+    """`lock`, and the session's view under the lock, in one round trip."""
+    return await then_view(tx, who, session_id, "lock_session", id=session_id, key=None)
 
 
 async def lock(
@@ -213,25 +235,24 @@ class Sessions:
             state = await lock(tx, who, session_id, key)
             check_expected(state, expected, revision)
             if isinstance(command, Configure):
-                await tx.row(
-                    "configure_session",
-                    **who.scope(),
+                _, view = await then_view(
+                    tx, who, session_id, "configure_session",
                     id=session_id,
                     setUse=command.set_use,
                     use=command.use,
                     setGenerate=command.set_generate,
                     generate=command.generate,
                 )
-            else:
-                await self._record_edit(tx, who, session_id, state, command)
-            return await load_view(tx, who, session_id)
+                return view
+            return await self._record_edit(tx, who, session_id, state, command)
 
         return await self.db.write(work)
 
     async def _record_edit(
         self, tx: Tx, who: Principal, session_id: str, state: dict[str, Any],
         command: Remember | Forget,
-    ) -> None:
+    ) -> SessionView:
+        """The edit recorded, and the view after it."""
         previous = state["current"]
         if isinstance(command, Forget):
             if previous is None:
@@ -258,4 +279,7 @@ class Sessions:
             "change": new_id("chg"),
             "at": now_ms(),
         }
-        await tx.row("record_memory_edit", id=session_id, org=who.org, edit=edit)
+        _, view = await then_view(
+            tx, who, session_id, "record_memory_edit", id=session_id, edit=edit
+        )
+        return view

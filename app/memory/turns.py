@@ -14,7 +14,7 @@ from app.memory.ids import new_head, new_id, now_ms
 from app.memory.instructions import Instructions, compose
 from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
-from app.memory.sessions import branch_item_ids, fresh_item_ids, load_view, lock
+from app.memory.sessions import branch_item_ids, fresh_item_ids, load_view, lock_with_view
 from app.memory.values import Item, Principal, SessionView
 from app.store.database import Database, Tx
 
@@ -94,7 +94,7 @@ class Turns:
 
         async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
             # the answer, whether the turn is new, its run, and whether learning was queued
-            state = await lock(tx, who, session_id)
+            state, view = await lock_with_view(tx, who, session_id)
             existing = await branch_item_ids(tx, session_id, client_ids)
             if existing:
                 turns = {row["turn"] for row in existing}
@@ -112,7 +112,6 @@ class Turns:
             earlier: dict[str, Any] = {}  # the turn a completing step continues
             if turn_id is not None:
                 earlier = await self._check_awaiting(tx, who, session_id, turn_id)
-            view = await load_view(tx, who, session_id)
             # What a turn was shown is fixed when it starts; a completing step adds nothing.
             shown, agent_changes = (
                 await instructions_in(tx, who.org, view, self.max_length)

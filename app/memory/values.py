@@ -177,9 +177,10 @@ def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
     )
 
 
-def switches_of(state: Mapping[str, Any], org: str = "org") -> Switches:
+def switches_of(state: Mapping[str, Any], org: str) -> Switches:
     """The switches in force, from a row with a session's overrides and its org's defaults
-    (under `org`: `lock_session`'s, `run_context`'s), as the session's view resolves them."""
+    (under `org`: `lock_session`'s `orgSettings`, `run_context`'s `switches`), as the session's
+    view resolves them."""
     overrides = Overrides(use=state.get("useOverride"), generate=state.get("generateOverride"))
     return resolve_switches(OrgSettings.from_record(state[org]), overrides)
 

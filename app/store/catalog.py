@@ -13,12 +13,30 @@ PACKAGED_DIR = Path(__file__).resolve().parent / "cypher"
 CYPHER_DIR = SOURCE_DIR if (SOURCE_DIR / "schema.cypher").exists() else PACKAGED_DIR
 
 
+# Names statements of the catalog run as one (see `together`).
+JOINED = "+"
+
+
 @cache
 def statement(name: str) -> LiteralString:
-    """The text of `cypher/<name>.cypher`. Files are the project's own, never built from input."""
+    """The text of `cypher/<name>.cypher`. Files are the project's own, never built from input.
+    A name made by `together` is those files' statements as one."""
+    if JOINED in name:
+        parts = [f"CALL () {{\n{statement(part)}\n}}" for part in name.split(JOINED)]
+        joined: LiteralString = "\n".join(parts) + "\nRETURN *"
+        return joined
     # The file is part of the project, so its text is as literal as a string in the code.
     text: LiteralString = (CYPHER_DIR / f"{name}.cypher").read_text().strip()
     return text
+
+
+def together(*names: str) -> str:
+    """The name of `names`' statements run as one statement, one round trip: each in a `CALL`
+    subquery of its own, in order, so each reads what those before it wrote (Cypher's clauses
+    see the effects of the clauses before them), and the row has every part's columns (their
+    names must differ). Each part runs once per row of the part before it: all but the last
+    answer one row, or none when what they match is not there (then so does the whole)."""
+    return JOINED.join(names)
 
 
 def schema_statements() -> list[LiteralString]:
