@@ -156,14 +156,3 @@ def token(target: Target, org: str, person: str) -> str:
     from app.cli import _create_token
 
     return asyncio.run(_create_token(settings_for(target), org, person))
-
-
-def progress(label: str, done: int, total: int) -> None:
-    """A one-line progress bar on stderr."""
-    import sys
-
-    width = 30
-    filled = width * done // max(total, 1)
-    end = "\n" if done >= total else ""
-    sys.stderr.write(f"\r{label:<24} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
-    sys.stderr.flush()

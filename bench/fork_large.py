@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 
 import httpx
 
-from bench.common import Served, neo4j_target, progress, settings_for, table, token
+from bench import loader
+from bench.common import Served, neo4j_target, settings_for, table, token
 
 
 def main() -> None:
@@ -42,6 +44,14 @@ def main() -> None:
 
 
 def run(url: str, bearer: str, items: int, entries: int, forks: int, warmup: int) -> None:
+    with loader.progress() as bar:
+        measure(url, bearer, items, entries, forks, warmup, loader.reporter(bar))
+
+
+def measure(
+    url: str, bearer: str, items: int, entries: int, forks: int, warmup: int,
+    progress: Callable[[str, int, int], None],
+) -> None:
     http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {bearer}"}, timeout=120)
     agent = http.post("/v1/agents", json={"name": "bench"}).json()["id"]
     session = http.post("/v1/sessions", json={"agent": agent}).json()["session"]

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from app.memory.agent_memory import Maker, NewChange, apply, lock_agent
 from app.memory.ids import item_id, new_head, new_id, now_ms
@@ -40,6 +47,18 @@ def progress(console: Console | None = None) -> Progress:
         console=console or Console(stderr=True),
         transient=False,
     )
+
+
+def reporter(bar: Progress) -> Callable[[str, int, int], None]:
+    """`report(label, done, total)` for a loop that counts its steps: a task of `bar` per label."""
+    tasks: dict[str, TaskID] = {}
+
+    def report(label: str, done: int, total: int) -> None:
+        if label not in tasks:
+            tasks[label] = bar.add_task(label, total=total)
+        bar.update(tasks[label], completed=done)
+
+    return report
 
 
 @dataclass

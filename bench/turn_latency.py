@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 from pydantic import SecretStr
 
-from bench.common import Served, neo4j_target, progress, settings_for, table, token
+from bench import loader
+from bench.common import Served, neo4j_target, settings_for, table, token
 from tests.openai_stub import OpenAIStub, Reply
 
 
@@ -52,6 +54,13 @@ def main() -> None:
 
 
 def run(url: str, bearer: str, args: argparse.Namespace) -> None:
+    with loader.progress() as bar:
+        measure(url, bearer, args, loader.reporter(bar))
+
+
+def measure(
+    url: str, bearer: str, args: argparse.Namespace, progress: Callable[[str, int, int], None]
+) -> None:
     http = httpx.Client(base_url=url, headers={"Authorization": f"Bearer {bearer}"}, timeout=120)
     agent = http.post("/v1/agents", json={"name": "latency bench"}).json()["id"]
     sessions = [
