@@ -2,7 +2,16 @@
 // version (the new head) that adds it, and records the change citing that item. It is made by
 // the person, or by the org's service when a service token sent it. The entry's CURRENT change
 // moves to the new one (kept state, issue 12).
+//
+// Run after lock_session (the session's lock is held). It writes nothing, and answers no row,
+// unless the head and revision are still $expected and $revision (S12), a Forget's key has an
+// entry (S14: a Forget takes that entry's content and kind), and the item's id is known: given
+// as $edit.itemId, or the next `i-NN` of the branch ($edit.itemPrefix, zero-padded to
+// $edit.itemDigits: ids.item_id) when no client ever chose an item id here. The caller then
+// finds out which from lock_session's state.
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
+WHERE h.id = $expected AND s.revision = $revision
+  AND ($edit.itemId IS NOT NULL OR NOT coalesce(s.clientItemIds, false))
 CALL () {
   MATCH (p:Person {org: $org, id: $edit.person})
   RETURN p
@@ -10,8 +19,14 @@ CALL () {
   MATCH (p:Service {org: $org, id: $edit.service})
   RETURN p
 }
-OPTIONAL MATCH (prev:Change {id: $edit.replaces})
-CREATE (i:Item {uid: $edit.itemUid, id: $edit.itemId, type: 'memory_edit', role: 'person',
+OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry {key: $edit.key})-[:CURRENT]->(prev:Change)
+WITH s, hr, h, p, prev, toString(h.items + 1) AS seq
+WHERE $edit.op = 'remember' OR prev IS NOT NULL
+WITH s, hr, h, p, prev,
+     coalesce($edit.itemId, $edit.itemPrefix + right('0000000000' + seq,
+              CASE WHEN size(seq) > $edit.itemDigits THEN size(seq) ELSE $edit.itemDigits END))
+       AS itemId
+CREATE (i:Item {uid: $edit.itemUid, id: itemId, type: 'memory_edit', role: 'person',
                 author: coalesce($edit.person, $edit.service), content: $edit.itemContent, at: $edit.at,
                 seq: h.items + 1, session: s.id})
 CREATE (i)-[:BY]->(p)
@@ -21,7 +36,8 @@ CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:ADDS]->(i)
 CREATE (v)-[:OF]->(s)
 CREATE (c:Change {id: $edit.change, op: $edit.op, maker: 'person', key: $edit.key,
-                  content: $edit.content, kind: $edit.kind, status: $edit.status, at: $edit.at,
+                  content: coalesce($edit.content, prev.content),
+                  kind: coalesce($edit.kind, prev.kind), status: $edit.status, at: $edit.at,
                   beforeContent: prev.content, beforeKind: prev.kind, beforeStatus: prev.status,
                   revision: s.revision + 1, head: $edit.head})
 CREATE (c)-[:AT]->(v)
@@ -40,4 +56,5 @@ FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPL
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
 SET s.revision = s.revision + 1
-RETURN v.id AS head
+// (not `head`: lock_session, run together with it, answers the head it checked)
+RETURN v.id AS recorded

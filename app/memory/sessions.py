@@ -10,7 +10,7 @@ from typing import Any
 
 from app.errors import Forbidden, NotFound, SessionConflict, ValidationError
 from app.memory.commands import Command, Configure, Forget, Refresh, Remember, check_remember
-from app.memory.ids import item_id, new_head, new_id, now_ms
+from app.memory.ids import ITEM_DIGITS, ITEM_PREFIX, item_id, new_head, new_id, now_ms
 from app.memory.model_names import check_model_name
 from app.memory.values import (
     SESSION_KINDS,
@@ -59,18 +59,29 @@ async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
     return views[session_id]
 
 
-async def then_view(
+async def with_view(
     tx: Tx, who: Principal, session_id: str, name: str, **params: Any
-) -> tuple[dict[str, Any], SessionView]:
+) -> tuple[dict[str, Any], SessionView] | None:
     """Statement `name`, then the session's view after it, in one round trip (`together`):
-    its row and the view. Run under the session's lock, the view cannot move while it is read;
-    were it read unsettled all the same, it is read again."""
+    its row and the view, or None when `name` answered no row. Run under the session's lock,
+    the view cannot move while it is read; were it read unsettled all the same, it is read
+    again."""
     row = await tx.row(together(name, "session_views"), **who.scope(), **params, ids=[session_id])
     if row is None:
-        raise NotFound(f"no session {session_id}")
+        return None
     if row["session"]["revision"] != row["revisionAfter"]:
         return row, await load_view(tx, who, session_id)
     return row, SessionView.from_record(row)
+
+
+async def then_view(
+    tx: Tx, who: Principal, session_id: str, name: str, **params: Any
+) -> tuple[dict[str, Any], SessionView]:
+    """`with_view`, for a statement that answers a row whenever the session is there."""
+    done = await with_view(tx, who, session_id, name, **params)
+    if done is None:
+        raise NotFound(f"no session {session_id}")
+    return done
 
 
 async def lock_with_view(
@@ -230,56 +241,61 @@ class Sessions:
         if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
             command = await asyncio.to_thread(check_remember, command, field_prefix)
 
+        name, params = _change(who, command)
+        key = None if isinstance(command, Configure) else command.key
+        checked = {"id": session_id, "key": key, "expected": expected, "revision": revision}
+
         async def work(tx: Tx) -> SessionView:
-            key = None if isinstance(command, Configure) else command.key
+            # One statement: the lock, the check, the change and the view after it.
+            done = await with_view(
+                tx, who, session_id, together("lock_session", name), **checked, **params
+            )
+            if done is not None:
+                return done[1]
+            # It changed nothing: the lock's state says why, or, where a client ever chose an
+            # item id, which id the edit's item takes.
             state = await lock(tx, who, session_id, key)
             check_expected(state, expected, revision)
-            if isinstance(command, Configure):
-                _, view = await then_view(
-                    tx, who, session_id, "configure_session",
-                    id=session_id,
-                    setUse=command.set_use,
-                    use=command.use,
-                    setGenerate=command.set_generate,
-                    generate=command.generate,
-                )
-                return view
-            return await self._record_edit(tx, who, session_id, state, command)
+            if isinstance(command, Forget) and state["current"] is None:
+                raise SessionConflict(f"the session's memory has no key {command.key!r}")
+            again = params
+            if name == "record_memory_edit":
+                [chosen] = await fresh_item_ids(tx, state, session_id, 1)
+                again = {**params, "edit": {**params["edit"], "itemId": chosen}}
+            return (await then_view(tx, who, session_id, name, **checked, **again))[1]
 
         return await self.db.write(work)
 
-    async def _record_edit(
-        self, tx: Tx, who: Principal, session_id: str, state: dict[str, Any],
-        command: Remember | Forget,
-    ) -> SessionView:
-        """The edit recorded, and the view after it."""
-        previous = state["current"]
-        if isinstance(command, Forget):
-            if previous is None:
-                raise SessionConflict(f"the session's memory has no key {command.key!r}")
-            op, content, kind, status = "forget", previous["content"], previous["kind"], "retracted"
-            text = f"Forget {command.key}"
-        else:
-            op, content, kind, status = "remember", command.content, command.kind, "active"
-            text = f"Remember {command.key} ({command.kind}): {command.content}"
-        [edit_item] = await fresh_item_ids(tx, state, session_id, 1)
-        edit = {
-            "op": op,
-            "key": command.key,
-            "content": content,
-            "kind": kind,
-            "status": status,
-            "person": who.person,
-            "service": who.service,
-            "replaces": previous["id"] if previous else None,
-            "itemUid": new_id("itm"),
-            "itemId": edit_item,
-            "itemContent": text,
-            "head": new_head(),
-            "change": new_id("chg"),
-            "at": now_ms(),
+
+def _change(who: Principal, command: Configure | Remember | Forget) -> tuple[str, dict[str, Any]]:
+    """The statement that makes a command's change, and its parameters."""
+    if isinstance(command, Configure):
+        return "configure_session", {
+            "setUse": command.set_use,
+            "use": command.use,
+            "setGenerate": command.set_generate,
+            "generate": command.generate,
         }
-        _, view = await then_view(
-            tx, who, session_id, "record_memory_edit", id=session_id, edit=edit
-        )
-        return view
+    if isinstance(command, Forget):  # S14: the change keeps the entry's content and kind
+        op, content, kind, status = "forget", None, None, "retracted"
+        text = f"Forget {command.key}"
+    else:
+        op, content, kind, status = "remember", command.content, command.kind, "active"
+        text = f"Remember {command.key} ({command.kind}): {command.content}"
+    return "record_memory_edit", {"edit": {
+        "op": op,
+        "key": command.key,
+        "content": content,
+        "kind": kind,
+        "status": status,
+        "person": who.person,
+        "service": who.service,
+        "itemUid": new_id("itm"),
+        "itemId": None,  # the branch's next `i-NN`, unless a client ever chose one here
+        "itemPrefix": ITEM_PREFIX,
+        "itemDigits": ITEM_DIGITS,
+        "itemContent": text,
+        "head": new_head(),
+        "change": new_id("chg"),
+        "at": now_ms(),
+    }}

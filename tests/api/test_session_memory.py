@@ -676,6 +676,27 @@ def test_memory_edit_items_are_part_of_the_timeline(api: Api) -> None:
     assert items[0]["author"] == items[2]["author"] == "ana"
 
 
+def test_an_edit_item_skips_an_id_a_client_chose_for_its_place(api: Api) -> None:
+    # S13, section 5: a client may choose item ids; a Remember's item then takes the branch's
+    # next id only where no item has it already (a one-statement edit must look first).
+    sid = api.session()["session"]["id"]
+    answer = api.turn(sid, user("Our budget is 1500 EUR.", id="i-02"))
+    assert answer["turn"]["items"] == ["i-02"]
+    api.wait_idle(sid)
+    remembered = api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    [edit] = remembered["memory"]["entries"]["budget"]["sources"]
+    forgotten = api.ok(api.command(sid, forget("budget")))
+    [second] = forgotten["memory"]["entries"]["budget"]["sources"]
+    query = "query($id: ID!) { session(id: $id) { items { nodes { id type } } } }"
+    items = flat(api.graphql(query, id=sid))["data"]["session"]["items"]
+    assert [item["type"] for item in items] == ["message", "memory_edit", "memory_edit"]
+    assert [item["id"] for item in items] == ["i-02", edit, second]
+    assert edit.startswith("i-02-")  # the second item's own id was taken by the client
+    assert second == "i-03"
+    assert forgotten["memory"]["entries"]["budget"]["status"] == "retracted"
+    assert forgotten["memory"]["entries"]["budget"]["content"] == "The trip budget is 1500 EUR."
+
+
 # --- S10: a direct Remember of a credential ----------------------------------------------
 
 
