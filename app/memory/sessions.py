@@ -74,21 +74,14 @@ async def with_view(
     return row, SessionView.from_record(row)
 
 
-async def then_view(
-    tx: Tx, who: Principal, session_id: str, name: str, **params: Any
-) -> tuple[dict[str, Any], SessionView]:
-    """`with_view`, for a statement that answers a row whenever the session is there."""
-    done = await with_view(tx, who, session_id, name, **params)
-    if done is None:
-        raise NotFound(f"no session {session_id}")
-    return done
-
-
 async def lock_with_view(
     tx: Tx, who: Principal, session_id: str
 ) -> tuple[dict[str, Any], SessionView]:
     """`lock`, and the session's view under the lock, in one round trip."""
-    return await then_view(tx, who, session_id, "lock_session", id=session_id, key=None)
+    done = await with_view(tx, who, session_id, "lock_session", id=session_id, key=None)
+    if done is None:
+        raise NotFound(f"no session {session_id}")
+    return done
 
 
 async def lock(
@@ -241,11 +234,11 @@ class Sessions:
         if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
             command = await asyncio.to_thread(check_remember, command, field_prefix)
 
-        name, params = _change(who, command)
         key = None if isinstance(command, Configure) else command.key
         checked = {"id": session_id, "key": key, "expected": expected, "revision": revision}
 
         async def work(tx: Tx) -> SessionView:
+            name, params = _change(who, command)  # in the transaction: its time is the write's
             # One statement: the lock, the check, the change and the view after it.
             done = await with_view(
                 tx, who, session_id, together("lock_session", name), **checked, **params
@@ -258,11 +251,13 @@ class Sessions:
             check_expected(state, expected, revision)
             if isinstance(command, Forget) and state["current"] is None:
                 raise SessionConflict(f"the session's memory has no key {command.key!r}")
-            again = params
             if name == "record_memory_edit":
                 [chosen] = await fresh_item_ids(tx, state, session_id, 1)
-                again = {**params, "edit": {**params["edit"], "itemId": chosen}}
-            return (await then_view(tx, who, session_id, name, **checked, **again))[1]
+                params = {**params, "edit": {**params["edit"], "itemId": chosen}}
+            done = await with_view(tx, who, session_id, name, **checked, **params)
+            if done is None:  # checked above under the lock; only a missing author node is left
+                raise RuntimeError(f"{name} wrote nothing on session {session_id}")
+            return done[1]
 
         return await self.db.write(work)
 

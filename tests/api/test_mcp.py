@@ -219,6 +219,23 @@ def test_a_conflict_says_to_read_again_and_a_retry_passes(
     assert set(retried["memory"]["entries"]) == {"seat", "budget"}
 
 
+def test_a_revision_wider_than_neo4js_integers_is_refused_as_input(
+    server: RunningServer, api: Api
+) -> None:
+    # as over REST: a revision is a 64-bit integer; a wider one is bad input, and nothing changes
+    sid = api.session()["session"]["id"]
+    before = api.view(sid)
+    result = call(
+        server, api.token, "remember", session_id=sid, key="budget", content="1500 EUR.",
+        kind="fact", expected=before["session"]["head"], revision=2**63,
+    )
+    assert result.is_error, result.content
+    [content] = result.content
+    assert isinstance(content, mcp.types.TextContent)
+    assert "revision" in content.text
+    assert api.view(sid) == before
+
+
 def test_agent_tools_answer_what_rest_answers_and_conflict_like_it(
     server: RunningServer, api: Api, graph: Graph
 ) -> None:

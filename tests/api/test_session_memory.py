@@ -697,6 +697,19 @@ def test_an_edit_item_skips_an_id_a_client_chose_for_its_place(api: Api) -> None
     assert forgotten["memory"]["entries"]["budget"]["content"] == "The trip budget is 1500 EUR."
 
 
+def test_an_edit_item_past_the_99th_takes_the_id_a_turn_would(api: Api) -> None:
+    # S13: the edit's item id is the branch's next, as a turn's items are numbered (i-NN,
+    # at least two digits), whether the statement or the service numbers it.
+    sid = api.session()["session"]["id"]
+    answer = api.turn(sid, *(user(f"Message {n}.") for n in range(99)))
+    assert answer["turn"]["items"][-1] == "i-99"
+    api.wait_idle(sid)
+    remembered = api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    assert remembered["memory"]["entries"]["budget"]["sources"] == ["i-100"]
+    again = api.turn(sid, user("And one more."))
+    assert again["turn"]["items"] == ["i-101"]
+
+
 # --- S10: a direct Remember of a credential ----------------------------------------------
 
 

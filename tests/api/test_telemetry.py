@@ -211,6 +211,42 @@ def finished_spans(exporter: InMemorySpanExporter, *names: str) -> list[Readable
         time.sleep(0.05)
 
 
+def test_a_memory_command_is_one_statement_unless_it_is_refused(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer,
+) -> None:
+    # issue 12: a Remember, Forget or Configure is one statement (lock, check, write, view);
+    # a refused one (S12: a stale revision) reads the lock's state to say why, and writes nothing
+    shared, (server, exporter) = server, traced
+    api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    with claims_nothing(shared):
+        sid = api.session()["session"]["id"]
+        api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+        api.ok(api.command(sid, {"_tag": "Forget", "key": "budget"}))
+        api.ok(api.command(sid, {"_tag": "Configure", "use": False}))
+        current = api.view(sid)["session"]
+        stale = api.post(f"/v1/sessions/{sid}/memory", {
+            "expected": current["head"], "revision": current["revision"] - 1,
+            "command": {"_tag": "Configure", "use": True}})
+        assert stale.status_code == 409, stale.text
+        assert api.view(sid)["session"]["revision"] == current["revision"]
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
+    api.http.close()
+    posts = sorted((s for s in spans if s.name == "POST /v1/sessions/{id}/memory"),
+                   key=lambda s: s.start_time or 0)
+    statements = [
+        [c.name for c in sorted(spans, key=lambda c: c.start_time or 0)
+         if c.parent and c.parent.span_id == post.context.span_id and c.name != "find_principal"]
+        for post in posts
+    ]
+    assert statements == [
+        ["lock_session+record_memory_edit+session_views"],
+        ["lock_session+record_memory_edit+session_views"],
+        ["lock_session+configure_session+session_views"],
+        ["lock_session+configure_session+session_views", "lock_session"],
+    ]
+
+
 def test_traces_have_a_span_per_request_statement_and_model_call(
     traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
     openai_stub: OpenAIStub, server: RunningServer,
