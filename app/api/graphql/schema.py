@@ -20,6 +20,7 @@ from app.api.graphql.agents import (
 from app.api.graphql.connections import DEFAULT_FIRST, Connection, connection, page_of
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.errors import ServiceErrors, log_errors
+from app.api.graphql.execution import Execution
 from app.api.graphql.limits import (
     DOCUMENTS_CACHED,
     AliasLimit,
@@ -84,6 +85,7 @@ schema = Schema(
     mutation=Mutation,
     subscription=Subscription,
     config=StrawberryConfig(scalar_map={EpochMillis: EPOCH_MILLIS}),
+    execution_context_class=Execution,  # plain leaves completed in place (execution.py)
     extensions=[
         OperationMetrics,
         ServiceErrors,
