@@ -25,19 +25,21 @@ WHERE $edit.op = 'remember' OR prev IS NOT NULL
 WITH s, hr, h, p, prev,
      coalesce($edit.itemId, $edit.itemPrefix + right('0000000000' + seq,
               CASE WHEN size(seq) > $edit.itemDigits THEN size(seq) ELSE $edit.itemDigits END))
-       AS itemId
+       AS itemId,
+     // $edit.at was taken before the lock; a write that held it may have committed a later one
+     CASE WHEN $edit.at < h.at THEN h.at ELSE $edit.at END AS at
 CREATE (i:Item {uid: $edit.itemUid, id: itemId, type: 'memory_edit', role: 'person',
-                author: coalesce($edit.person, $edit.service), content: $edit.itemContent, at: $edit.at,
+                author: coalesce($edit.person, $edit.service), content: $edit.itemContent, at: at,
                 seq: h.items + 1, session: s.id})
 CREATE (i)-[:BY]->(p)
 CREATE (v:Version {id: $edit.head, depth: h.depth + 1, items: h.items + 1, cause: $edit.op,
-                   at: $edit.at, revision: s.revision + 1})
+                   at: at, revision: s.revision + 1})
 CREATE (v)-[:PARENT]->(h)
 CREATE (v)-[:ADDS]->(i)
 CREATE (v)-[:OF]->(s)
 CREATE (c:Change {id: $edit.change, op: $edit.op, maker: 'person', key: $edit.key,
                   content: coalesce($edit.content, prev.content),
-                  kind: coalesce($edit.kind, prev.kind), status: $edit.status, at: $edit.at,
+                  kind: coalesce($edit.kind, prev.kind), status: $edit.status, at: at,
                   beforeContent: prev.content, beforeKind: prev.kind, beforeStatus: prev.status,
                   revision: s.revision + 1, head: $edit.head})
 CREATE (c)-[:AT]->(v)
@@ -45,7 +47,7 @@ CREATE (c)-[:CITES]->(i)
 CREATE (c)-[:MADE_BY]->(p)
 CREATE (c)-[:IN_SESSION]->(s)
 MERGE (e:Entry {session: s.id, key: $edit.key})
-  ON CREATE SET e.createdAt = $edit.at
+  ON CREATE SET e.createdAt = at
 MERGE (s)-[:HAS_ENTRY]->(e)
 CREATE (c)-[:OF_ENTRY]->(e)
 WITH s, hr, v, c, e, prev

@@ -238,7 +238,7 @@ class Sessions:
         checked = {"id": session_id, "key": key, "expected": expected, "revision": revision}
 
         async def work(tx: Tx) -> SessionView:
-            name, params = _change(who, command)  # in the transaction: its time is the write's
+            name, params = _change(who, command)  # per attempt (its time: record_memory_edit)
             # One statement: the lock, the check, the change and the view after it.
             done = await with_view(
                 tx, who, session_id, together("lock_session", name), **checked, **params

@@ -710,6 +710,21 @@ def test_an_edit_item_past_the_99th_takes_the_id_a_turn_would(api: Api) -> None:
     assert again["turn"]["items"] == ["i-101"]
 
 
+def test_an_edit_is_never_older_than_the_head_it_follows(api: Api, graph: Graph) -> None:
+    # S6 orders entries by updatedAt, S17 versions by their time: an edit whose clock reading
+    # came before the write it waited for (the head's) takes the head's time, not an older one
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    later = int(time.time() * 1000) + 60_000  # the head as another writer's clock left it
+    graph.rows("MATCH (:Session {id: $sid})-[:HEAD]->(h:Version) SET h.at = $at", sid=sid,
+               at=later)
+    remembered = api.remember(sid, "seat", "Ana prefers window seats.")
+    assert remembered["memory"]["entries"]["seat"]["updatedAt"] == later
+    assert remembered["memory"]["entries"]["budget"]["updatedAt"] < later
+    head = graph.value("MATCH (:Session {id: $sid})-[:HEAD]->(h:Version) RETURN h.at", sid=sid)
+    assert head == later
+
+
 # --- S10: a direct Remember of a credential ----------------------------------------------
 
 
