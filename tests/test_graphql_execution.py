@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from typing import Any, NewType
+from typing import Any, NewType, cast
 
 import pytest
 import strawberry
@@ -60,6 +60,22 @@ class Entry:
     kind: Kind
     weight: Even
     sources: list[Source]
+    note: str | None = None
+
+
+class _Noted:
+    """An entry as a resolver may hand one over: an object whose `note` is a property, which
+    raises for one of them (Strawberry reads a plain field with getattr)."""
+
+    def __init__(self, entry: Entry) -> None:
+        self.__dict__.update(vars(entry))
+        del self.__dict__["note"]
+
+    @property
+    def note(self) -> str | None:
+        if self.__dict__["key"] == "k3":
+            raise LookupError("no note for k3")
+        return f"note {self.__dict__['key']}"
 
 
 def _entries(broken: bool) -> list[Entry]:
@@ -88,6 +104,10 @@ class Query:
     def entries(self, broken: bool = False) -> list[Entry]:
         return _entries(broken)
 
+    @strawberry.field
+    def noted(self) -> list[Entry]:
+        return [cast(Entry, _Noted(entry)) for entry in _entries(False)]
+
 
 CONFIG = StrawberryConfig(scalar_map={Even: EVEN})
 PLAIN = strawberry.Schema(query=Query, config=CONFIG)
@@ -104,6 +124,8 @@ DOCUMENTS = [
     "{ entries { key sources { shout(times: 2) id later content } } }",
     # a value its scalar refuses, and null where the type says non-null
     "{ entries(broken: true) { key weight sources { id must content } } }",
+    # a plain field whose read raises: null and an error there, the other entries whole
+    "{ noted { key note kind } }",
 ]
 # null where the type says non-null, beside an async resolver: graphql-core (Strawberry's own
 # execution too) leaves the resolvers of the list's other items un-awaited when the error ends
@@ -142,8 +164,15 @@ def test_the_answers_keep_the_documents_field_order() -> None:
     assert list(first["sources"][0]) == ["c", "id", "content"]
 
 
+def test_a_read_that_raises_is_an_error_at_its_field() -> None:
+    answer = _answer(SHORTCUT, "{ noted { key note } }")
+    assert [entry["note"] for entry in answer["data"]["noted"]] == [
+        "note k0", "note k1", "note k2", None]
+    assert answer["errors"] == [("no note for k3", ("noted", 3, "note"))]
+
+
 def test_errors_are_reported_where_strawberry_reports_them() -> None:
-    answer = _answer(SHORTCUT, DOCUMENTS[-1])
+    answer = _answer(SHORTCUT, "{ entries(broken: true) { key weight sources { id must } } }")
     assert answer["data"] is None  # entries are non-null: an error in one nulls the list
     messages = [message for message, _ in answer["errors"]]
     assert any("3 is odd" in message for message in messages)

@@ -116,7 +116,10 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
 def _complete(leaf: Leaf, source: Any) -> Any:
     """A leaf's value as graphql-core completes it, unless that would be an error."""
     resolve, kind, nullable = leaf
-    value = resolve(source)
+    try:
+        value = resolve(source)
+    except Exception as exc:  # (an attribute that raises: reported where graphql-core does)
+        raise _Refused from exc
     if value is None:
         if nullable:
             return None
