@@ -15,9 +15,6 @@ import secrets
 import shutil
 import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -29,11 +26,8 @@ from neo4j.exceptions import AuthError, ServiceUnavailable
 from app.config import Settings
 from app.errors import SetupError
 from app.store.catalog import statement
+from app.store.jars import ensure_apoc, ensure_jars, require
 
-NEO4J_VERSION = "5.26.31"
-# The APOC core plugin (opt-in, `neo4j_apoc`): Maven coordinates, with the `core` classifier.
-APOC_ARTIFACT = "org.neo4j.procedure:apoc-core:5.26.0:jar:core"
-POM = Path(__file__).parent / "neo4j" / "pom.xml"
 START_TIMEOUT_SECONDS = 90.0
 STOP_TIMEOUT_SECONDS = 30.0
 
@@ -87,18 +81,11 @@ def _home(settings: Settings) -> Path:
     return settings.state_dir.resolve() / "neo4j"
 
 
-def _require(tool: str, why: str) -> str:
-    found = shutil.which(tool)
-    if found is None:
-        raise SetupError(f"`{tool}` was not found on PATH: {why}")
-    return found
-
-
 def _java() -> str:
     java_home = os.environ.get("JAVA_HOME")
     if java_home and (Path(java_home) / "bin" / "java").exists():
         return str(Path(java_home) / "bin" / "java")
-    return _require("java", "install Java 17 (e.g. `apt-get install openjdk-17-jre-headless`)")
+    return require("java", "install Java 17 (e.g. `apt-get install openjdk-17-jre-headless`)")
 
 
 # What the local Neo4j may see of our environment: where Java and the user's files are, the
@@ -115,64 +102,6 @@ def server_environment(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def ensure_jars(settings: Settings) -> Path:
-    """Resolve the Neo4j and Neo4j Browser jars once; later calls reuse the cache."""
-    lib = settings.jar_cache.expanduser() / f"neo4j-{NEO4J_VERSION}" / "lib"
-    marker = lib / ".complete"
-    if marker.exists():
-        return lib
-    mvn = _require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch the Neo4j jars")
-    staging = lib.with_name("lib.partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    print(f"Fetching Neo4j {NEO4J_VERSION} jars from Maven Central (once, about 130 MB)...")
-    with tempfile.TemporaryFile() as output:
-        maven = subprocess.Popen(
-            [
-                mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
-                f"-DoutputDirectory={staging}", "-DincludeScope=runtime",
-            ],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        _show_progress(maven, staging)
-        output.seek(0)
-        text = output.read().decode(errors="replace")
-    if maven.returncode != 0:
-        tail = "\n".join(text.splitlines()[-15:])
-        raise SetupError(f"Maven could not fetch the Neo4j jars:\n{tail}")
-    shutil.rmtree(lib, ignore_errors=True)
-    staging.rename(lib)
-    marker.touch()
-    return lib
-
-
-def ensure_apoc(settings: Settings) -> Path:
-    """The APOC core jar, fetched once with Maven into the jar cache; later calls reuse it."""
-    folder = settings.jar_cache.expanduser() / f"apoc-{APOC_ARTIFACT.split(':')[2]}"
-    jars = sorted(folder.glob("apoc-core-*.jar"))
-    if jars and (folder / ".complete").exists():
-        return jars[0]
-    mvn = _require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch APOC")
-    shutil.rmtree(folder, ignore_errors=True)
-    print(f"Fetching {APOC_ARTIFACT} from Maven Central (once, about 3 MB)...")
-    fetched = subprocess.run(
-        [
-            mvn, "-q", "-B", "-f", str(POM), "dependency:copy", f"-Dartifact={APOC_ARTIFACT}",
-            f"-DoutputDirectory={folder}",
-        ],
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    jars = sorted(folder.glob("apoc-core-*.jar"))
-    if fetched.returncode != 0 or not jars:
-        tail = "\n".join(fetched.stdout.decode(errors="replace").splitlines()[-15:])
-        raise SetupError(f"Maven could not fetch {APOC_ARTIFACT}:\n{tail}")
-    (folder / ".complete").touch()
-    return jars[0]
-
-
 def _plugins(settings: Settings, home: Path) -> Path:
     """The server's plugins folder, holding the APOC jar when `neo4j_apoc` asks for it (and
     nothing otherwise: a server started without the opt-in loads no plugin)."""
@@ -183,25 +112,6 @@ def _plugins(settings: Settings, home: Path) -> Path:
         jar = ensure_apoc(settings)
         shutil.copy2(jar, plugins / jar.name)
     return plugins
-
-
-def _show_progress(process: subprocess.Popen[bytes], staging: Path) -> None:
-    """Elapsed time (and jars copied) on stderr until `process` ends: a line that updates
-    itself on a terminal, a line every 15 s in a log."""
-    started = time.monotonic()
-    tty = sys.stderr.isatty()
-    last = 0.0
-    while process.poll() is None:
-        time.sleep(0.5)
-        elapsed = time.monotonic() - started
-        if tty or elapsed - last >= 15:
-            last = elapsed
-            jars = len(list(staging.glob("*.jar"))) if staging.exists() else 0
-            line = f"  fetching: {elapsed:4.0f} s, {jars} jars copied"
-            sys.stderr.write(f"\r{line}" if tty else f"{line}\n")
-            sys.stderr.flush()
-    if tty:
-        sys.stderr.write("\n")
 
 
 def _port_free(port: int) -> bool:
