@@ -1,9 +1,11 @@
 // The current agent entries (state kept on each entry, never derived from history) that a
-// reader may see: shared ones and $person's private ones, or all with $all (A9).
+// reader may see: shared ones and $person's private ones, or all with $all (A9). The agents
+// are $agents, or with none the agent of session $session (a turn reads them together with
+// the session it locks, in one round trip).
 // The version is read first and the agent again last (`versionAfter`): reads are
 // read-committed even within one statement, so `read_entries` reads again an agent whose
 // version moved while its entries were read (as session_views does for a session).
-UNWIND $agents AS aid
+UNWIND coalesce($agents, [(:Session {id: $session})-[:OF_AGENT]->(sa:Agent) | sa.id]) AS aid
 MATCH (a:Agent {id: aid})-[:IN_ORG]->(:Org {id: $org})
 WITH aid, a, coalesce(a.memoryVersion, 0) AS version
 OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
@@ -17,9 +19,9 @@ CALL (e) {
 WITH a, aid, version, e, sources
 WITH aid, version, a.shared AS shared,
      collect(e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt,
-                .change, sources: sources}) AS entries
+                .change, sources: sources}) AS agentEntries
 CALL (aid) {
   MATCH (again:Agent {id: aid})
   RETURN coalesce(again.memoryVersion, 0) AS versionAfter
 }
-RETURN aid, version, shared, entries, versionAfter
+RETURN aid, version, shared, agentEntries, versionAfter

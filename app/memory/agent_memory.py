@@ -78,25 +78,34 @@ def reader(who: Principal) -> dict[str, Any]:
     return {"org": who.org, "person": who.person, "all": who.person is None}
 
 
-async def read_entries(
-    tx: Tx, who: Principal, agent_ids: Sequence[str]
-) -> dict[str, tuple[int, bool, list[AgentEntry]]]:
+# An agent's memory as a reader sees it: its version, whether it is shared, and the entries.
+AgentRead = tuple[int, bool, list[AgentEntry]]
+
+
+async def read_entries(tx: Tx, who: Principal, agent_ids: Sequence[str]) -> dict[str, AgentRead]:
     """For each agent: its memory's version, whether it is shared, and the entries `who` may
     see (the current state, one statement)."""
     rows = await read_whole(
-        lambda some: tx.rows("agent_entries", **reader(who), agents=some),
+        lambda some: tx.rows("agent_entries", **reader(who), agents=some, session=None),
         agent_ids,
         key=lambda row: str(row["aid"]),
-        settled=lambda row: bool(row["version"] == row["versionAfter"]),
+        settled=settled,
     )
-    return {
-        row["aid"]: (
-            row["version"],
-            bool(row["shared"]),
-            [AgentEntry.from_record(e) for e in row["entries"]],
-        )
-        for row in rows
-    }
+    return {str(row["aid"]): agent_read(row) for row in rows}
+
+
+def settled(row: dict[str, Any]) -> bool:
+    """Whether an `agent_entries` row was read whole (no version committed while it was)."""
+    return bool(row["version"] == row["versionAfter"])
+
+
+def agent_read(row: dict[str, Any]) -> AgentRead:
+    """An `agent_entries` row as the agent's version, sharing and entries."""
+    return (
+        row["version"],
+        bool(row["shared"]),
+        [AgentEntry.from_record(e) for e in row["agentEntries"]],
+    )
 
 
 async def lock_agent(tx: Tx, who: Principal, agent_id: str) -> int:

@@ -66,22 +66,13 @@ async def with_view(
     its row and the view, or None when `name` answered no row. Run under the session's lock,
     the view cannot move while it is read; were it read unsettled all the same, it is read
     again."""
-    row = await tx.row(together(name, "session_views"), **who.scope(), **params, ids=[session_id])
+    params = who.scope() | params  # `params` may name the scope again (`reader`)
+    row = await tx.row(together(name, "session_views"), **params, ids=[session_id])
     if row is None:
         return None
     if row["session"]["revision"] != row["revisionAfter"]:
         return row, await load_view(tx, who, session_id)
     return row, SessionView.from_record(row)
-
-
-async def lock_with_view(
-    tx: Tx, who: Principal, session_id: str
-) -> tuple[dict[str, Any], SessionView]:
-    """`lock`, and the session's view under the lock, in one round trip."""
-    done = await with_view(tx, who, session_id, "lock_session", id=session_id, key=None)
-    if done is None:
-        raise NotFound(f"no session {session_id}")
-    return done
 
 
 async def lock(

@@ -9,13 +9,14 @@ from typing import Any
 
 from app.errors import NotFound, SessionConflict, ValidationError
 from app.memory.agent_entries import AgentEntry, view_of
-from app.memory.agent_memory import read_entries
+from app.memory.agent_memory import AgentRead, agent_read, read_entries, reader, settled
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.instructions import Instructions, compose
 from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
-from app.memory.sessions import branch_item_ids, fresh_item_ids, load_view, lock_with_view
+from app.memory.sessions import branch_item_ids, fresh_item_ids, load_view, with_view
 from app.memory.values import Item, Principal, SessionView
+from app.store.catalog import together
 from app.store.database import Database, Tx
 
 ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
@@ -38,20 +39,52 @@ async def instructions_in(
     tx: Tx, org: str, view: SessionView, max_length: int
 ) -> tuple[Instructions, dict[str, str]]:
     """S5, S6, A8: the memory text a turn of this session would get now, and the change each
-    agent key shown stands for. Session memory follows the session's `use`; agent memory the
-    org's `agentMemory`, filtered to what the session's person may see (A9)."""
+    agent key shown stands for (see `shown_in`)."""
+    found: dict[str, AgentRead] = {}
+    if view.org.agent_memory:
+        found = await read_entries(tx, session_reader(org, view), [view.session.agent])
+    return shown_in(org, view, found, max_length)
+
+
+def session_reader(org: str, view: SessionView) -> Principal:
+    """Who a session's turns read agent memory as: its person (A9). A session always has a
+    person; were one without, it would see shared entries only."""
+    return Principal(org, person=view.session.person or "")
+
+
+def shown_in(
+    org: str, view: SessionView, found: dict[str, AgentRead], max_length: int
+) -> tuple[Instructions, dict[str, str]]:
+    """S5, S6, A8: the memory text a turn of this session gets, and the change each agent key
+    shown stands for. Session memory follows the session's `use`; agent memory the org's
+    `agentMemory`, filtered to what the session's person may see (A9) of the agent's entries
+    `found` (read for that person, or for anyone at all)."""
     session = view.memory.entries.values() if view.memory.settings.use else ()
     agent: list[AgentEntry] = []
     shared = False
-    if view.org.agent_memory:
-        # A session always has a person; were one without, it would see shared entries only.
-        person = Principal(org, person=view.session.person or "")
-        found = await read_entries(tx, person, [view.session.agent])
-        if view.session.agent in found:
-            _, shared, entries = found[view.session.agent]
-            agent = list(view_of(person, entries).values())
+    if view.org.agent_memory and view.session.agent in found:
+        _, shared, entries = found[view.session.agent]
+        agent = list(view_of(session_reader(org, view), entries).values())
     shown = compose(session, [e.as_entry() for e in agent], max_length, shared)
     return shown, {e.key: e.change for e in agent}
+
+
+async def lock_for_turn(
+    tx: Tx, who: Principal, session_id: str
+) -> tuple[dict[str, Any], SessionView, dict[str, AgentRead]]:
+    """Lock the session, then read under the lock its view and its agent's entries as `who`
+    may read them, in one round trip. Entries read while the agent's memory moved are read
+    again."""
+    done = await with_view(
+        tx, who, session_id, together("lock_session", "agent_entries"),
+        **reader(who), id=session_id, key=None, agents=None, session=session_id,
+    )
+    if done is None:
+        raise NotFound(f"no session {session_id}")
+    state, view = done
+    agent = str(state["aid"])
+    found = {agent: agent_read(state)} if settled(state) else await read_entries(tx, who, [agent])
+    return state, view, found
 
 
 def needs_consolidation(items: Sequence[TurnItem]) -> bool:
@@ -94,7 +127,7 @@ class Turns:
 
         async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
             # the answer, whether the turn is new, its run, and whether learning was queued
-            state, view = await lock_with_view(tx, who, session_id)
+            state, view, found = await lock_for_turn(tx, who, session_id)
             existing = await branch_item_ids(tx, session_id, client_ids)
             if existing:
                 turns = {row["turn"] for row in existing}
@@ -114,7 +147,7 @@ class Turns:
                 earlier = await self._check_awaiting(tx, who, session_id, turn_id)
             # What a turn was shown is fixed when it starts; a completing step adds nothing.
             shown, agent_changes = (
-                await instructions_in(tx, who.org, view, self.max_length)
+                shown_in(who.org, view, found, self.max_length)
                 if not earlier
                 else (Instructions("", ()), {})
             )

@@ -655,6 +655,29 @@ def test_a_turn_records_the_agent_keys_it_was_shown(api: Api) -> None:
     api.wait_idle(sid)
 
 
+def test_a_turn_shows_what_the_sessions_person_may_see_whoever_posts_it(
+    api: Api, member: Api, platform: Api
+) -> None:
+    # A8, A9: a turn reads the agent's entries with the session it locks, in one statement; it
+    # is shown the session's person's view, also when the org's service token posts it.
+    agent = api.agent("shared planner", shared=True)["id"]
+    agent_remember(api, agent, "tone", "Keep answers friendly.")
+    agent_remember(api, agent, "ana-seat", "Ana prefers a window seat.", "preference",
+                   about="ana", visibility="private")
+    agent_remember(member, agent, "ben-diet", "Ben eats no meat.", "preference",
+                   about="ben", visibility="private")
+    sessions = {"ana": api.session(agent)["session"]["id"],
+                "ben": member.session(agent)["session"]["id"]}
+    expected = {"ana": ["ana-seat", "tone"], "ben": ["ben-diet", "tone"]}
+    for person, client in (("ana", api), ("ben", member)):
+        sid = sessions[person]
+        assert sorted(instructions(client, sid)["included"]["agent"]) == expected[person]
+        for poster in (client, platform):
+            turn = poster.turn(sid, user("Plan a trip."))["turn"]
+            assert sorted(turn["shownAgent"]) == expected[person], (person, poster)
+            poster.wait_idle(sid)
+
+
 def fill_session(client: Api, sid: str, count: int, size: int) -> None:
     for n in range(count):
         client.remember(sid, f"s{n:02d}", f"Session fact {n:02d}. ".ljust(size, "s"))
