@@ -47,6 +47,15 @@ def _docker_answers() -> bool:
     return answer.returncode == 0
 
 
+def neo4j_state_dir() -> Path:
+    """Where this run keeps its local Neo4j: `OPENBOT_MEMORY_TEST_STATE` lets parallel runs
+    each keep one of their own, and each pytest-xdist worker (`scripts/check` runs two) keeps
+    its own beside it, since every test starts from an empty graph."""
+    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return Path(f"{state}-{worker}" if worker else state)
+
+
 @pytest.fixture(scope="session")
 def neo4j_target() -> Iterator[Target]:
     if Settings().neo4j_uri:  # NEO4J_URI and friends, read as the service reads them
@@ -58,9 +67,7 @@ def neo4j_target() -> Iterator[Target]:
         with Neo4jContainer("neo4j:5.26-community") as container:
             yield Target(container.get_connection_url(), "neo4j", container.password, "neo4j")
         return
-    # OPENBOT_MEMORY_TEST_STATE lets parallel runs each keep a Neo4j of their own.
-    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
-    settings = Settings(state_dir=Path(state))
+    settings = Settings(state_dir=neo4j_state_dir())
     already = local_server.status(settings) is not None
     server = local_server.start(settings)
     yield Target(server.bolt_uri, server.user, server.password, "neo4j")
@@ -73,8 +80,7 @@ def local_neo4j(neo4j_target: Target) -> local_server.LocalServer:
     """The project's local Neo4j, when it is the one this run tests against; a test that needs
     it is skipped when the run uses another (NEO4J_URI, or testcontainers when Docker answers).
     """
-    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
-    running = local_server.status(Settings(state_dir=Path(state)))
+    running = local_server.status(Settings(state_dir=neo4j_state_dir()))
     if running is None or running.bolt_uri != neo4j_target.uri:
         pytest.skip("this run's Neo4j is not the local one (NEO4J_URI, or testcontainers)")
     return running

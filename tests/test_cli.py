@@ -10,7 +10,7 @@ from pathlib import Path
 
 from app.store.database import Target
 from app.store.local_server import LocalServer
-from tests.conftest import ROOT, Graph
+from tests.conftest import ROOT, Graph, neo4j_state_dir
 
 CLI = [sys.executable, "-m", "app"]
 
@@ -96,7 +96,7 @@ def test_token_create_rejects_a_bad_name() -> None:
 def test_neo4j_status_prints_how_to_log_in_to_the_browser(
     neo4j_target: Target, local_neo4j: LocalServer
 ) -> None:
-    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
+    state = str(neo4j_state_dir())
     answer = run_cli("neo4j", "status", env={"OPENBOT_MEMORY_STATE_DIR": state})
     assert answer.returncode == 0, answer.stderr
     assert f"connect URL: {neo4j_target.uri}" in answer.stdout

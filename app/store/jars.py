@@ -3,11 +3,15 @@ fetched once with Maven from Maven Central into a shared cache (`settings.jar_ca
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from app.config import Settings
@@ -27,12 +31,33 @@ def require(tool: str, why: str) -> str:
     return found
 
 
+@contextmanager
+def cache_lock(settings: Settings, name: str) -> Iterator[None]:
+    """One process at a time, across every state folder that shares the jar cache: a fetch
+    into the cache (`fetch`), or a server choosing its ports until it listens (`ports`)."""
+    cache = settings.jar_cache.expanduser()
+    cache.mkdir(parents=True, exist_ok=True)
+    fd = os.open(cache / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def ensure_jars(settings: Settings) -> Path:
-    """Resolve the Neo4j and Neo4j Browser jars once; later calls reuse the cache."""
+    """Resolve the Neo4j and Neo4j Browser jars once; later calls reuse the cache. Two
+    processes that start at once fetch them once: the second waits, then reuses them."""
     lib = settings.jar_cache.expanduser() / f"neo4j-{NEO4J_VERSION}" / "lib"
-    marker = lib / ".complete"
-    if marker.exists():
+    if (lib / ".complete").exists():
         return lib
+    with cache_lock(settings, "fetch"):
+        if not (lib / ".complete").exists():
+            _fetch_jars(lib)
+    return lib
+
+
+def _fetch_jars(lib: Path) -> None:
     mvn = require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch the Neo4j jars")
     staging = lib.with_name("lib.partial")
     shutil.rmtree(staging, ignore_errors=True)
@@ -55,8 +80,7 @@ def ensure_jars(settings: Settings) -> Path:
         raise SetupError(f"Maven could not fetch the Neo4j jars:\n{tail}")
     shutil.rmtree(lib, ignore_errors=True)
     staging.rename(lib)
-    marker.touch()
-    return lib
+    (lib / ".complete").touch()
 
 
 def ensure_apoc(settings: Settings) -> Path:
@@ -64,6 +88,14 @@ def ensure_apoc(settings: Settings) -> Path:
     folder = settings.jar_cache.expanduser() / f"apoc-{APOC_ARTIFACT.split(':')[2]}"
     jars = sorted(folder.glob("apoc-core-*.jar"))
     if jars and (folder / ".complete").exists():
+        return jars[0]
+    with cache_lock(settings, "fetch"):
+        return _fetch_apoc(folder)
+
+
+def _fetch_apoc(folder: Path) -> Path:
+    jars = sorted(folder.glob("apoc-core-*.jar"))
+    if jars and (folder / ".complete").exists():  # fetched while this one waited
         return jars[0]
     mvn = require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch APOC")
     shutil.rmtree(folder, ignore_errors=True)

@@ -26,7 +26,7 @@ from neo4j.exceptions import AuthError, ServiceUnavailable
 from app.config import Settings
 from app.errors import SetupError
 from app.store.catalog import statement
-from app.store.jars import ensure_apoc, ensure_jars, require
+from app.store.jars import cache_lock, ensure_apoc, ensure_jars, require
 
 START_TIMEOUT_SECONDS = 90.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -307,6 +307,19 @@ def _start_locked(settings: Settings, home: Path) -> LocalServer:
     (home / "logs").mkdir(parents=True, exist_ok=True)
     previous = read_state(settings)
     password = previous.password if previous else secrets.token_urlsafe(18)
+    # A port found free here is taken only once the server listens: until then another state
+    # folder's starter must not find it free too (the two would share, and one's login fail).
+    with cache_lock(settings, "ports"):
+        server = _spawn(settings, home, java, lib, password, previous)
+    _set_initial_password(server.bolt_uri, password)
+    return server
+
+
+def _spawn(
+    settings: Settings, home: Path, java: str, lib: Path, password: str,
+    previous: LocalServer | None,
+) -> LocalServer:
+    """Start the server on free ports (its last ones when free) and wait until Bolt answers."""
     bolt_port = _free_port(previous.bolt_port if previous else 7687)
     http_port = _free_port(previous.http_port if previous else 7474)
     if http_port == bolt_port:
@@ -347,7 +360,6 @@ def _start_locked(settings: Settings, home: Path) -> LocalServer:
                 f"Log tail ({home / 'logs'}):\n{_log_tail(home)}"
             )
         time.sleep(0.25)
-    _set_initial_password(server.bolt_uri, password)
     return server
 
 

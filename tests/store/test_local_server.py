@@ -19,7 +19,7 @@ from app.config import Settings
 from app.store import local_server
 from app.store.catalog import statement
 from app.store.database import Target
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, free_port, neo4j_state_dir
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("NEO4J_URI")), reason="an outside Neo4j: the local one is not in use"
@@ -98,7 +98,7 @@ def test_two_starters_at_once_share_one_server(tmp_path: Path) -> None:
 def test_serve_reuses_the_local_neo4j_and_survives_kill_9(
     neo4j_target: Target, local_neo4j: local_server.LocalServer
 ) -> None:
-    state = os.environ.get("OPENBOT_MEMORY_TEST_STATE", str(ROOT / ".openbot-memory-test"))
+    state = str(neo4j_state_dir())
     settings = Settings(state_dir=Path(state))
     running = local_server.status(settings)
     assert running is not None  # the test run's Neo4j (tests/conftest.py)
