@@ -149,6 +149,55 @@ def test_serve_reuses_the_local_neo4j_and_survives_kill_9(
         second.wait(timeout=30)
 
 
+def test_starters_of_two_state_folders_at_once_each_get_their_own_server(
+    tmp_path: Path,
+) -> None:
+    """Two test workers start their Neo4j at once: each must get ports of its own. Both
+    folders last ran on the same free ports (a stopped server's state), so each prefers them;
+    without one chooser at a time, both took them and one's login failed."""
+    bolt, http = free_port(), free_port()
+    folders = [Settings(state_dir=tmp_path / name) for name in ("one", "two")]
+    for n, settings in enumerate(folders):
+        ended = subprocess.Popen(["true"])
+        ended.wait()  # the stopped server's pid: no longer running
+        home = settings.state_dir.resolve() / "neo4j"
+        local_server._write_state(settings, local_server.LocalServer(
+            pid=ended.pid, bolt_port=bolt, http_port=http, user="neo4j",
+            password=f"last-password-{n}", home=str(home)))
+    barrier = threading.Barrier(2)
+    started: dict[int, local_server.LocalServer] = {}
+    failed: list[BaseException] = []
+
+    def starter(n: int) -> None:
+        barrier.wait()
+        try:
+            started[n] = local_server.start(folders[n])
+        except BaseException as exc:  # reported below, in the test's thread
+            failed.append(exc)
+
+    threads = [threading.Thread(target=starter, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=2 * local_server.START_TIMEOUT_SECONDS + 30)
+    try:
+        assert failed == []
+        assert sorted(started) == [0, 1]
+        one, two = started[0], started[1]
+        assert one.pid != two.pid
+        assert {one.bolt_port, one.http_port}.isdisjoint({two.bolt_port, two.http_port})
+        for n, server in started.items():
+            assert server.password == f"last-password-{n}"  # each folder keeps its login
+            with neo4j.GraphDatabase.driver(
+                server.bolt_uri, auth=(server.user, server.password)
+            ) as driver:
+                driver.verify_connectivity()
+    finally:
+        for settings in folders:
+            local_server.stop(settings)
+    assert all(java_pids(Path(server.home)) == [] for server in started.values())
+
+
 def test_apoc_is_loaded_when_asked_for(tmp_path: Path) -> None:
     """OPENBOT_MEMORY_NEO4J_APOC: the plugin is fetched, put in plugins/ and answers."""
     settings = Settings(state_dir=tmp_path / "state", neo4j_apoc=True)
