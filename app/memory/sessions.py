@@ -66,7 +66,12 @@ async def with_view(
     its row and the view, or None when `name` answered no row. Run under the session's lock,
     the view cannot move while it is read; were it read unsettled all the same, it is read
     again."""
-    params = who.scope() | params  # `params` may name the scope again (`reader`)
+    scope = who.scope()
+    # `params` may name the caller's scope again (`reader` does), never widen or change it
+    changed = [key for key, value in scope.items() if params.get(key, value) != value]
+    if changed:
+        raise ValueError(f"{', '.join(changed)} would change the caller's scope")
+    params = scope | params
     row = await tx.row(together(name, "session_views"), **params, ids=[session_id])
     if row is None:
         return None

@@ -1,0 +1,44 @@
+"""A statement run with a session's view keeps the caller's scope (S1, A9): parameters may
+name it again, as `reader` does for a turn's agent entries, but never change it."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+
+from app.memory.sessions import with_view
+from app.memory.values import Principal
+from app.store.database import Tx
+
+
+class Recorded:
+    """A transaction that records the one statement it is asked to run, and answers no row."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def row(self, name: str, **params: Any) -> None:
+        self.calls.append((name, params))
+
+
+ANA = Principal("acme", person="ana")
+
+
+@pytest.mark.parametrize("changed", [{"person": None}, {"person": "ben"}, {"org": "globex"}])
+def test_params_that_would_change_the_callers_scope_are_refused(changed: dict[str, Any]) -> None:
+    tx = Recorded()
+    with pytest.raises(ValueError, match="would change the caller's scope"):
+        asyncio.run(with_view(cast(Tx, tx), ANA, "s-1", "lock_session", **changed))
+    assert tx.calls == []  # nothing ran
+
+
+def test_params_may_name_the_callers_scope_again() -> None:
+    tx = Recorded()
+    answer = asyncio.run(
+        with_view(cast(Tx, tx), ANA, "s-1", "lock_session", org="acme", person="ana", id="s-1")
+    )
+    assert answer is None
+    assert tx.calls == [("lock_session+session_views",
+                         {"org": "acme", "person": "ana", "id": "s-1", "ids": ["s-1"]})]
