@@ -3,19 +3,16 @@ fetched once with Maven from Maven Central into a shared cache (`settings.jar_ca
 
 from __future__ import annotations
 
-import fcntl
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from app.config import Settings
 from app.errors import SetupError
+from app.store.locks import cache_lock
 
 NEO4J_VERSION = "5.26.31"
 # The APOC core plugin (opt-in, `neo4j_apoc`): Maven coordinates, with the `core` classifier.
@@ -29,20 +26,6 @@ def require(tool: str, why: str) -> str:
     if found is None:
         raise SetupError(f"`{tool}` was not found on PATH: {why}")
     return found
-
-
-@contextmanager
-def cache_lock(settings: Settings, name: str) -> Iterator[None]:
-    """One process at a time, across every state folder that shares the jar cache: a fetch
-    into the cache (`fetch`), or a server choosing its ports until it listens (`ports`)."""
-    cache = settings.jar_cache.expanduser()
-    cache.mkdir(parents=True, exist_ok=True)
-    fd = os.open(cache / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def ensure_jars(settings: Settings) -> Path:

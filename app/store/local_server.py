@@ -8,7 +8,6 @@ records what it started in a state file (mode 0600) that every later command rea
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import secrets
@@ -16,7 +15,7 @@ import shutil
 import signal
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,7 +25,8 @@ from neo4j.exceptions import AuthError, ServiceUnavailable
 from app.config import Settings
 from app.errors import SetupError
 from app.store.catalog import statement
-from app.store.jars import cache_lock, ensure_apoc, ensure_jars, require
+from app.store.jars import ensure_apoc, ensure_jars, require
+from app.store.locks import cache_lock, file_lock
 
 START_TIMEOUT_SECONDS = 90.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -251,18 +251,6 @@ def status(settings: Settings) -> LocalServer | None:
     return server
 
 
-@contextlib.contextmanager
-def _start_lock(home: Path) -> Iterator[None]:
-    """One starter at a time per state folder: a second waits, then reuses the first's server."""
-    home.mkdir(parents=True, exist_ok=True)
-    fd = os.open(home / "start.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
 def _await_running(server: LocalServer) -> bool:
     """Wait for a recorded, live server's Bolt: True once it answers, False if it exits first."""
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -287,7 +275,8 @@ def start(settings: Settings) -> LocalServer:
     at once never launch two servers on one data folder: the second reuses the first's.
     """
     home = _home(settings)
-    with _start_lock(home):
+    # One starter at a time per state folder: a second waits, then reuses the first's server.
+    with file_lock(home / "start.lock"):
         return _start_locked(settings, home)
 
 
