@@ -3,19 +3,18 @@ queues its consolidation in the same transaction, to run off the request path.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.errors import NotFound, SessionConflict, ValidationError
 from app.memory.agent_entries import AgentEntry, view_of
-from app.memory.agent_memory import AgentRead, agent_read, read_entries, reader, settled
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.instructions import Instructions, compose
 from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
-from app.memory.sessions import branch_item_ids, fresh_item_ids, load_view, with_view
-from app.memory.values import Item, Principal, SessionView
+from app.memory.sessions import branch_item_ids, fresh_item_ids
+from app.memory.values import Entry, Item, OrgSettings, Principal, switches_of
 from app.store.catalog import together
 from app.store.database import Database, Tx
 
@@ -35,56 +34,86 @@ class TurnItem:
     app: str | None = None
 
 
-async def instructions_in(
-    tx: Tx, org: str, view: SessionView, max_length: int
-) -> tuple[Instructions, dict[str, str]]:
-    """S5, S6, A8: the memory text a turn of this session would get now, and the change each
-    agent key shown stands for (see `shown_in`)."""
-    found: dict[str, AgentRead] = {}
-    if view.org.agent_memory:
-        found = await read_entries(tx, session_reader(org, view), [view.session.agent])
-    return shown_in(org, view, found, max_length)
+@dataclass(frozen=True)
+class Reachable:
+    """What the instructions of a turn of a session can reach, as `instruction_entries` reads
+    it: the switches in force, the session's newest active entries, and its agent's newest
+    active entries that the session's person (`viewer`) may see (A9), as many of each as the
+    budget could hold."""
+
+    org: str
+    viewer: str
+    use: bool
+    agent_memory: bool
+    shared_agent: bool
+    session: tuple[Entry, ...]
+    agent: tuple[AgentEntry, ...]
+
+    @classmethod
+    def from_record(cls, org: str, row: Mapping[str, Any]) -> Reachable:
+        switches = row["reachSwitches"]
+        return cls(
+            org=org,
+            viewer=row["viewer"],
+            use=switches_of(switches, "org").use,
+            agent_memory=OrgSettings.from_record(switches["org"]).agent_memory,
+            shared_agent=bool(row["sharedAgent"]),
+            session=tuple(Entry.from_record(e) for e in row["sessionNewest"]),
+            agent=tuple(AgentEntry.from_record(e) for e in row["agentNewest"]),
+        )
+
+    def shown(self, max_length: int) -> tuple[Instructions, list[str], list[str]]:
+        """S5, S6, A8: the memory text a turn gets now, and the change each session key and
+        each agent key shown stands for, in the order shown. Session memory follows the
+        session's `use`; agent memory the org's `agentMemory`, as the session's person may
+        see it (A9): a session always has a person; were one without, it would see shared
+        entries only."""
+        session = self.session if self.use else ()
+        agent: list[AgentEntry] = []
+        if self.agent_memory:
+            agent = list(view_of(Principal(self.org, person=self.viewer), self.agent).values())
+        shown = compose(session, [e.as_entry() for e in agent], max_length, self.shared_agent)
+        saw = {e.key: e.change for e in session}
+        saw_agent = {e.key: e.change for e in agent}
+        return shown, [saw[k] for k in shown.keys], [saw_agent[k] for k in shown.agent_keys]
 
 
-def session_reader(org: str, view: SessionView) -> Principal:
-    """Who a session's turns read agent memory as: its person (A9). A session always has a
-    person; were one without, it would see shared entries only."""
-    return Principal(org, person=view.session.person or "")
+def read_whole_reach(row: Mapping[str, Any]) -> bool:
+    """Whether an `instruction_entries` row was read between two commits: neither the
+    session's revision nor its agent's memory version moved while it was read."""
+    return bool(
+        row["readRevision"] == row["readRevisionAfter"]
+        and row["agentVersion"] == row["agentVersionAfter"]
+    )
 
 
-def shown_in(
-    org: str, view: SessionView, found: dict[str, AgentRead], max_length: int
-) -> tuple[Instructions, dict[str, str]]:
-    """S5, S6, A8: the memory text a turn of this session gets, and the change each agent key
-    shown stands for. Session memory follows the session's `use`; agent memory the org's
-    `agentMemory`, filtered to what the session's person may see (A9) of the agent's entries
-    `found` (read for that person, or for anyone at all)."""
-    session = view.memory.entries.values() if view.memory.settings.use else ()
-    agent: list[AgentEntry] = []
-    shared = False
-    if view.org.agent_memory and view.session.agent in found:
-        _, shared, entries = found[view.session.agent]
-        agent = list(view_of(session_reader(org, view), entries).values())
-    shown = compose(session, [e.as_entry() for e in agent], max_length, shared)
-    return shown, {e.key: e.change for e in agent}
+async def reachable(tx: Tx, who: Principal, session_id: str, max_length: int) -> Reachable:
+    """What a turn of the session would be shown now can reach, read whole (again while a
+    write moved it)."""
+    while True:
+        row = await tx.row(
+            "instruction_entries", **who.scope(), id=session_id, reach=max_length
+        )
+        if row is None:
+            raise NotFound(f"no session {session_id}")
+        if read_whole_reach(row):
+            return Reachable.from_record(who.org, row)
 
 
 async def lock_for_turn(
-    tx: Tx, who: Principal, session_id: str
-) -> tuple[dict[str, Any], SessionView, dict[str, AgentRead]]:
-    """Lock the session, then read under the lock its view and its agent's entries as `who`
-    may read them, in one round trip. Entries read while the agent's memory moved are read
-    again."""
-    done = await with_view(
-        tx, who, session_id, together("lock_session", "agent_entries"),
-        **reader(who), id=session_id, key=None, agents=None, session=session_id,
+    tx: Tx, who: Principal, session_id: str, max_length: int
+) -> tuple[dict[str, Any], Reachable]:
+    """Lock the session, then read under the lock its state and what its turn's instructions
+    can reach, in one round trip (read again while the agent's memory moved)."""
+    state = await tx.row(
+        together("lock_session", "instruction_entries"),
+        **who.scope(), id=session_id, key=None, reach=max_length,
     )
-    if done is None:
+    if state is None:
         raise NotFound(f"no session {session_id}")
-    state, view = done
-    agent = str(state["aid"])
-    found = {agent: agent_read(state)} if settled(state) else await read_entries(tx, who, [agent])
-    return state, view, found
+    if read_whole_reach(state):
+        return state, Reachable.from_record(who.org, state)
+    return state, await reachable(tx, who, session_id, max_length)
 
 
 def needs_consolidation(items: Sequence[TurnItem]) -> bool:
@@ -127,7 +156,8 @@ class Turns:
 
         async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
             # the answer, whether the turn is new, its run, and whether learning was queued
-            state, view, found = await lock_for_turn(tx, who, session_id)
+            state, reach = await lock_for_turn(tx, who, session_id, self.max_length)
+            org = OrgSettings.from_record(state["orgSettings"])
             existing = await branch_item_ids(tx, session_id, client_ids)
             if existing:
                 turns = {row["turn"] for row in existing}
@@ -146,29 +176,27 @@ class Turns:
             if turn_id is not None:
                 earlier = await self._check_awaiting(tx, who, session_id, turn_id)
             # What a turn was shown is fixed when it starts; a completing step adds nothing.
-            shown, agent_changes = (
-                shown_in(who.org, view, found, self.max_length)
-                if not earlier
-                else (Instructions("", ()), {})
+            shown, saw, saw_agent = (
+                reach.shown(self.max_length) if not earlier else (Instructions("", ()), [], [])
             )
             generated = await fresh_item_ids(tx, state, session_id, len(items))
             ids = [
                 item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)
             ]
             run_model = resolve_model(
-                earlier.get("model") or model, state["model"], state["agentModel"], view.org.model
+                earlier.get("model") or model, state["model"], state["agentModel"], org.model
             )
             # S8 over the whole turn, its earlier step included
             model_ran = needs_consolidation(
                 [*items, *(TurnItem(t, "assistant", "", app=a) for t, a in zip(
                     earlier.get("types", []), earlier.get("apps", []), strict=True))]
             )
-            generate = view.memory.settings.generate
+            generate = switches_of(state, "orgSettings").generate
             run_id: str | None = None
             learning = False
             queued = status == "completed" and generate and run_model is not None and model_ran
             learn = status == "completed" and teaches(
-                state["kind"], generate, view.org.agent_memory, only_app_actions=not model_ran
+                state["kind"], generate, org.agent_memory, only_app_actions=not model_ran
             )
             turn = {
                 "id": turn_id or new_id("trn"),
@@ -179,9 +207,9 @@ class Turns:
                 "at": now_ms(),
                 "head": new_head(),
                 "shown": list(shown.keys),
-                "saw": [view.memory.entries[key].change for key in shown.keys],
+                "saw": saw,
                 "shownAgent": list(shown.agent_keys),
-                "sawAgent": [agent_changes[key] for key in shown.agent_keys],
+                "sawAgent": saw_agent,
                 "items": [
                     {
                         "uid": new_id("itm"),
@@ -237,8 +265,7 @@ class Turns:
         """What a turn of the session would be shown now (GET .../instructions)."""
 
         async def work(tx: Tx) -> Instructions:
-            view = await load_view(tx, who, session_id)
-            return (await instructions_in(tx, who.org, view, self.max_length))[0]
+            return (await reachable(tx, who, session_id, self.max_length)).shown(self.max_length)[0]
 
         return await self.db.read(work)
 

@@ -88,7 +88,7 @@ class Entry:
 
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Entry:
-        items = tuple(Item.from_record(item) for item in row["sources"])
+        items = tuple(Item.from_record(item) for item in row.get("sources") or ())
         return cls(
             key=row["key"],
             content=row["content"],

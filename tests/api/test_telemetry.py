@@ -275,10 +275,10 @@ def test_traces_have_a_span_per_request_statement_and_model_call(
     # each span names the file of its statement, or the files run together as one statement
     assert all(set(s.name.split(JOINED)) <= files and s.kind is SpanKind.CLIENT for s in children)
     # (the token was looked up by the requests before, and its lookup is cached for seconds)
-    # issue 12: a turn is two statements: the lock with the view and the agent's entries it
-    # shows, then the record
+    # issue 12: a turn is two statements: the lock with what its instructions can reach (the
+    # newest entries of the session and of its agent, no sources), then the record
     assert [s.name for s in sorted(children, key=lambda s: s.start_time or 0)] == [
-        "lock_session+agent_entries+session_views", "record_turn"
+        "lock_session+instruction_entries", "record_turn"
     ]
 
     model = [s for s in spans if s.name == "model openai:gpt-test"]

@@ -1,0 +1,54 @@
+// What the instructions of a turn of session $id can reach (S5, S6, A8, A9), and no more, so
+// that a turn and GET instructions cost the same at 20 entries as at 100,000: the session's
+// active entries, and the active agent entries its person (`viewer`) may see, each newest
+// first, without their sources. `instructions.compose` applies the rules to what is read.
+//
+// Each list stops once the contents before an entry hold $reach characters or more: a line of
+// the text is longer than its entry's content, so no entry past that point can be reached
+// (S6 stops at the first entry that does not fit), whatever the budget's split. Entries tied
+// in time with the last one kept are kept too, so the order of a tie is Python's to choose.
+// A shared agent entry that the viewer's own private entry of its key stands in for (any
+// status: `view_of`) is not read, so it takes no room in the list.
+//
+// (Its columns differ from `lock_session`'s: a turn runs the two as one statement.)
+// Reads are read-committed even within one statement, so the session's revision and the
+// agent's memory version are read first and again last (`readRevisionAfter`,
+// `agentVersionAfter`); a read whose two differ is read again (`reachable`).
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
+WITH s, a, o, s.revision AS readRevision, coalesce(a.memoryVersion, 0) AS agentVersion
+OPTIONAL MATCH (s)-[:WITH]->(p:Person)
+WITH s, a, o, readRevision, agentVersion, coalesce(p.id, '') AS viewer
+CALL (s) {
+  OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change {status: 'active'})
+  WITH c ORDER BY c.at DESC
+  WITH collect(c) AS newest
+  WITH newest, reduce(r = {size: 0, n: 0, at: null}, c IN newest |
+    CASE WHEN r.size < $reach OR c.at = r.at
+         THEN {size: r.size + size(c.content), n: r.n + 1, at: c.at} ELSE r END).n AS n
+  RETURN [c IN newest[..n] | c {.key, .content, .kind, .status, updatedAt: c.at,
+                                change: c.id}] AS sessionNewest
+}
+CALL (a, viewer) {
+  OPTIONAL MATCH (a)-[:HAS_MEMORY]->(mine:AgentEntry {owner: viewer})
+    WHERE viewer <> ''
+  WITH a, viewer, collect(mine.key) AS mineKeys
+  OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry {status: 'active'})
+    WHERE e.owner = viewer OR (e.owner = '' AND NOT e.key IN mineKeys)
+  WITH e ORDER BY e.updatedAt DESC
+  WITH collect(e) AS newest
+  WITH newest, reduce(r = {size: 0, n: 0, at: null}, e IN newest |
+    CASE WHEN r.size < $reach OR e.updatedAt = r.at
+         THEN {size: r.size + size(e.content), n: r.n + 1, at: e.updatedAt} ELSE r END).n AS n
+  RETURN [e IN newest[..n] | e {.key, .owner, .content, .kind, .status, .about, .visibility,
+                                .updatedAt, .change}] AS agentNewest
+}
+CALL (s, a) {
+  MATCH (again:Session {id: s.id})-[:OF_AGENT]->(same:Agent {id: a.id})
+  RETURN again.revision AS readRevisionAfter,
+         coalesce(same.memoryVersion, 0) AS agentVersionAfter
+}
+RETURN viewer, a.shared AS sharedAgent, readRevision, readRevisionAfter, agentVersion,
+       agentVersionAfter, sessionNewest, agentNewest,
+       {useOverride: s.useOverride, generateOverride: s.generateOverride,
+        org: o {.memoryUse, .memoryGenerate, .agentMemory}} AS reachSwitches
