@@ -1,0 +1,127 @@
+"""Issue 12: a turn and GET instructions read only what the instructions can reach
+(`instruction_entries.cypher`): the newest active entries of the session and of its agent,
+without sources, cut once the contents before an entry hold the budget. Whatever the entries,
+what a turn is shown equals what the full views derive: S5, S6, A8 and A9 applied
+(`instructions.compose`) to every entry of the session's view and every agent entry its person
+sees, as a client reads them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import hypothesis.strategies as st
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from app.memory.instructions import compose
+from app.memory.values import Entry
+from tests import conftest
+from tests.api.test_agent_memory import agent_command, agent_memory, forget, remember
+from tests.conftest import Api, Graph, RunningServer, Target, make_token, user
+from tests.openai_stub import OpenAIStub
+
+BUDGET = 1500
+AGENT_KEYS = [f"a{n}" for n in range(6)]  # each may be shared, and private to ana or to ben
+OWNERS = [None, "ana", "ben"]  # None: shared
+
+contents = st.builds(
+    lambda n, wide: ("Fact " + ("😀" if wide else "x") * n),
+    st.integers(0, 200),
+    st.booleans(),  # characters outside the BMP count once, as Python counts them
+)
+forgotten = st.sampled_from([False, False, False, True])
+session_entries = st.lists(st.tuples(contents, forgotten), max_size=20)  # keys s0, s1, ...
+agent_entries = st.lists(
+    st.tuples(st.sampled_from(AGENT_KEYS), st.sampled_from(OWNERS), contents, forgotten),
+    max_size=16,
+)
+
+# Entries whose times are equal: every current entry's time becomes one of two, by its size,
+# so ties cross the cut and the order among them is the key's (S6: newest first, then key).
+TIE = """
+MATCH (s:Session {id: $session})-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change)
+SET c.at = 1700000000000 + size(c.key + c.content) % 2
+WITH count(*) AS done
+MATCH (:Agent {id: $agent})-[:HAS_MEMORY]->(e:AgentEntry)
+SET e.updatedAt = 1700000000000 + size(e.key + e.content) % 2
+"""
+
+
+@pytest.fixture(scope="module")
+def small(neo4j_target: Target, openai_stub: OpenAIStub) -> Iterator[RunningServer]:
+    """A server whose instruction budget is small enough that most examples cut it."""
+    running = RunningServer(
+        conftest.test_settings(openai_stub, neo4j_target, max_length=BUDGET), neo4j_target
+    )
+    yield running
+    running.stop()
+
+
+def fill(ana: Api, platform: Api, session: str, agent: str,
+         session_entries: list[tuple[str, bool]],
+         agent_entries: list[tuple[str, str | None, str, bool]]) -> None:
+    """Remember each entry (a session's as its person, the agent's through the service token,
+    shared or private to its owner), then forget those marked so."""
+    for n, (content, forget_it) in enumerate(session_entries):
+        ana.remember(session, f"s{n}", content)
+        if forget_it:
+            ana.ok(ana.command(session, {"_tag": "Forget", "key": f"s{n}"}))
+    for key, owner, content, forget_it in agent_entries:
+        private = {} if owner is None else {"visibility": "private", "about": owner}
+        platform.ok(agent_command(platform, agent, remember(key, content, **private)))
+        if forget_it:
+            about = {} if owner is None else {"about": owner}
+            platform.ok(agent_command(platform, agent, forget(key, **about)))
+
+
+def derived(ana: Api, session: str, agent: str) -> dict[str, Any]:
+    """GET instructions as the full views derive it: every session entry, and every agent
+    entry ana sees (A9), through the one rule (`compose`)."""
+    memory = ana.view(session)["memory"]
+    seen = agent_memory(ana, agent)["entries"]
+
+    def entries(found: dict[str, Any]) -> list[Entry]:
+        return [
+            Entry(key, e["content"], e["kind"], (), e["updatedAt"], e["status"])
+            for key, e in found.items()
+        ]
+
+    shown = compose(entries(memory["entries"]), entries(seen), BUDGET, shared_agent=True)
+    return {
+        "memory": shown.text,
+        "included": {"session": list(shown.keys), "agent": list(shown.agent_keys)},
+    }
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(session_entries=session_entries, agent_entries=agent_entries, tie=st.booleans())
+def test_what_a_turn_is_shown_equals_what_the_full_views_derive(
+    small: RunningServer, neo4j_target: Target, graph: Graph,
+    session_entries: list[tuple[str, bool]],
+    agent_entries: list[tuple[str, str | None, str, bool]], tie: bool,
+) -> None:
+    # S5, S6, A8, A9 and issue 12
+    ana = Api(small.url, make_token(neo4j_target, "acme", "ana"))
+    platform = Api(small.url, make_token(neo4j_target, "acme", None, service="platform"))
+    make_token(neo4j_target, "acme", "ben")  # ben is a member too
+    agent = ana.agent(shared=True)["id"]
+    session = ana.session(agent)["session"]["id"]
+    ana.ok(ana.command(session, {"_tag": "Configure", "generate": False}))  # nothing learns
+    fill(ana, platform, session, agent, session_entries, agent_entries)
+    if tie:
+        graph.rows(TIE, session=session, agent=agent)
+
+    expected = derived(ana, session, agent)
+    path = f"/v1/sessions/{session}/instructions"
+    assert ana.ok(ana.get(path)) == expected
+    assert platform.ok(platform.get(path)) == expected  # the session's person's view
+    turn = ana.turn(session, user("What do you remember?"))["turn"]
+    assert turn["shown"] == expected["included"]["session"]
+    assert turn["shownAgent"] == expected["included"]["agent"]
+    ana.http.close()
+    platform.http.close()
