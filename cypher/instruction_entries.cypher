@@ -7,6 +7,8 @@
 // the text is longer than its entry's content, so no entry past that point can be reached
 // (S6 stops at the first entry that does not fit), whatever the budget's split. Entries tied
 // in time with the last one kept are kept too, so the order of a tie is Python's to choose.
+// (The fold's variable is `x`, not the list's own name: reusing `c` or `e` there made Neo4j
+// 5.26 compare a tie against the outer variable, and the tie was cut.)
 // A shared agent entry that the viewer's own private entry of its key stands in for (any
 // status: `view_of`) is not read, so it takes no room in the list.
 //
@@ -23,9 +25,9 @@ CALL (s) {
   OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change {status: 'active'})
   WITH c ORDER BY c.at DESC
   WITH collect(c) AS newest
-  WITH newest, reduce(r = {size: 0, n: 0, at: null}, c IN newest |
-    CASE WHEN r.size < $reach OR c.at = r.at
-         THEN {size: r.size + size(c.content), n: r.n + 1, at: c.at} ELSE r END).n AS n
+  WITH newest, reduce(r = {size: 0, n: 0, at: null}, x IN newest |
+    CASE WHEN r.size < $reach OR x.at = r.at
+         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.at} ELSE r END).n AS n
   RETURN [c IN newest[..n] | c {.key, .content, .kind, .status, updatedAt: c.at,
                                 change: c.id}] AS sessionNewest
 }
@@ -37,9 +39,9 @@ CALL (a, viewer) {
     WHERE e.owner = viewer OR (e.owner = '' AND NOT e.key IN mineKeys)
   WITH e ORDER BY e.updatedAt DESC
   WITH collect(e) AS newest
-  WITH newest, reduce(r = {size: 0, n: 0, at: null}, e IN newest |
-    CASE WHEN r.size < $reach OR e.updatedAt = r.at
-         THEN {size: r.size + size(e.content), n: r.n + 1, at: e.updatedAt} ELSE r END).n AS n
+  WITH newest, reduce(r = {size: 0, n: 0, at: null}, x IN newest |
+    CASE WHEN r.size < $reach OR x.updatedAt = r.at
+         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.updatedAt} ELSE r END).n AS n
   RETURN [e IN newest[..n] | e {.key, .owner, .content, .kind, .status, .about, .visibility,
                                 .updatedAt, .change}] AS agentNewest
 }

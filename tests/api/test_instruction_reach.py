@@ -12,40 +12,55 @@ from typing import Any
 
 import hypothesis.strategies as st
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from app.memory.instructions import compose
 from app.memory.values import Entry
+from app.store.database import Target
 from tests import conftest
 from tests.api.test_agent_memory import agent_command, agent_memory, forget, remember
-from tests.conftest import Api, Graph, RunningServer, Target, make_token, user
+from tests.conftest import Api, Graph, RunningServer, make_token, user
 from tests.openai_stub import OpenAIStub
 
 BUDGET = 1500
-AGENT_KEYS = [f"a{n}" for n in range(6)]  # each may be shared, and private to ana or to ben
+AGENT_KEYS = [f"a{n}" for n in range(12)]  # each may be shared, and private to ana or to ben
 OWNERS = [None, "ana", "ben"]  # None: shared
 
-contents = st.builds(
-    lambda n, wide: ("Fact " + ("😀" if wide else "x") * n),
-    st.integers(0, 200),
-    st.booleans(),  # characters outside the BMP count once, as Python counts them
-)
+
+def contents(longest: int) -> st.SearchStrategy[str]:
+    return st.builds(
+        lambda n, wide: "Fact " + ("😀" if wide else "x") * n,
+        st.integers(0, longest),
+        st.booleans(),  # characters outside the BMP count once, as Python counts them
+    )
+
+
 forgotten = st.sampled_from([False, False, False, True])
-session_entries = st.lists(st.tuples(contents, forgotten), max_size=20)  # keys s0, s1, ...
+session_entries = st.lists(
+    st.tuples(st.integers(10, 99), contents(200), forgotten),  # key s10 ... s99
+    min_size=4,
+    max_size=20,
+    unique_by=lambda entry: entry[0],
+)
 agent_entries = st.lists(
-    st.tuples(st.sampled_from(AGENT_KEYS), st.sampled_from(OWNERS), contents, forgotten),
-    max_size=16,
+    st.tuples(st.sampled_from(AGENT_KEYS), st.sampled_from(OWNERS), contents(600), forgotten),
+    min_size=4,
+    max_size=30,
 )
 
-# Entries whose times are equal: every current entry's time becomes one of two, by its size,
-# so ties cross the cut and the order among them is the key's (S6: newest first, then key).
+# Entries whose times are equal: every current entry's time becomes the same, so the cut falls
+# inside a tie, and the order among them is the key's (S6: newest first, then by key).
 TIE = """
 MATCH (s:Session {id: $session})-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change)
-SET c.at = 1700000000000 + size(c.key + c.content) % 2
+SET c.at = 1700000000000
 WITH count(*) AS done
 MATCH (:Agent {id: $agent})-[:HAS_MEMORY]->(e:AgentEntry)
-SET e.updatedAt = 1700000000000 + size(e.key + e.content) % 2
+SET e.updatedAt = 1700000000000
 """
+
+
+ASCENDING_SESSION = [(n, "Fact " + "x" * 150, False) for n in range(10, 30)]
+ASCENDING_AGENT = [(f"a{n:02d}", None, "Habit " + "y" * 300, False) for n in range(12)]
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +73,21 @@ def small(neo4j_target: Target, openai_stub: OpenAIStub) -> Iterator[RunningServ
     running.stop()
 
 
-def fill(ana: Api, platform: Api, session: str, agent: str,
-         session_entries: list[tuple[str, bool]],
-         agent_entries: list[tuple[str, str | None, str, bool]]) -> None:
+def fill(
+    ana: Api,
+    platform: Api,
+    session: str,
+    agent: str,
+    session_entries: list[tuple[int, str, bool]],
+    agent_entries: list[tuple[str, str | None, str, bool]],
+) -> None:
     """Remember each entry (a session's as its person, the agent's through the service token,
     shared or private to its owner), then forget those marked so."""
-    for n, (content, forget_it) in enumerate(session_entries):
-        ana.remember(session, f"s{n}", content)
+    for n, content, forget_it in session_entries:
+        key = f"s{n}"
+        ana.remember(session, key, content)
         if forget_it:
-            ana.ok(ana.command(session, {"_tag": "Forget", "key": f"s{n}"}))
+            ana.ok(ana.command(session, {"_tag": "Forget", "key": key}))
     for key, owner, content, forget_it in agent_entries:
         private = {} if owner is None else {"visibility": "private", "about": owner}
         platform.ok(agent_command(platform, agent, remember(key, content, **private)))
@@ -100,10 +121,22 @@ def derived(ana: Api, session: str, agent: str) -> dict[str, Any]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(session_entries=session_entries, agent_entries=agent_entries, tie=st.booleans())
+# One side alone, so it has the whole budget and shows several entries: cut (the budget holds
+# about 7 of 20 or 4 of 12); and cut inside a tie, its entries written in the order of their
+# keys and the other way round (the database keeps a tie in an order of its own).
+@example(session_entries=ASCENDING_SESSION, agent_entries=[], tie=False)
+@example(session_entries=[], agent_entries=ASCENDING_AGENT, tie=False)
+@example(session_entries=ASCENDING_SESSION, agent_entries=[], tie=True)
+@example(session_entries=ASCENDING_SESSION[::-1], agent_entries=[], tie=True)
+@example(session_entries=[], agent_entries=ASCENDING_AGENT, tie=True)
+@example(session_entries=[], agent_entries=ASCENDING_AGENT[::-1], tie=True)
 def test_what_a_turn_is_shown_equals_what_the_full_views_derive(
-    small: RunningServer, neo4j_target: Target, graph: Graph,
-    session_entries: list[tuple[str, bool]],
-    agent_entries: list[tuple[str, str | None, str, bool]], tie: bool,
+    small: RunningServer,
+    neo4j_target: Target,
+    graph: Graph,
+    session_entries: list[tuple[int, str, bool]],
+    agent_entries: list[tuple[str, str | None, str, bool]],
+    tie: bool,
 ) -> None:
     # S5, S6, A8, A9 and issue 12
     ana = Api(small.url, make_token(neo4j_target, "acme", "ana"))
