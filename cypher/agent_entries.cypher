@@ -1,11 +1,10 @@
 // The current agent entries (state kept on each entry, never derived from history) that a
-// reader may see: shared ones and $person's private ones, or all with $all (A9). The agents
-// are $agents, or with none the agent of session $session (a turn reads them together with
-// the session it locks, in one round trip).
+// reader may see: shared ones and $person's private ones, or all with $all (A9), of each
+// agent of $agents.
 // The version is read first and the agent again last (`versionAfter`): reads are
 // read-committed even within one statement, so `read_entries` reads again an agent whose
 // version moved while its entries were read (as session_views does for a session).
-UNWIND coalesce($agents, [(:Session {id: $session})-[:OF_AGENT]->(sa:Agent) | sa.id]) AS aid
+UNWIND $agents AS aid
 MATCH (a:Agent {id: aid})-[:IN_ORG]->(:Org {id: $org})
 WITH aid, a, coalesce(a.memoryVersion, 0) AS version
 OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)

@@ -86,7 +86,7 @@ async def read_entries(tx: Tx, who: Principal, agent_ids: Sequence[str]) -> dict
     """For each agent: its memory's version, whether it is shared, and the entries `who` may
     see (the current state, one statement)."""
     rows = await read_whole(
-        lambda some: tx.rows("agent_entries", **reader(who), agents=some, session=None),
+        lambda some: tx.rows("agent_entries", **reader(who), agents=some),
         agent_ids,
         key=lambda row: str(row["aid"]),
         settled=settled,
