@@ -1,6 +1,6 @@
 // What the instructions of a turn of session $id can reach (S5, S6, A8, A9), and no more, so
-// that a turn and GET instructions cost the same at 20 entries as at 100,000: the session's
-// active entries, and the active agent entries its person (`viewer`) may see, each newest
+// that what a turn and GET instructions carry back does not grow with the entries (Neo4j still
+// orders them all): the session's active entries, and the active agent entries its person (`viewer`) may see, each newest
 // first, without their sources. `instructions.compose` applies the rules to what is read.
 //
 // Each list stops once the contents before an entry hold $reach characters or more: a line of

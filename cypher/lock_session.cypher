@@ -4,7 +4,8 @@
 // Then, in the same statement, the state a command checks and needs: with a $key, that key's
 // entry as it stands (its CURRENT change); whether a client ever chose an item id here; and
 // whether the head is shared (another version continues it: a fork made at the head).
-// (`orgSettings`, not `org`: a turn runs it together with session_views, which answers `org`.)
+// (`orgSettings`, not `org`: a memory command runs it together with session_views, which
+// answers `org`.)
 MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 SET s._lock = true

@@ -67,7 +67,7 @@ async def with_view(
     the view cannot move while it is read; were it read unsettled all the same, it is read
     again."""
     scope = who.scope()
-    # `params` may name the caller's scope again (`reader` does), never widen or change it
+    # `params` may name the caller's scope again, never widen or change it
     changed = [key for key, value in scope.items() if params.get(key, value) != value]
     if changed:
         raise ValueError(f"{', '.join(changed)} would change the caller's scope")

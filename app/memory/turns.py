@@ -88,8 +88,8 @@ def read_whole_reach(row: Mapping[str, Any]) -> bool:
 
 
 async def reachable(tx: Tx, who: Principal, session_id: str, max_length: int) -> Reachable:
-    """What a turn of the session would be shown now can reach, read whole (again while a
-    write moved it)."""
+    """What the instructions of a turn of the session can reach now, read whole (read again
+    while a write moved it)."""
     while True:
         row = await tx.row(
             "instruction_entries", **who.scope(), id=session_id, reach=max_length

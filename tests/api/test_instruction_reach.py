@@ -116,7 +116,7 @@ def derived(ana: Api, session: str, agent: str) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=25,
+    max_examples=15,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -1,5 +1,5 @@
 """A statement run with a session's view keeps the caller's scope (S1, A9): parameters may
-name it again, as `reader` does for a turn's agent entries, but never change it."""
+name it again, but never change it."""
 
 from __future__ import annotations
 
