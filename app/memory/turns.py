@@ -16,7 +16,7 @@ from app.memory.model_names import check_model_name, resolve_model
 from app.memory.sessions import branch_item_ids, fresh_item_ids
 from app.memory.values import Entry, Item, OrgSettings, Principal, switches_of
 from app.store.catalog import together
-from app.store.database import Database, Tx
+from app.store.database import Database, Tx, read_whole
 
 ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
 ROLES = ("user", "assistant", "tool", "system")
@@ -90,14 +90,15 @@ def read_whole_reach(row: Mapping[str, Any]) -> bool:
 async def reachable(tx: Tx, who: Principal, session_id: str, max_length: int) -> Reachable:
     """What the instructions of a turn of the session can reach now, read whole (read again
     while a write moved it)."""
-    while True:
-        row = await tx.row(
-            "instruction_entries", **who.scope(), id=session_id, reach=max_length
-        )
-        if row is None:
-            raise NotFound(f"no session {session_id}")
-        if read_whole_reach(row):
-            return Reachable.from_record(who.org, row)
+    rows = await read_whole(
+        lambda _: tx.rows("instruction_entries", **who.scope(), id=session_id, reach=max_length),
+        [session_id],
+        key=lambda row: session_id,
+        settled=read_whole_reach,
+    )
+    if not rows:
+        raise NotFound(f"no session {session_id}")
+    return Reachable.from_record(who.org, rows[0])
 
 
 async def lock_for_turn(
