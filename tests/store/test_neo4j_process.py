@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -181,13 +182,20 @@ def test_kill_9_of_neo4j_under_20_writers(own_neo4j: OwnNeo4j, openai_stub: Open
         def recovered() -> bool:
             return all(len(w.acked) >= c + 3 for w, c in zip(writers, counts, strict=True))
 
-        deadline = time.monotonic() + 60
+        # a wait for progress: the first statements after a restart are planned by a cold JVM
+        # (seen: 13 s each, twice, with the machine loaded; 35-46 s until every writer had 3)
+        deadline = time.monotonic() + 240
         while time.monotonic() < deadline and not recovered():
             time.sleep(0.1)
+        recovering = time.monotonic() - back
         stop.set()
         for thread in threads:
             thread.join(timeout=SLOW_ANSWER + 10)
-        assert recovered(), "the service did not recover by itself"
+        since = [(len(w.acked) - c, Counter(s[1] for s in w.statuses if s[0] >= back))
+                 for w, c in zip(writers, counts, strict=True)]
+        assert recovered(), f"the service did not recover by itself: per writer, writes " \
+            f"acknowledged and statuses since Neo4j was back {since}, hangs " \
+            f"{[h for w in writers for h in w.hangs][:5]}"
 
         # while Neo4j was down: 503 Unavailable with Retry-After, each within seconds
         down = [s for w in writers for s in w.statuses if killed <= s[0] < restarting]
@@ -224,7 +232,8 @@ def test_kill_9_of_neo4j_under_20_writers(own_neo4j: OwnNeo4j, openai_stub: Open
               f"{sum(s[1] == 503 for s in down)} answers 503 while down, the slowest in "
               f"{max(s[2] for s in down):.1f}s; Neo4j started again in {back - restarting:.1f}s, "
               f"the slowest answer while it started in "
-              f"{max((s[2] for s in starting), default=0):.1f}s")
+              f"{max((s[2] for s in starting), default=0):.1f}s; every writer had 3 writes "
+              f"through {recovering:.1f}s after it was back")
     finally:
         stop.set()
         for client in clients:
