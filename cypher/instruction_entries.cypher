@@ -1,14 +1,19 @@
 // What the instructions of a turn of session $id can reach (S5, S6, A8, A9), and no more, so
 // that what a turn and GET instructions carry back does not grow with the entries (Neo4j still
-// orders them all): the session's active entries, and the active agent entries its person (`viewer`) may see, each newest
-// first, without their sources. `instructions.compose` applies the rules to what is read.
+// orders them all): the session's active entries, and the active agent entries its person
+// (`viewer`) may see, each newest first, then by key, without their sources.
+// `instructions.compose` applies the rules to what is read.
 //
 // Each list stops once the contents before an entry hold $reach characters or more: a line of
 // the text is longer than its entry's content, so no entry past that point can be reached
-// (S6 stops at the first entry that does not fit), whatever the budget's split. Entries tied
-// in time with the last one kept are kept too, so the order of a tie is Python's to choose.
-// (The fold's variable is `x`, not the list's own name: reusing `c` or `e` there made Neo4j
-// 5.26 compare a tie against the outer variable, and the tie was cut.)
+// (S6 stops at the first entry that does not fit), whatever the budget's split.
+// A cut inside a tie (entries of the same time) is exact only if Neo4j ordered the tie's keys
+// as Python does, so the keys of the tie's entries past the cut come too (`sessionTied`,
+// `agentTied`): `Reachable.closed` checks them, and when they would come first in Python's
+// order, the read is made again with $wholeTies, which keeps the whole tie. (A tie can be
+// long: every entry of one learning job or one promote has the same time.) The fold's
+// variable is `x`, not the list's own name: reusing `c` or `e` there made Neo4j 5.26 compare
+// a tie against the outer variable.
 // A shared agent entry that the viewer's own private entry of its key stands in for (any
 // status: `view_of`) is not read, so it takes no room in the list.
 //
@@ -23,13 +28,14 @@ OPTIONAL MATCH (s)-[:WITH]->(p:Person)
 WITH s, a, o, readRevision, agentVersion, coalesce(p.id, '') AS viewer
 CALL (s) {
   OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change {status: 'active'})
-  WITH c ORDER BY c.at DESC
+  WITH c ORDER BY c.at DESC, c.key
   WITH collect(c) AS newest
   WITH newest, reduce(r = {size: 0, n: 0, at: null}, x IN newest |
-    CASE WHEN r.size < $reach OR x.at = r.at
-         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.at} ELSE r END).n AS n
-  RETURN [c IN newest[..n] | c {.key, .content, .kind, .status, updatedAt: c.at,
-                                change: c.id}] AS sessionNewest
+    CASE WHEN r.size < $reach OR ($wholeTies AND x.at = r.at)
+         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.at} ELSE r END) AS cut
+  RETURN [c IN newest[..cut.n] | c {.key, .content, .kind, .status, updatedAt: c.at,
+                                    change: c.id}] AS sessionNewest,
+         [c IN newest[cut.n..] WHERE c.at = cut.at | c.key] AS sessionTied
 }
 CALL (a, viewer) {
   OPTIONAL MATCH (a)-[:HAS_MEMORY]->(mine:AgentEntry {owner: viewer})
@@ -37,13 +43,14 @@ CALL (a, viewer) {
   WITH a, viewer, collect(mine.key) AS mineKeys
   OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry {status: 'active'})
     WHERE e.owner = viewer OR (e.owner = '' AND NOT e.key IN mineKeys)
-  WITH e ORDER BY e.updatedAt DESC
+  WITH e ORDER BY e.updatedAt DESC, e.key
   WITH collect(e) AS newest
   WITH newest, reduce(r = {size: 0, n: 0, at: null}, x IN newest |
-    CASE WHEN r.size < $reach OR x.updatedAt = r.at
-         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.updatedAt} ELSE r END).n AS n
-  RETURN [e IN newest[..n] | e {.key, .owner, .content, .kind, .status, .about, .visibility,
-                                .updatedAt, .change}] AS agentNewest
+    CASE WHEN r.size < $reach OR ($wholeTies AND x.updatedAt = r.at)
+         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.updatedAt} ELSE r END) AS cut
+  RETURN [e IN newest[..cut.n] | e {.key, .owner, .content, .kind, .status, .about,
+                                    .visibility, .updatedAt, .change}] AS agentNewest,
+         [e IN newest[cut.n..] WHERE e.updatedAt = cut.at | e.key] AS agentTied
 }
 CALL (s, a) {
   MATCH (again:Session {id: s.id})-[:OF_AGENT]->(same:Agent {id: a.id})
@@ -51,6 +58,6 @@ CALL (s, a) {
          coalesce(same.memoryVersion, 0) AS agentVersionAfter
 }
 RETURN viewer, a.shared AS sharedAgent, readRevision, readRevisionAfter, agentVersion,
-       agentVersionAfter, sessionNewest, agentNewest,
+       agentVersionAfter, sessionNewest, sessionTied, agentNewest, agentTied,
        {useOverride: s.useOverride, generateOverride: s.generateOverride,
         org: o {.memoryUse, .memoryGenerate, .agentMemory}} AS reachSwitches

@@ -27,15 +27,17 @@ CALL (s, t, v, h) {
   CREATE (v)-[:ADDS]->(i)
   CREATE (i)-[:IN_TURN]->(t)
 }
+// What it was shown: only a new turn is shown anything (a completing step adds nothing), so
+// each edge is created, not merged (a merge would look through every turn that saw the change).
 CALL (t) {
   UNWIND $turn.saw AS cid
   MATCH (c:Change {id: cid})
-  MERGE (t)-[:SAW]->(c)
+  CREATE (t)-[:SAW]->(c)
 }
 CALL (t) {
   UNWIND $turn.sawAgent AS cid
   MATCH (c:AgentChange {id: cid})
-  MERGE (t)-[:SAW]->(c)
+  CREATE (t)-[:SAW]->(c)
 }
 // The turn's consolidation run (S7), when it asks for one: queued by the same statement, as
 // `queue_run` writes a run.

@@ -48,6 +48,10 @@ class Reachable:
     shared_agent: bool
     session: tuple[Entry, ...]
     agent: tuple[AgentEntry, ...]
+    # The keys of the entries tied in time with the last one read that were not read (a cut
+    # inside a tie), on each side.
+    session_tied: tuple[str, ...] = ()
+    agent_tied: tuple[str, ...] = ()
 
     @classmethod
     def from_record(cls, org: str, row: Mapping[str, Any]) -> Reachable:
@@ -60,7 +64,16 @@ class Reachable:
             shared_agent=bool(row["sharedAgent"]),
             session=tuple(Entry.from_record(e) for e in row["sessionNewest"]),
             agent=tuple(AgentEntry.from_record(e) for e in row["agentNewest"]),
+            session_tied=tuple(row["sessionTied"]),
+            agent_tied=tuple(row["agentTied"]),
         )
+
+    @property
+    def closed(self) -> bool:
+        """Whether each side read every entry that comes before its cut in Python's order
+        (newest first, then by key): Neo4j cut a tie in its own order of the keys, which an
+        entry not read may precede in Python's. Then the whole tie must be read."""
+        return _closed(self.session, self.session_tied) and _closed(self.agent, self.agent_tied)
 
     def shown(self, max_length: int) -> tuple[Instructions, list[str], list[str]]:
         """S5, S6, A8: the memory text a turn gets now, and the change each session key and
@@ -87,33 +100,53 @@ def read_whole_reach(row: Mapping[str, Any]) -> bool:
     )
 
 
-async def reachable(tx: Tx, who: Principal, session_id: str, max_length: int) -> Reachable:
+def _closed(read: Sequence[Entry | AgentEntry], tied: Sequence[str]) -> bool:
+    """Whether the entries read (in Neo4j's order) hold every one of their tie that comes
+    first in Python's order: each tied key not read comes after each key read of its tie."""
+    if not tied:
+        return True
+    last = read[-1].updated_at
+    return max(e.key for e in read if e.updated_at == last) < min(tied)
+
+
+async def reachable(
+    tx: Tx, who: Principal, session_id: str, max_length: int, whole_ties: bool = False
+) -> Reachable:
     """What the instructions of a turn of the session can reach now, read whole (read again
-    while a write moved it)."""
+    while a write moved it, and with whole ties when a cut inside one was not `closed`)."""
     rows = await read_whole(
-        lambda _: tx.rows("instruction_entries", **who.scope(), id=session_id, reach=max_length),
+        lambda _: tx.rows(
+            "instruction_entries", **who.scope(), id=session_id, reach=max_length,
+            wholeTies=whole_ties,
+        ),
         [session_id],
         key=lambda row: session_id,
         settled=read_whole_reach,
     )
     if not rows:
         raise NotFound(f"no session {session_id}")
-    return Reachable.from_record(who.org, rows[0])
+    found = Reachable.from_record(who.org, rows[0])
+    if found.closed:
+        return found
+    return await reachable(tx, who, session_id, max_length, whole_ties=True)
 
 
 async def lock_for_turn(
     tx: Tx, who: Principal, session_id: str, max_length: int
 ) -> tuple[dict[str, Any], Reachable]:
     """Lock the session, then read under the lock its state and what its turn's instructions
-    can reach, in one round trip (read again while the agent's memory moved)."""
+    can reach, in one round trip (read again while the agent's memory moved, or when a cut
+    inside a tie was not `closed`)."""
     state = await tx.row(
         together("lock_session", "instruction_entries"),
-        **who.scope(), id=session_id, key=None, reach=max_length,
+        **who.scope(), id=session_id, key=None, reach=max_length, wholeTies=False,
     )
     if state is None:
         raise NotFound(f"no session {session_id}")
     if read_whole_reach(state):
-        return state, Reachable.from_record(who.org, state)
+        found = Reachable.from_record(who.org, state)
+        if found.closed:
+            return state, found
     return state, await reachable(tx, who, session_id, max_length)
 
 

@@ -15,7 +15,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from app.memory.instructions import compose
+from app.memory.turns import Reachable
 from app.memory.values import Entry
+from app.store.catalog import statement
 from app.store.database import Target
 from tests import conftest
 from tests.api.test_agent_memory import agent_command, agent_memory, forget, remember
@@ -49,7 +51,8 @@ agent_entries = st.lists(
 )
 
 # Entries whose times are equal: every current entry's time becomes the same, so the cut falls
-# inside a tie, and the order among them is the key's (S6: newest first, then by key).
+# inside a tie, and the order among them is the key's (S6: newest first, then by key): Neo4j
+# cuts the tie in its order of the keys, and `Reachable.closed` checks it against Python's.
 TIE = """
 MATCH (s:Session {id: $session})-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change)
 SET c.at = 1700000000000
@@ -158,3 +161,55 @@ def test_what_a_turn_is_shown_equals_what_the_full_views_derive(
     assert turn["shownAgent"] == expected["included"]["agent"]
     ana.http.close()
     platform.http.close()
+
+
+def test_a_cut_inside_a_tie_reads_the_keys_of_the_tie_past_it(
+    small: RunningServer, neo4j_target: Target, graph: Graph
+) -> None:
+    # S6, A8 and issue 12: a tie is cut where the budget is, not read whole (every entry of
+    # a learning job or a promote has the same time), and the keys past the cut come along
+    ana = Api(small.url, make_token(neo4j_target, "acme", "ana"))
+    agent = ana.agent()["id"]
+    session = ana.session(agent)["session"]["id"]
+    ana.ok(ana.command(session, {"_tag": "Configure", "generate": False}))
+    fill(ana, ana, session, agent, ASCENDING_SESSION[::-1], [])
+    graph.rows(TIE, session=session, agent=agent)
+    keys = [f"s{n}" for n in range(10, 30)]  # in Python's order of the tie
+
+    def read(whole_ties: bool) -> dict[str, Any]:
+        [row] = graph.rows(statement("instruction_entries"), org="acme", person="ana",
+                           id=session, reach=BUDGET, wholeTies=whole_ties)
+        return row
+
+    cut = read(False)
+    read_keys = [e["key"] for e in cut["sessionNewest"]]
+    # 155 characters each: the contents before the 11th hold the budget of 1,500
+    assert read_keys == keys[:10]
+    assert cut["sessionTied"] == keys[10:]
+    whole = read(True)
+    assert [e["key"] for e in whole["sessionNewest"]] == keys
+    assert whole["sessionTied"] == []
+    # what the turn is shown is what the full views derive
+    expected = derived(ana, session, agent)
+    assert ana.ok(ana.get(f"/v1/sessions/{session}/instructions")) == expected
+    ana.http.close()
+
+
+def entry(key: str, at: int) -> Entry:
+    return Entry(key, "Fact.", "fact", (), at, "active")
+
+
+def reach(session: list[Entry], tied: tuple[str, ...]) -> Reachable:
+    return Reachable("acme", "ana", True, True, False, tuple(session), (), tied, ())
+
+
+def test_a_cut_tie_is_closed_only_when_no_key_past_it_comes_first_in_pythons_order() -> None:
+    # S6: newest first, then by key; a cut inside a tie read in Neo4j's order of the keys
+    assert reach([entry("b", 2), entry("c", 1), entry("d", 1)], ("e", "f")).closed
+    assert reach([entry("b", 2), entry("d", 1), entry("c", 1)], ("e",)).closed  # any order read
+    assert not reach([entry("b", 2), entry("c", 1), entry("e", 1)], ("d",)).closed
+    # a key past the cut with a character outside the BMP: Java's UTF-16 order would put
+    # "\U0001f600" before "\ue000", Python's code points after it
+    assert not reach([entry("\U0001f600", 1)], ("\ue000",)).closed
+    assert reach([entry("\ue000", 1)], ("\U0001f600",)).closed
+    assert reach([entry("b", 2)], ()).closed  # no cut inside a tie
