@@ -19,7 +19,9 @@ CALL () {
   MATCH (p:Service {org: $org, id: $edit.service})
   RETURN p
 }
-OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry {key: $edit.key})-[:CURRENT]->(prev:Change)
+OPTIONAL MATCH (s)-[:HAS_ENTRY]->(en:Entry {session: s.id, key: $edit.key})
+                -[:CURRENT]->(prev:Change)
+USING INDEX en:Entry(session, key)  // one entry, not a look through every one
 WITH s, hr, h, p, prev, toString(h.items + 1) AS seq
 WHERE $edit.op = 'remember' OR prev IS NOT NULL
 WITH s, hr, h, p, prev,
