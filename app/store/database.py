@@ -6,7 +6,7 @@ import asyncio
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -69,24 +69,33 @@ class _NotPlain(Exception):
     """A value that `Record.data` must convert (a node, relationship, path, temporal...)."""
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, _SCALARS):
-        return value
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    raise _NotPlain
+def _check_plain(value: Any) -> None:
+    """Raise `_NotPlain` unless `value` is a scalar, or maps and lists of them all the way down.
+    It only looks: the driver's maps and lists are fresh for each record, so they are kept as
+    they are (copying them took 80 ms of a 10,000-entry view; looking takes 18)."""
+    kind = type(value)
+    if kind is dict:
+        inner: Iterable[Any] = value.values()
+    elif kind is list:
+        inner = value
+    elif isinstance(value, _SCALARS):
+        return
+    else:
+        raise _NotPlain
+    for item in inner:
+        if type(item) not in _SCALARS:  # the common case, without a call
+            _check_plain(item)
 
 
 def plain_record(record: neo4j.Record) -> dict[str, Any]:
     """A record as `Record.data()` gives it, the fast way for what our statements return (maps,
     lists and scalars): `data()` converts generically and cost ~50 ms for a 200-entry view."""
+    row = dict(zip(record.keys(), record, strict=True))
     try:
-        # a Record iterates over its values, so its keys are asked for by name
-        return {key: _plain(record[key]) for key in record.keys()}  # noqa: SIM118
+        _check_plain(row)
     except _NotPlain:
         return record.data()
+    return row
 
 
 _uncounted: ContextVar[bool] = ContextVar("uncounted", default=False)
