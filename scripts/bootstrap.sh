@@ -7,6 +7,15 @@ fail() { echo "openbot-memory: $*" >&2; exit 1; }
 command -v python3 >/dev/null || fail "Python 3.11+ is needed (python3 was not found)."
 python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || fail "Python 3.11+ is needed (found $(python3 --version 2>&1))."
+# The local Neo4j needs Java 17+ and Maven (to fetch its jars once): as root with apt-get,
+# Debian's packages are installed when missing.
+if [ -z "${NEO4J_URI:-}" ] && [ "${OPENBOT_MEMORY_SKIP_APT:-}" != "1" ] && [ "$(id -u)" = "0" ] \
+    && command -v apt-get >/dev/null && ! { command -v java && command -v mvn; } >/dev/null; then
+  echo "Installing Java and Maven (apt-get) ..."
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless maven >/dev/null \
+    || fail "apt-get could not install default-jre-headless and maven"
+fi
 if [ -z "${NEO4J_URI:-}" ]; then
   command -v java >/dev/null || [ -x "${JAVA_HOME:-/nonexistent}/bin/java" ] \
     || fail "Java 17+ is needed to run the local Neo4j (or set NEO4J_URI to use your own)."
