@@ -1,6 +1,7 @@
 """The GraphQL execution shortcut (app/api/graphql/execution.py, issue 12) answers exactly what
 Strawberry's own execution answers: the same data in the same order, the same errors at the
-same paths, for leaves that read in place and for those that must fall back."""
+same paths, for leaves and object fields that complete in place and for those that must fall
+back."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 import strawberry
 from strawberry.schema.config import StrawberryConfig
 
-from app.api.graphql.execution import Execution
+from app.api.graphql.execution import NOT_READ, Execution, in_place
 
 
 @strawberry.enum
@@ -37,12 +38,23 @@ class Turn:
     at: int
 
 
+# The sources whose `kept` resolver ran (it is marked in_place: read ahead, it need not run).
+KEPT_RAN: list[str] = []
+
+
 @strawberry.type
 class Source:
     id: strawberry.ID
     content: str | None
     must: str
     turn: Turn | None
+    ahead: strawberry.Private[bool] = False
+
+    @strawberry.field
+    @in_place(lambda source: source.turn if source.ahead else NOT_READ)
+    def kept(self) -> Turn | None:
+        KEPT_RAN.append(self.id)
+        return self.turn
 
     @strawberry.field
     def shout(self, times: int = 1) -> str:
@@ -60,6 +72,9 @@ class Entry:
     kind: Kind
     weight: Even
     sources: list[Source]
+    # nullable lists and items, holding nulls; a non-null list whose items may be null
+    turns: list[Turn | None] | None
+    lead: Source | None
     note: str | None = None
 
 
@@ -77,6 +92,13 @@ class _Noted:
             raise LookupError("no note for k3")
         return f"note {self.__dict__['key']}"
 
+    @property
+    def lead(self) -> Source | None:
+        if self.__dict__["key"] == "k2":
+            raise LookupError("no lead for k2")
+        sources: list[Source] = self.__dict__["sources"]
+        return sources[0]
+
 
 def _entries(broken: bool) -> list[Entry]:
     return [
@@ -90,9 +112,12 @@ def _entries(broken: bool) -> list[Entry]:
                     content=None if m else f"content {n}",
                     must=None if broken and n == 2 and m == 1 else "x",  # type: ignore[arg-type]
                     turn=Turn(id=strawberry.ID(f"t{n}"), at=n) if m == 0 else None,
+                    ahead=n % 2 == 0,
                 )
                 for m in range(2)
             ],
+            turns=None if n == 3 else [Turn(id=strawberry.ID(f"t{n}"), at=n), None],
+            lead=None,
         )
         for n in range(4)
     ]
@@ -107,6 +132,20 @@ class Query:
     @strawberry.field
     def noted(self) -> list[Entry]:
         return [cast(Entry, _Noted(entry)) for entry in _entries(False)]
+
+    @strawberry.field
+    def holes(self) -> list[Entry] | None:
+        """A plain non-null list of objects with a null in it (entry k1's sources)."""
+        entries = _entries(False)
+        entries[1].sources.insert(1, cast(Source, None))
+        return entries
+
+    @strawberry.field
+    def bare(self) -> list[Entry] | None:
+        """A plain non-null list of objects that is null (entry k0's sources)."""
+        entries = _entries(False)
+        entries[0].sources = cast(list[Source], None)
+        return entries
 
 
 CONFIG = StrawberryConfig(scalar_map={Even: EVEN})
@@ -126,6 +165,18 @@ DOCUMENTS = [
     "{ entries(broken: true) { key weight sources { id must content } } }",
     # a plain field whose read raises: null and an error there, the other entries whole
     "{ noted { key note kind } }",
+    # object fields in place: nullable lists holding nulls, a null list, a null object
+    "{ entries { key turns { id at } lead { id } sources { turn { at id } } } }",
+    # an object field whose read raises, beside others
+    "{ noted { key lead { id turn { id } } sources { id } } }",
+    # a null in a non-null list of objects
+    "{ holes { key sources { id turn { id } } } }",
+    "{ bare { key sources { id } } }",
+    # a resolver marked in_place: read ahead for some sources, run for the others
+    "{ entries { key sources { id kept { id at } } } }",
+    # object fields with arguments or directives run the ordinary way
+    """query($yes: Boolean!) { entries { sources @include(if: $yes) { id }
+       lead @skip(if: $yes) { id } } }""",
 ]
 # null where the type says non-null, beside an async resolver: graphql-core (Strawberry's own
 # execution too) leaves the resolvers of the list's other items un-awaited when the error ends
@@ -176,3 +227,32 @@ def test_errors_are_reported_where_strawberry_reports_them() -> None:
     assert answer["data"] is None  # entries are non-null: an error in one nulls the list
     messages = [message for message, _ in answer["errors"]]
     assert any("3 is odd" in message for message in messages)
+
+
+def test_a_resolver_marked_in_place_runs_only_where_its_answer_was_not_read_ahead() -> None:
+    KEPT_RAN.clear()
+    answer = _answer(SHORTCUT, "{ entries { key sources { id kept { id } } } }")
+    assert answer["errors"] == []
+    assert [[s["kept"] for s in e["sources"]] for e in answer["data"]["entries"]] == [
+        [{"id": f"t{n}"}, None] for n in range(4)
+    ]
+    # entries 0 and 2 had their turns read ahead; 1 and 3 ran the resolver
+    assert sorted(KEPT_RAN) == ["i-10", "i-11", "i-30", "i-31"]
+    KEPT_RAN.clear()
+    _answer(PLAIN, "{ entries { key sources { id kept { id } } } }")
+    assert len(KEPT_RAN) == 8
+
+
+def test_an_error_inside_an_object_in_place_is_at_its_path() -> None:
+    answer = _answer(SHORTCUT, "{ noted { key lead { id } } }")
+    assert [entry["lead"] for entry in answer["data"]["noted"]] == [
+        {"id": "i-00"}, {"id": "i-10"}, None, {"id": "i-30"}]
+    assert answer["errors"] == [("no lead for k2", ("noted", 2, "lead"))]
+    holes = _answer(SHORTCUT, "{ holes { key sources { id } } }")
+    assert holes["data"] == {"holes": None}
+    assert holes["errors"] == [("Cannot return null for non-nullable field Entry.sources.",
+                                ("holes", 1, "sources", 1))]
+    bare = _answer(SHORTCUT, "{ bare { key sources { id } } }")
+    assert bare["data"] == {"bare": None}
+    assert bare["errors"] == [("Cannot return null for non-nullable field Entry.sources.",
+                               ("bare", 0, "sources"))]

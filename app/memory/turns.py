@@ -320,7 +320,7 @@ class Turns:
 
         async def work(tx: Tx) -> dict[str, dict[str, Any]]:
             rows = await tx.rows("find_turns", **who.scope(), ids=list(turn_ids))
-            return {row["turn"]["id"]: turn_json(row["turn"]) for row in rows}
+            return {turn["id"]: turn_json(turn) for row in rows for turn in row["turns"]}
 
         return await self.db.read(work)
 

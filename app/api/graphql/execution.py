@@ -1,22 +1,35 @@
-"""GraphQL execution with one shortcut, for views that answer thousands of plain fields.
+"""GraphQL execution with shortcuts, for views that answer thousands of plain fields.
 
 graphql-core completes every field alike: it builds the field's resolve info and path, calls
-its resolver, then checks the value's type to complete it. Most fields of a nested view
-(session -> entries -> sources -> turn) are scalars read off an object that is already loaded
-(`key`, `content`, `id`, `at`), and that round costs more than the read. So a field that has
-no resolver of its own (Strawberry's basic field, which reads the attribute), no arguments and
-a scalar or enum type is read and serialized in place; every other field runs as graphql-core
-runs it. When a value would be an error (null where the type says non-null, or a value its
-scalar refuses), the whole object runs the ordinary way, which reports it as it always did.
+its resolver, then checks the value's type to complete it, through half a dozen calls per
+object. Most fields of a nested view (session -> entries -> sources -> turn) read what is
+already loaded, and that round costs more than the read. So two kinds of field are completed
+in place; every other field runs as graphql-core runs it:
+
+- a leaf: a field that has no resolver of its own (Strawberry's basic field, which reads the
+  attribute), no arguments and a scalar or enum type, read and serialized;
+- an object field: a field with no arguments and no directives whose type is an object type
+  without an `is_type_of` check (or a list of one), and which either has no resolver of its
+  own or has one marked `in_place` (its answer read off its object alone, when it is there).
+  Its objects' fields are executed here again, with their paths, and an error inside is
+  handled where graphql-core handles it.
+
+Whenever a value would be an error of the completion itself (null where the type says non-null,
+a value its scalar refuses, a list that is none, a read that raises), nothing of the field has
+run yet, and the field, or for a leaf its whole object, runs the ordinary way, which reports it
+as it always did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, TypeVar
 
 from graphql import (
     GraphQLLeafType,
+    GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLOutputType,
@@ -24,25 +37,77 @@ from graphql import (
     is_leaf_type,
 )
 from graphql.pyutils import AwaitableOrValue, Path
+from graphql.pyutils.gather_with_cancel import gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 # A leaf read in place: its resolver (called with the source alone), its scalar or enum type,
 # and whether it may be null.
 Leaf = tuple[Callable[..., Any], GraphQLLeafType, bool]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class NotRead:
+    """What an `in_place` read answers when the value is not there: the resolver must run."""
+
+
+NOT_READ = NotRead()
+
+
+def in_place(read: Callable[[Any], Any]) -> Callable[[F], F]:
+    """Mark a resolver whose answer `read(source)` can give without it, or `NOT_READ` when it
+    cannot (then the resolver runs as usual). `read` only reads: it runs before the resolver
+    would, and may run again when the ordinary completion reports an error."""
+
+    def mark(resolver: F) -> F:
+        resolver.__in_place__ = read  # type: ignore[attr-defined]
+        return resolver
+
+    return mark
+
+
+@dataclass(frozen=True)
+class Nested:
+    """An object field completed in place: how it is read, its object type, whether it is a
+    list, and whether the field and the list's items may be null."""
+
+    read: Callable[[Any], Any]
+    object_type: GraphQLObjectType
+    return_type: GraphQLOutputType
+    item_type: GraphQLOutputType | None  # the list's item type; None: not a list
+    nullable: bool
+    items_nullable: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One field set: the set itself (kept, so that its id stays its own), its leaves and
+    object fields completed in place, and the fields that run the ordinary way."""
+
+    field_set: Any
+    leaves: dict[str, Leaf]
+    nested: dict[str, Nested]
+    others: dict[str, Any]
 
 
 class _Refused(Exception):
     """A leaf whose value the ordinary completion must report (a null or refused value)."""
 
 
+class _Ordinary:
+    """An object field whose value the ordinary completion must complete (and report)."""
+
+
+ORDINARY = _Ordinary()
+
+
 class Execution(StrawberryGraphQLCoreExecutionContext):
-    """Strawberry's execution context, with plain leaves completed in place."""
+    """Strawberry's execution context, with plain leaves and object fields completed in place."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # per field set of this execution (graphql-core memoizes them by identity): the set,
-        # its leaves read in place, and the other fields (the set is kept so its id stays its)
-        self._plans: dict[int, tuple[Any, dict[str, Leaf], dict[str, Any]]] = {}
+        # per field set of this execution (graphql-core memoizes them by identity)
+        self._plans: dict[int, Plan] = {}
         middleware = self.middleware_manager
         self._shortcut = middleware is None or not middleware.middlewares
 
@@ -58,42 +123,154 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
             )
-        _, leaves, others = self._plan(parent_type, grouped_field_set)
-        if not leaves:
+        plan = self._plan(parent_type, grouped_field_set)
+        if not plan.leaves and not plan.nested:
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
             )
         try:
-            read = {name: _complete(leaf, source_value) for name, leaf in leaves.items()}
+            read = {name: _complete(leaf, source_value) for name, leaf in plan.leaves.items()}
         except _Refused:
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
             )
-        if not others:
-            return read
-        rest = super().execute_fields(parent_type, source_value, path, others, None)
-        if self.is_awaitable(rest):
-
-            async def merged(rest: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-                return _in_order(grouped_field_set, read, await rest)
-
-            return merged(rest)
+        others = plan.others
+        waiting: list[str] = []
+        rest: AwaitableOrValue[dict[str, Any]] = {}
+        try:
+            for name, nested in plan.nested.items():
+                details = grouped_field_set[name]
+                completed = self._nested(nested, parent_type, name, details, path, source_value)
+                if completed is ORDINARY:
+                    others = {**others, name: details}
+                    continue
+                read[name] = completed
+                if self.is_awaitable(completed):
+                    waiting.append(name)
+            if others:
+                rest = super().execute_fields(parent_type, source_value, path, others, None)
+        except Exception:  # a non-null field's error ends the object: settle what is pending
+            if waiting:
+                self.settle_in_background([read[name] for name in waiting])
+            raise
+        if self.is_awaitable(rest) or waiting:
+            return self._merged(grouped_field_set, read, waiting, rest)
         return _in_order(grouped_field_set, read, rest)  # type: ignore[arg-type]
 
-    def _plan(
-        self, parent_type: GraphQLObjectType, grouped_field_set: Any
-    ) -> tuple[Any, dict[str, Leaf], dict[str, Any]]:
+    async def _merged(
+        self, grouped_field_set: Any, read: dict[str, Any], waiting: Sequence[str],
+        rest: AwaitableOrValue[dict[str, Any]],
+    ) -> dict[str, Any]:
+        awaited = await gather_with_cancel(
+            *(read[name] for name in waiting), *([rest] if self.is_awaitable(rest) else [])
+        )
+        read.update(zip(waiting, awaited[: len(waiting)], strict=True))
+        if self.is_awaitable(rest):
+            rest = awaited[-1]
+        return _in_order(grouped_field_set, read, rest)  # type: ignore[arg-type]
+
+    def _nested(
+        self, nested: Nested, parent_type: GraphQLObjectType, name: str, details: Any,
+        path: Path | None, source: Any,
+    ) -> Any:
+        """An object field's completed value, or ORDINARY when its completion must report an
+        error of its own (before anything of it ran)."""
+        try:
+            value = nested.read(source)
+        except Exception:  # (an attribute that raises: reported where graphql-core does)
+            return ORDINARY
+        if value is NOT_READ:
+            return ORDINARY
+        if value is None:
+            return None if nested.nullable else ORDINARY
+        values = value if nested.item_type is not None else (value,)
+        if not isinstance(values, list | tuple) or not self._typed(nested, values):
+            return ORDINARY
+        field_path = Path(path, name, parent_type.name)
+        fields = self.collect_subfields(nested.object_type, details)[0]
+        completed: AwaitableOrValue[Any]
+        try:
+            if nested.item_type is None:
+                completed = self.execute_fields(
+                    nested.object_type, value, field_path, fields, None
+                )
+            else:
+                completed = self._list(nested, details, field_path, fields, values)
+        except Exception as raw_error:
+            self.handle_field_error(raw_error, nested.return_type, details, field_path)
+            return None
+        if self.is_awaitable(completed):
+            return self._guarded(completed, nested.return_type, details, field_path)
+        return completed
+
+    def _typed(self, nested: Nested, values: Sequence[Any]) -> bool:
+        """Whether no value is a null the type refuses (objects of types with an `is_type_of`
+        are not completed in place, so there is nothing else to check)."""
+        return nested.items_nullable or all(one is not None for one in values)
+
+    def _list(
+        self, nested: Nested, details: Any, path: Path, fields: Any, values: Sequence[Any]
+    ) -> AwaitableOrValue[list[Any]]:
+        """A list of objects, each executed in place; an error in one is handled at its index,
+        as graphql-core's list completion handles it."""
+        assert nested.item_type is not None
+        completed: list[Any] = []
+        waiting: list[int] = []
+        for index, one in enumerate(values):
+            if one is None:
+                completed.append(None)
+                continue
+            item_path = path.add_key(index, None)
+            try:
+                result = self.execute_fields(nested.object_type, one, item_path, fields, None)
+            except Exception as raw_error:
+                try:
+                    self.handle_field_error(raw_error, nested.item_type, details, item_path)
+                except Exception:
+                    if waiting:
+                        self.settle_in_background([completed[i] for i in waiting])
+                    raise
+                result = None
+            if self.is_awaitable(result):
+                result = self._guarded(result, nested.item_type, details, item_path)
+                waiting.append(index)
+            completed.append(result)
+        if not waiting:
+            return completed
+
+        async def gathered() -> list[Any]:
+            awaited = await gather_with_cancel(*(completed[i] for i in waiting))
+            for index, result in zip(waiting, awaited, strict=True):
+                completed[index] = result
+            return completed
+
+        return gathered()
+
+    async def _guarded(
+        self, completed: Awaitable[Any], kind: GraphQLOutputType, details: Any, path: Path
+    ) -> Any:
+        try:
+            return await completed
+        except Exception as raw_error:
+            self.handle_field_error(raw_error, kind, details, path)
+            return None
+
+    def _plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> Plan:
         plan = self._plans.get(id(grouped_field_set))
-        if plan is None or plan[0] is not grouped_field_set:
+        if plan is None or plan.field_set is not grouped_field_set:
             leaves: dict[str, Leaf] = {}
+            nested: dict[str, Nested] = {}
             others: dict[str, Any] = {}
             for name, details in grouped_field_set.items():
                 leaf = self._leaf(parent_type, details)
-                if leaf is None:
-                    others[name] = details
-                else:
+                inner = None if leaf is not None else self._object(parent_type, details)
+                if leaf is not None:
                     leaves[name] = leaf
-            plan = (grouped_field_set, leaves, others)
+                elif inner is not None:
+                    nested[name] = inner
+                else:
+                    others[name] = details
+            plan = Plan(grouped_field_set, leaves, nested, others)
             self._plans[id(grouped_field_set)] = plan
         return plan
 
@@ -102,7 +279,8 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
         field = self.schema.get_field(parent_type, node.name.value)
         if field is None or field.args or node.arguments or field.resolve is None:
             return None
-        if not getattr(field.resolve, "_is_default", False):  # Strawberry's basic field
+        read = _basic(field)
+        if read is None:
             return None
         kind: GraphQLOutputType = field.type
         nullable = not isinstance(kind, GraphQLNonNull)
@@ -110,7 +288,60 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             kind = kind.of_type
         if not is_leaf_type(kind):
             return None
-        return field.resolve, kind, nullable
+        return read, kind, nullable
+
+    def _object(self, parent_type: GraphQLObjectType, details: Any) -> Nested | None:
+        node = details[0].node
+        field = self.schema.get_field(parent_type, node.name.value)
+        if field is None or field.args or field.resolve is None or any(
+            d.node.arguments or d.node.directives for d in details
+        ):
+            return None
+        read = _read_of(field)
+        if read is None:
+            return None
+        kind: GraphQLOutputType = field.type
+        nullable = not isinstance(kind, GraphQLNonNull)
+        if isinstance(kind, GraphQLNonNull):
+            kind = kind.of_type
+        item_type: GraphQLOutputType | None = None
+        items_nullable = True
+        if isinstance(kind, GraphQLList):
+            item_type = kind.of_type
+            items_nullable = not isinstance(item_type, GraphQLNonNull)
+            kind = item_type.of_type if isinstance(item_type, GraphQLNonNull) else item_type
+        if not isinstance(kind, GraphQLObjectType) or kind.is_type_of is not None:
+            return None
+        return Nested(read, kind, field.type, item_type, nullable, items_nullable)
+
+
+def _basic(field: Any) -> Callable[[Any], Any] | None:
+    """The read of Strawberry's basic field (no resolver of its own and no extensions, such as
+    permissions, around it): its attribute, read as Strawberry reads it (`getattr`, unless the
+    field has another default resolver)."""
+    definition = field.extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    if not getattr(field.resolve, "_is_default", False) or not getattr(
+        definition, "is_basic_field", False
+    ):
+        return None
+    if definition.default_resolver is getattr and definition.python_name:
+        return attrgetter(definition.python_name)
+    resolve: Callable[[Any], Any] = field.resolve
+    return resolve
+
+
+def _read_of(field: Any) -> Callable[[Any], Any] | None:
+    """How an object field is read in place: Strawberry's basic field reads its attribute; a
+    resolver marked `in_place` gives its own read; any other field is not read in place."""
+    basic = _basic(field)
+    if basic is not None:
+        return basic
+    definition = field.extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    resolver = getattr(definition, "base_resolver", None)
+    read: Callable[[Any], Any] | None = getattr(
+        getattr(resolver, "wrapped_func", None), "__in_place__", None
+    )
+    return read
 
 
 def _complete(leaf: Leaf, source: Any) -> Any:
