@@ -213,6 +213,12 @@ def test_the_answers_keep_the_documents_field_order() -> None:
     [first, *_] = answer["data"]["entries"]
     assert list(first) == ["w", "key", "__typename", "k", "sources"]
     assert list(first["sources"][0]) == ["c", "id", "content"]
+    # an object field before a leaf, both in place
+    [first, *_] = _answer(SHORTCUT, "{ entries { sources { turn { at id } id } key } }")[
+        "data"]["entries"]
+    assert list(first) == ["sources", "key"]
+    assert list(first["sources"][0]) == ["turn", "id"]
+    assert list(first["sources"][0]["turn"]) == ["at", "id"]
 
 
 def test_a_read_that_raises_is_an_error_at_its_field() -> None:

@@ -28,11 +28,13 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from graphql import (
+    GraphQLID,
     GraphQLLeafType,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLOutputType,
+    GraphQLString,
     Undefined,
     is_leaf_type,
 )
@@ -42,8 +44,8 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 
 # A leaf read in place: its resolver (called with the source alone), its scalar or enum type,
-# and whether it may be null.
-Leaf = tuple[Callable[..., Any], GraphQLLeafType, bool]
+# whether it may be null, and whether a str is its own serialization (String and ID).
+Leaf = tuple[Callable[..., Any], GraphQLLeafType, bool, bool]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -82,12 +84,14 @@ class Nested:
 @dataclass(frozen=True)
 class Plan:
     """One field set: the set itself (kept, so that its id stays its own), its leaves and
-    object fields completed in place, and the fields that run the ordinary way."""
+    object fields completed in place, the fields that run the ordinary way, and whether the
+    leaves then the object fields are the document's order (no reordering needed)."""
 
     field_set: Any
     leaves: dict[str, Leaf]
     nested: dict[str, Nested]
     others: dict[str, Any]
+    in_order: bool
 
 
 class _Refused(Exception):
@@ -155,6 +159,8 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             raise
         if self.is_awaitable(rest) or waiting:
             return self._merged(grouped_field_set, read, waiting, rest)
+        if plan.in_order and not others:
+            return read
         return _in_order(grouped_field_set, read, rest)  # type: ignore[arg-type]
 
     async def _merged(
@@ -270,7 +276,8 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
                     nested[name] = inner
                 else:
                     others[name] = details
-            plan = Plan(grouped_field_set, leaves, nested, others)
+            in_order = list(grouped_field_set) == [*leaves, *nested]
+            plan = Plan(grouped_field_set, leaves, nested, others, in_order)
             self._plans[id(grouped_field_set)] = plan
         return plan
 
@@ -288,7 +295,7 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             kind = kind.of_type
         if not is_leaf_type(kind):
             return None
-        return read, kind, nullable
+        return read, kind, nullable, kind is GraphQLString or kind is GraphQLID
 
     def _object(self, parent_type: GraphQLObjectType, details: Any) -> Nested | None:
         node = details[0].node
@@ -346,11 +353,13 @@ def _read_of(field: Any) -> Callable[[Any], Any] | None:
 
 def _complete(leaf: Leaf, source: Any) -> Any:
     """A leaf's value as graphql-core completes it, unless that would be an error."""
-    resolve, kind, nullable = leaf
+    resolve, kind, nullable, plain = leaf
     try:
         value = resolve(source)
     except Exception as exc:  # (an attribute that raises: reported where graphql-core does)
         raise _Refused from exc
+    if plain and type(value) is str:
+        return value
     if value is None:
         if nullable:
             return None
