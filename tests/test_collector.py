@@ -37,7 +37,7 @@ def test_the_service_freezes_what_lives_and_collects_young_objects_less_often(
 
 def test_a_threshold_of_zero_leaves_the_collector_as_it_was(collector: None) -> None:
     gc.set_threshold(700, 10, 10)
-    frozen = gc.get_freeze_count()
+    lives = [["made before the start"]]
     tune_collector(0)
     assert gc.get_threshold() == (700, 10, 10)
-    assert gc.get_freeze_count() == frozen
+    assert any(tracked is lives for tracked in gc.get_objects())  # not frozen
