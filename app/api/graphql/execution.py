@@ -281,45 +281,48 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             self._plans[id(grouped_field_set)] = plan
         return plan
 
-    def _leaf(self, parent_type: GraphQLObjectType, details: Any) -> Leaf | None:
-        node = details[0].node
-        field = self.schema.get_field(parent_type, node.name.value)
-        if field is None or field.args or node.arguments or field.resolve is None:
+    def _plain(self, parent_type: GraphQLObjectType, details: Any) -> Any:
+        """The field `details` ask for, if neither it nor the document gives it arguments."""
+        field = self.schema.get_field(parent_type, details[0].node.name.value)
+        if field is None or field.args or field.resolve is None or any(
+            d.node.arguments for d in details
+        ):
             return None
-        read = _basic(field)
+        return field
+
+    def _leaf(self, parent_type: GraphQLObjectType, details: Any) -> Leaf | None:
+        field = self._plain(parent_type, details)
+        read = None if field is None else _basic(field)
         if read is None:
             return None
-        kind: GraphQLOutputType = field.type
-        nullable = not isinstance(kind, GraphQLNonNull)
-        if isinstance(kind, GraphQLNonNull):
-            kind = kind.of_type
+        kind, nullable = _nullable(field.type)
         if not is_leaf_type(kind):
             return None
         return read, kind, nullable, kind is GraphQLString or kind is GraphQLID
 
     def _object(self, parent_type: GraphQLObjectType, details: Any) -> Nested | None:
-        node = details[0].node
-        field = self.schema.get_field(parent_type, node.name.value)
-        if field is None or field.args or field.resolve is None or any(
-            d.node.arguments or d.node.directives for d in details
-        ):
+        field = self._plain(parent_type, details)
+        if field is None or any(d.node.directives for d in details):
             return None
         read = _read_of(field)
         if read is None:
             return None
-        kind: GraphQLOutputType = field.type
-        nullable = not isinstance(kind, GraphQLNonNull)
-        if isinstance(kind, GraphQLNonNull):
-            kind = kind.of_type
+        kind, nullable = _nullable(field.type)
         item_type: GraphQLOutputType | None = None
         items_nullable = True
         if isinstance(kind, GraphQLList):
             item_type = kind.of_type
-            items_nullable = not isinstance(item_type, GraphQLNonNull)
-            kind = item_type.of_type if isinstance(item_type, GraphQLNonNull) else item_type
+            kind, items_nullable = _nullable(item_type)
         if not isinstance(kind, GraphQLObjectType) or kind.is_type_of is not None:
             return None
         return Nested(read, kind, field.type, item_type, nullable, items_nullable)
+
+
+def _nullable(kind: GraphQLOutputType) -> tuple[GraphQLOutputType, bool]:
+    """A type without its non-null wrapper, and whether it may be null."""
+    if isinstance(kind, GraphQLNonNull):
+        return kind.of_type, False
+    return kind, True
 
 
 def _basic(field: Any) -> Callable[[Any], Any] | None:
