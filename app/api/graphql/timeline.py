@@ -18,7 +18,7 @@ from app.api.graphql.connections import (
 )
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import TurnStatus, enum
-from app.api.graphql.execution import NOT_READ, in_place
+from app.api.graphql.execution import NOT_READ, NotRead, in_place
 from app.api.graphql.scalars import EpochMillis
 from app.memory import values
 from app.memory.history import Version
@@ -138,10 +138,15 @@ class Item:
         description="The turn the item came in (none for a memory edit).",
         graphql_type=Turn | None,
     )
-    @in_place(lambda item: item.read_turn if item.turn_read else NOT_READ)
+    @in_place(lambda item: item.turn_ahead())
     def turn(self, info: GraphInfo) -> Turn | Awaitable[Turn | None] | None:
         # Answered at once when read ahead: a list of items then completes in place (execution).
-        return self.read_turn if self.turn_read else self._load_turn(info)
+        ahead = self.turn_ahead()
+        return self._load_turn(info) if isinstance(ahead, NotRead) else ahead
+
+    def turn_ahead(self) -> Turn | NotRead | None:
+        """The turn `read_turns_ahead` handed over, or NOT_READ when it handed none."""
+        return self.read_turn if self.turn_read else NOT_READ
 
     async def _load_turn(self, info: GraphInfo) -> Turn | None:
         turn_id = self.turn_id if self.turn_known else await info.context.turn_ids.load(self.uid)
