@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from app.api import bodies, openapi
 from app.api.auth import principal_of
 from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
+from app.api.encoding import JsonResponse
 from app.errors import ValidationError
 from app.memory.commands import Refresh
 from app.memory.search import DEFAULT_LIMIT
@@ -57,8 +58,8 @@ def page_of(request: Request) -> tuple[int, int]:
     return offset, limit
 
 
-def json(body: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(body, status_code=status)
+def json(body: Any, status: int = 200) -> JsonResponse:
+    return JsonResponse(body, status_code=status)
 
 
 async def healthz(request: Request) -> Response:

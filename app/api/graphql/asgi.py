@@ -31,6 +31,7 @@ from strawberry.types.unset import UnsetType
 
 from app.api.auth import authorization_in, principal_of
 from app.api.bodies import load_json
+from app.api.encoding import dumps
 from app.api.graphql.context import Context
 from app.api.graphql.schema import schema
 from app.errors import Unauthorized
@@ -132,6 +133,9 @@ class GraphQLApp(GraphQL[Context, None]):
         return await super().execute_single(
             request, request_adapter, sub_response, context, root_value, request_data
         )
+
+    def encode_json(self, data: object) -> bytes:
+        return dumps(data)
 
     def decode_json(self, data: str | bytes) -> object:
         """A body or `variables` as JSON, with the REST bodies' depth limit (400 on `body`)."""
