@@ -134,8 +134,10 @@ class GraphQLApp(GraphQL[Context, None]):
             request, request_adapter, sub_response, context, root_value, request_data
         )
 
-    def encode_json(self, data: object) -> bytes:
-        return dumps(data)
+    def encode_json(self, data: object) -> str:
+        # A str, not bytes: the WebSocket transport sends what this answers as a text frame,
+        # which graphql-ws clients require (bytes would go as a binary frame).
+        return dumps(data).decode()
 
     def decode_json(self, data: str | bytes) -> object:
         """A body or `variables` as JSON, with the REST bodies' depth limit (400 on `body`)."""
