@@ -630,31 +630,25 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
         raise RuntimeError(f"our nested view has {len(ours)} entries, not {count}")
     warm = max(10, sizes.concurrency * 2)
     graphql = f"{ctx.api.url}/graphql"
-    ours_rows = [
-        latency_row(section, "ours: GraphQL execution alone", "in process, c=1",
-                    await execution_alone(ctx, sid)),
-    ]
-    if not ctx.peer:
-        hammer(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer, warm, sizes.concurrency)
-        before = ctx.statements()
-        alone = hammer(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer,
-                       sizes.nested_requests, sizes.concurrency)
-        statements = (ctx.statements() - before) / sizes.nested_requests
-        rate = sizes.nested_requests / alone["seconds"]
-        return [
-            latency_row(section, "ours: latency under load", f"c={sizes.concurrency}",
-                        alone["latencies_ms"]),
-            statements_row(section, statements),
-            *ours_rows,
-            Row(section, "ours: throughput", f"c={sizes.concurrency}",
-                figure=f"{rate:.1f} req/s; peer not run (--no-peer)"),
-        ]
+    alone = latency_row(section, "ours: GraphQL execution alone", "in process, c=1",
+                        await execution_alone(ctx, sid))
+    database = neo4j_pid()
+    mine = Side(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer, ctx.statements,
+                ctx.served.process.pid, database)
+    hammer(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer, warm, sizes.concurrency)
     from bench.peer import Peer
 
-    try:
-        peer = Peer(ctx.target)
-    except SetupError as exc:  # say exactly why, in the table, and keep the other figures
-        return [*ours_rows, Row(section, "@neo4j/graphql", "", figure=f"not run: {exc}"[:300])]
+    peer, why = None, "--no-peer"
+    if ctx.peer:
+        try:
+            peer = Peer(ctx.target)
+        except SetupError as exc:  # say exactly why, in the table, and keep our figures
+            why = str(exc)
+    if peer is None:
+        mine.round(sizes.nested_requests, sizes.concurrency)
+        return [*our_rows(section, sizes, mine, alone),
+                Row(section, "ours: throughput", f"c={sizes.concurrency}",
+                    figure=f"{mine.rate:.1f} req/s; @neo4j/graphql not run: {why}"[:300])]
     try:
         variables = {"id": sid, "limit": count}
         async with httpx.AsyncClient(timeout=120) as http:
@@ -672,30 +666,20 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
                 source["turn"] = source["turn"][0] if source["turn"] else None
         if nested_shape(theirs) != nested_shape(ours):
             raise RuntimeError("the peer's nested view differs from ours")
-        hammer(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer, warm, sizes.concurrency)
         hammer(peer.url, PEER_NESTED, variables, None, warm, sizes.concurrency)
         # Both are measured in alternating rounds, so that a slower moment of a shared
         # machine falls on both sides alike rather than on whichever ran second.
-        database = neo4j_pid()
-        sides = {
-            "ours": Side(graphql, OURS_NESTED, {"id": sid}, ctx.api.bearer, ctx.statements,
-                         ctx.served.process.pid, database),
-            "peer": Side(peer.url, PEER_NESTED, variables, None, peer.statements,
-                         peer.process.pid, database),
-        }
+        theirs_side = Side(peer.url, PEER_NESTED, variables, None, peer.statements,
+                           peer.process.pid, database)
         share = max(1, sizes.nested_requests // NESTED_ROUNDS)
         for _ in range(NESTED_ROUNDS):
-            for side in sides.values():
+            for side in (mine, theirs_side):
                 side.round(share, sizes.concurrency)
     finally:
         peer.stop()
-    mine, theirs_side = sides["ours"], sides["peer"]
     ratio = mine.rate / theirs_side.rate
     return [
-        latency_row(section, "ours: latency under load", f"c={sizes.concurrency}",
-                    mine.latencies),
-        statements_row(section, mine.statements),
-        *ours_rows,
+        *our_rows(section, sizes, mine, alone),
         latency_row(section, "@neo4j/graphql: latency under load", f"c={sizes.concurrency}",
                     theirs_side.latencies),
         Row(section, "@neo4j/graphql: statements per request", "",
@@ -713,9 +697,14 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
 NESTED_ROUNDS = 4
 
 
-def statements_row(section: str, statements: float) -> Row:
-    return Row(section, "ours: statements per request", "", goal="≤ 2",
-               met=statements <= 2, figure=f"{statements:.1f} (auth included)")
+def our_rows(section: str, sizes: Sizes, mine: Side, alone: Row) -> list[Row]:
+    return [
+        latency_row(section, "ours: latency under load", f"c={sizes.concurrency}",
+                    mine.latencies),
+        Row(section, "ours: statements per request", "", goal="≤ 2",
+            met=mine.statements <= 2, figure=f"{mine.statements:.1f} (auth included)"),
+        alone,
+    ]
 
 
 @dataclass

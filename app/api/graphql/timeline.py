@@ -221,8 +221,8 @@ async def read_turns_ahead(info: GraphInfo, items: Iterable[Item]) -> None:
     ids = list({item.turn_id for item in known if item.turn_id is not None})
     ctx = info.context
     # Turns this request read already come from the loader's cache; the others are read in
-    # one statement, without a loader future per turn (a page of 200 entries has some 400),
-    # and primed into the loader for any other field that asks the same turns.
+    # one statement, not gathered from a loader future per item (a page of 200 entries has
+    # some 400), and primed into the loader for any other field that asks the same turns.
     cached = {i: ctx.turns.cache_map.get(i) for i in ids}
     missing = [i for i, read in cached.items() if read is None]
     try:
