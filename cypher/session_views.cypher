@@ -1,8 +1,10 @@
 // Session views at their heads, from the kept state (issue 12): each Entry of the session
 // points at its CURRENT change (the newest change of its key on the head's branch), and the
 // session keeps its processed ledger (`processed`, item ids in timeline order). No history is
-// walked; `memory_at` derives the same for any other version. Each source names its turn, so
-// a nested view (session -> entries -> sources -> turn) costs one more statement, for the turns.
+// walked; `memory_at` derives the same for any other version. Each source names its turn; with
+// `$turns` the view also brings those turns (`turns`, as find_turns answers them: each once, and
+// only where the caller may reach its session, for a fork's sources may cite its parent's turns),
+// so that a nested view (session -> entries -> sources -> turn) is this one statement.
 //
 // Reads are read-committed, even within one statement: a write committing while the view is
 // read could show a revision that does not name the entries read with it (a client would then
@@ -24,11 +26,20 @@ CALL (s) {
     OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn)
     WITH i, t ORDER BY i.seq
     RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq,
-                      turn: t.id}) AS sources
+                      turn: t.id}) AS sources, collect(t) AS cited
   }
-  WITH c, sources WHERE c IS NOT NULL
+  WITH c, sources, cited WHERE c IS NOT NULL
   RETURN collect(c {.key, .content, .kind, .status, updatedAt: c.at, change: c.id,
-                    sources: sources}) AS entries
+                    sources: sources}) AS entries, collect(cited) AS citedTurns
+}
+CALL (citedTurns) {
+  UNWIND citedTurns AS cited
+  UNWIND cited AS t
+  WITH DISTINCT t WHERE $turns
+  MATCH (t)-[:IN_SESSION]->(ts:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+  WHERE $person IS NULL OR EXISTS { (ts)-[:WITH]->(:Person {id: $person}) }
+  RETURN collect(t {.id, .status, .model, .shown, .shownAgent, .at, .completedAt, .head,
+                    .revision, session: ts.id}) AS turns
 }
 CALL (sid) {
   MATCH (again:Session {id: sid})
@@ -39,4 +50,4 @@ RETURN s {.id, .kind, revision: revision, .model, .useOverride, .generateOverrid
           forkedFrom: source.id, forkedAt: f.at} AS session,
        o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org,
        entries, coalesce(s.processed, []) AS processed,
-       coalesce(s.processedSeq, 0) AS processedSeq, revisionAfter
+       coalesce(s.processedSeq, 0) AS processedSeq, revisionAfter, turns

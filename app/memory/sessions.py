@@ -18,6 +18,7 @@ from app.memory.values import (
     Item,
     Principal,
     SessionView,
+    turn_json,
 )
 from app.store.catalog import together
 from app.store.database import Database, Tx, read_whole
@@ -41,11 +42,14 @@ async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, Se
     }
 
 
-async def view_rows(tx: Tx, who: Principal, ids: Sequence[str]) -> list[dict[str, Any]]:
+async def view_rows(
+    tx: Tx, who: Principal, ids: Sequence[str], turns: bool = False
+) -> list[dict[str, Any]]:
     """`session_views`' rows, each read whole between two commits: a view that a write changed
-    while it was read (its revision moved) is read again (see session_views.cypher)."""
+    while it was read (its revision moved) is read again (see session_views.cypher). With
+    `turns`, each row also has the turns its sources cite (`turns`)."""
     return await read_whole(
-        lambda some: tx.rows("session_views", **who.scope(), ids=some),
+        lambda some: tx.rows("session_views", **who.scope(), ids=some, turns=turns),
         ids,
         key=lambda row: str(row["session"]["id"]),
         settled=lambda row: bool(row["session"]["revision"] == row["revisionAfter"]),
@@ -72,7 +76,8 @@ async def with_view(
     if changed:
         raise ValueError(f"{', '.join(changed)} would change the caller's scope")
     params = scope | params
-    row = await tx.row(together(name, "session_views"), **params, ids=[session_id])
+    row = await tx.row(together(name, "session_views"), **params, ids=[session_id],
+                       turns=False)
     if row is None:
         return None
     if row["session"]["revision"] != row["revisionAfter"]:
@@ -192,6 +197,20 @@ class Sessions:
 
     async def views(self, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
         return await self.db.read(lambda tx: load_views(tx, who, ids))
+
+    async def views_with_turns(
+        self, who: Principal, ids: Sequence[str]
+    ) -> tuple[dict[str, SessionView], dict[str, dict[str, Any]]]:
+        """Session views by id, and the turns their entries' sources cite (as `Turns.find`
+        answers them: those the caller may reach), in one statement."""
+
+        async def work(tx: Tx) -> tuple[dict[str, SessionView], dict[str, dict[str, Any]]]:
+            rows = await view_rows(tx, who, ids, turns=True)
+            views = {row["session"]["id"]: SessionView.from_record(row) for row in rows}
+            turns = {turn["id"]: turn_json(turn) for row in rows for turn in row["turns"]}
+            return views, turns
+
+        return await self.db.read(work)
 
     async def view(self, who: Principal, session_id: str) -> SessionView:
         return await self.db.read(lambda tx: load_view(tx, who, session_id))

@@ -14,7 +14,7 @@ from app.memory.instructions import Instructions, compose
 from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
 from app.memory.sessions import branch_item_ids, fresh_item_ids
-from app.memory.values import Entry, Item, OrgSettings, Principal, switches_of
+from app.memory.values import Entry, Item, OrgSettings, Principal, switches_of, turn_json
 from app.store.catalog import together
 from app.store.database import Database, Tx, read_whole
 
@@ -343,22 +343,6 @@ def recorded(turn: dict[str, Any], session_id: str, revision: int) -> dict[str, 
         "session": session_id,
         "revision": revision,
     })
-
-
-def turn_json(turn: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "turn": {
-            "id": turn["id"],
-            "status": turn["status"],
-            "model": turn.get("model"),
-            "items": turn.get("items", []),
-            "shown": turn.get("shown") or [],
-            "shownAgent": turn.get("shownAgent") or [],
-            "at": turn["at"],
-            "completedAt": turn.get("completedAt"),
-        },
-        "session": {"id": turn["session"], "head": turn["head"], "revision": turn["revision"]},
-    }
 
 
 def _same_items(rows: Sequence[dict[str, Any]], items: Sequence[TurnItem]) -> bool:

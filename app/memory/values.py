@@ -343,3 +343,20 @@ class Change:
             model=row.get("model"),
             cites=tuple(Item.from_record(item) for item in row.get("cites") or ()),
         )
+
+
+def turn_json(turn: Mapping[str, Any]) -> dict[str, Any]:
+    """A turn's record (find_turns' projection) as the API answers it."""
+    return {
+        "turn": {
+            "id": turn["id"],
+            "status": turn["status"],
+            "model": turn.get("model"),
+            "items": turn.get("items", []),
+            "shown": turn.get("shown") or [],
+            "shownAgent": turn.get("shownAgent") or [],
+            "at": turn["at"],
+            "completedAt": turn.get("completedAt"),
+        },
+        "session": {"id": turn["session"], "head": turn["head"], "revision": turn["revision"]},
+    }

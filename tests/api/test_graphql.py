@@ -499,3 +499,51 @@ def test_a_nested_read_costs_the_same_statements_for_2_entries_as_for_20(
         assert cost[2] > 0
     finally:
         client.http.close()
+
+
+SOURCE_TURNS = """query($id: ID!) { session(id: $id) { id memory { entries(first: 200) { nodes {
+  key content sources { id content turn { id at status } } } } } } }"""
+ITEM_TURNS = """query($id: ID!) { session(id: $id) { items(first: 50) { nodes {
+  id turn { id at status session { id } } } } } }"""
+
+
+def test_entries_with_their_sources_turns_are_one_statement(
+    api: Api, start_server: Callable[..., RunningServer]
+) -> None:
+    # Issue 12: the nested view (session -> entries -> sources -> turn) reads its turns with
+    # the view, not in a statement of their own; they are the turns the items themselves name,
+    # a fork's included, whose sources cite its parent's turns
+    quiet = start_server(worker_poll_seconds=3600.0, workers=1)
+    client = Api(quiet.url, api.token)
+    try:
+        sid = client.session()["session"]["id"]
+        client.ok(client.post(f"/v1/sessions/{sid}/turns", {"items": [
+            user("I prefer window seats.", id="m-1"), user("I prefer green tea.", id="m-2"),
+        ]}), 201)
+        client.wait_idle(sid)
+        client.remember(sid, "edit", "A fact a person wrote.")  # a source with no turn
+        fork = client.ok(client.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+        answers, costs = {}, {}
+        for session in (sid, fork):
+            client.graphql(SOURCE_TURNS, id=session)  # the token is looked up once, then cached
+            before = quiet.service.db.statements
+            answers[session] = flat(client.graphql(SOURCE_TURNS, id=session))
+            costs[session] = quiet.service.db.statements - before
+        items = flat(client.graphql(ITEM_TURNS, id=sid))
+    finally:
+        client.http.close()
+    assert costs == {sid: 1, fork: 1}
+    by_item = {item["id"]: item["turn"] for item in items["data"]["session"]["items"]}
+    for session in (sid, fork):
+        answer = answers[session]
+        assert "errors" not in answer, answer
+        entries = answer["data"]["session"]["memory"]["entries"]
+        sources = [source for entry in entries for source in entry["sources"]]
+        with_turns = [source for source in sources if source["turn"] is not None]
+        assert with_turns, entries  # the built-in model kept the preferences, citing m-1, m-2
+        assert any(source["turn"] is None for source in sources)  # the person's edit
+        for source in sources:
+            turn = by_item[source["id"]]
+            assert source["turn"] == (turn and {k: turn[k] for k in ("id", "at", "status")})
+        assert {by_item[s["id"]]["session"]["id"] for s in with_turns} == {sid}
+        assert {s["turn"]["status"] for s in with_turns} == {"COMPLETED"}

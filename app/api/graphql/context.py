@@ -45,6 +45,13 @@ class Context:
             found = await sessions.views(who, ids)
             return [found.get(i) for i in ids]
 
+        async def load_sessions_with_turns(ids: list[str]) -> list[values.SessionView | None]:
+            found, turns = await sessions.views_with_turns(who, ids)
+            # the same views for any other field that asks them, the turns for `Item.turn`
+            self.sessions.prime_many(found)
+            self.turns.prime_many(turns)
+            return [found.get(i) for i in ids]
+
         async def load_agents(ids: list[str]) -> list[values.Agent | None]:
             found = await self.service.agents.find(who, ids)
             return [found.get(i) for i in ids]
@@ -104,6 +111,8 @@ class Context:
             return [found.get(i, ([], [])) for i in ids]
 
         self.sessions = DataLoader(load_fn=load_sessions)
+        # Views read with the turns their sources cite, for a document that asks for them.
+        self.sessions_with_turns = DataLoader(load_fn=load_sessions_with_turns)
         self.stories = DataLoader(load_fn=load_stories)
         self.supports = DataLoader(load_fn=load_supports)
         self.shown = DataLoader(load_fn=load_shown)

@@ -31,15 +31,23 @@ from app.api.graphql.limits import (
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search import SearchQuery
-from app.api.graphql.sessions import HistoryMutation, MemoryMutation, Session
+from app.api.graphql.sessions import SOURCE_TURNS, HistoryMutation, MemoryMutation, Session
 from app.api.graphql.subscriptions import Subscription
+from app.api.graphql.timeline import asks
 
 
 @strawberry.type
 class Query(SearchQuery):
     @strawberry.field
     async def session(self, info: GraphInfo, id: strawberry.ID) -> Session | None:
-        return Session.maybe(await info.context.sessions.load(str(id)))
+        ctx = info.context
+        # A document that asks for its sources' turns reads them with the view (one statement).
+        with_turns = any(
+            asks(info.selected_fields, ("session", "memory", "entries", *path))
+            for path in SOURCE_TURNS
+        )
+        loader = ctx.sessions_with_turns if with_turns else ctx.sessions
+        return Session.maybe(await loader.load(str(id)))
 
     @strawberry.field(description="The sessions the caller may reach (one agent's, with "
                       "`agent`), oldest first.")
