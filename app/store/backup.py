@@ -81,7 +81,7 @@ async def _export_into(tx: Tx, org: str, out: IO[str], advance: Advance) -> Coun
 async def export_org(db: Database, org: str, path: Path | None, advance: Advance) -> Counts:
     """Write the org's whole record to `path` (stdout when None), in one read transaction."""
     with tempfile.TemporaryFile("w+", encoding="utf-8") as body:
-        counts = await db.read(lambda tx: _export_into(tx, org, body, advance))
+        counts = await db.read_in_one(lambda tx: _export_into(tx, org, body, advance))
         header = {"format": FORMAT, "version": VERSION, "org": org, "exportedAt": now_ms(),
                   "nodes": counts.nodes, "relationships": counts.relationships}
         body.seek(0)

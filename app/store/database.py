@@ -34,6 +34,8 @@ from app.telemetry import Telemetry
 
 T = TypeVar("T")
 Record = dict[str, Any]
+# What runs a Tx's statements: a write's managed transaction, or a read's session.
+Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession
 
 # While Neo4j is down a request answers 503 within seconds, not after the driver's default
 # 30 s of retries: the driver retries a transaction for RETRY_SECONDS, connects within
@@ -114,9 +116,11 @@ def uncounted() -> Iterator[None]:
 
 
 class Tx:
-    """A transaction that runs catalog statements by name, with parameters only."""
+    """A transaction that runs catalog statements by name, with parameters only: a write's
+    managed transaction, or for a read its session, where each statement is a transaction of
+    its own (see `Database.read`)."""
 
-    def __init__(self, tx: neo4j.AsyncManagedTransaction, db: Database) -> None:
+    def __init__(self, tx: Statements, db: Database) -> None:
         self._tx = tx
         self._db = db
 
@@ -277,23 +281,37 @@ class Database:
 
     def _counted(
         self, access: str, work: Callable[[Tx], Awaitable[T]]
-    ) -> tuple[Callable[[neo4j.AsyncManagedTransaction], Awaitable[T]], Callable[[], None]]:
+    ) -> tuple[
+        Callable[[Statements], Awaitable[T]],
+        Callable[[], None],
+    ]:
         """`work` as the driver runs it, and what to call after: counts the driver's retries."""
         attempts = 0
 
-        def attempt(tx: neo4j.AsyncManagedTransaction) -> Awaitable[T]:
+        def attempt(tx: Statements) -> Awaitable[T]:
             nonlocal attempts
             attempts += 1
             return work(Tx(tx, self))
 
         def done() -> None:
             if attempts > 1:
-                self.telemetry.metrics.neo4j_retries.labels(access).inc(attempts - 1)
+                kind = "write" if access == "write" else "read"
+                self.telemetry.metrics.neo4j_retries.labels(kind).inc(attempts - 1)
 
         return attempt, done
 
     async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `work`'s statements as reads, each a transaction of its own (auto-commit): one
+        round trip per statement, where a transaction costs two more (BEGIN, COMMIT), and
+        round trips are most of a small read's time. Neo4j's reads are read-committed even
+        within one transaction, so a transaction around several reads would add no
+        consistency (each read that must be whole checks it itself: `read_whole`)."""
         return await self._run("read", work)
+
+    async def read_in_one(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `work`'s reads in one read transaction, for statements that pass on element
+        ids (which Neo4j keeps stable only within one transaction): an export's."""
+        return await self._run("read_in_one", work)
 
     async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
         """Run `work` as one write transaction; once it committed, tell `on_commit`."""
@@ -327,12 +345,18 @@ class Database:
     async def _attempts(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         attempt, done = self._counted(access, work)
         deadline = time.monotonic() + TRANSIENT_SECONDS
-        async with self._driver.session(database=self._database) as session:
-            run = session.execute_read if access == "read" else session.execute_write
+        mode = neo4j.WRITE_ACCESS if access == "write" else neo4j.READ_ACCESS
+        async with self._driver.session(
+            database=self._database, default_access_mode=mode
+        ) as session:
             try:
                 while True:
                     try:
-                        return await run(attempt)
+                        if access == "write":
+                            return await session.execute_write(attempt)
+                        if access == "read_in_one":
+                            return await session.execute_read(attempt)
+                        return await self._auto_commit(session, attempt)
                     except TransientError as exc:
                         if exc.code == NOT_READY:
                             raise _unavailable(exc) from exc
@@ -343,6 +367,22 @@ class Database:
                 raise _unavailable(exc) from exc
             finally:
                 done()
+
+    async def _auto_commit(
+        self,
+        session: neo4j.AsyncSession,
+        attempt: Callable[[Statements], Awaitable[T]],
+    ) -> T:
+        """Reads in auto-commit transactions, retried as `execute_read` retries its work: a
+        lost connection for RETRY_SECONDS (then the caller answers `Unavailable`)."""
+        deadline = time.monotonic() + RETRY_SECONDS
+        while True:
+            try:
+                return await attempt(session)
+            except (ServiceUnavailable, SessionExpired):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(random.uniform(0.05, 0.2))
 
     async def clear(self) -> None:
         """Delete every node (tests start each case from an empty graph)."""
