@@ -36,10 +36,11 @@ async def memory_at(
 async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
     """Session views by id, in one statement over the kept state (no history walked); ids the
     caller may not reach (another org's, another member's) are simply absent."""
-    return {
-        row["session"]["id"]: SessionView.from_record(row)
-        for row in await view_rows(tx, who, ids)
-    }
+    return views_of(await view_rows(tx, who, ids))
+
+
+def views_of(rows: Sequence[dict[str, Any]]) -> dict[str, SessionView]:
+    return {row["session"]["id"]: SessionView.from_record(row) for row in rows}
 
 
 async def view_rows(
@@ -206,9 +207,8 @@ class Sessions:
 
         async def work(tx: Tx) -> tuple[dict[str, SessionView], dict[str, dict[str, Any]]]:
             rows = await view_rows(tx, who, ids, turns=True)
-            views = {row["session"]["id"]: SessionView.from_record(row) for row in rows}
             turns = {turn["id"]: turn_json(turn) for row in rows for turn in row["turns"]}
-            return views, turns
+            return views_of(rows), turns
 
         return await self.db.read(work)
 
