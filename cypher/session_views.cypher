@@ -1,10 +1,14 @@
 // Session views at their heads, from the kept state (issue 12): each Entry of the session
 // points at its CURRENT change (the newest change of its key on the head's branch), and the
 // session keeps its processed ledger (`processed`, item ids in timeline order). No history is
-// walked; `memory_at` derives the same for any other version. Each source names its turn; with
-// `$turns` the view also brings those turns (`turns`, as find_turns answers them: each once, and
-// only where the caller may reach its session, for a fork's sources may cite its parent's turns),
-// so that a nested view (session -> entries -> sources -> turn) is this one statement.
+// walked; `memory_at` derives the same for any other version. Each entry names its sources'
+// item ids (`sourceIds`, in timeline order); with `$items` it also has the items themselves
+// (`items`, each naming its turn; null without `$items`: a JSON view names only the ids, and
+// reading each item was most of a large view's cost). With `$turns` (and `$items`) the view also
+// brings those turns (`turns`, as find_turns answers them: each once, and only where the caller
+// may reach its session, for a fork's sources may cite its parent's turns), so that a nested
+// view (session -> entries -> sources -> turn) is this one statement. The caller's reach is
+// checked once per session the turns are of, not once per turn.
 //
 // Reads are read-committed, even within one statement: a write committing while the view is
 // read could show a revision that does not name the entries read with it (a client would then
@@ -23,21 +27,27 @@ CALL (s) {
   OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change)
   CALL (c) {
     OPTIONAL MATCH (c)-[:CITES]->(i:Item)
-    OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn)
+    OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn) WHERE $items
     WITH i, t ORDER BY i.seq
-    RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq,
-                      turn: t.id}) AS sources, collect(t) AS cited
+    RETURN collect(i.id) AS sourceIds,
+           collect(CASE WHEN $items THEN i {.uid, .id, .type, .role, .content, .app, .author,
+                                            .at, .seq, turn: t.id} END) AS items,
+           collect(t) AS cited
   }
-  WITH c, sources, cited WHERE c IS NOT NULL
+  WITH c, sourceIds, items, cited WHERE c IS NOT NULL
   RETURN collect(c {.key, .content, .kind, .status, updatedAt: c.at, change: c.id,
-                    sources: sources}) AS entries, collect(cited) AS citedTurns
+                    sourceIds: sourceIds, items: CASE WHEN $items THEN items END}) AS entries,
+         collect(cited) AS citedTurns
 }
 CALL (citedTurns) {
   UNWIND citedTurns AS cited
   UNWIND cited AS t
   WITH DISTINCT t WHERE $turns
-  MATCH (t)-[:IN_SESSION]->(ts:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+  MATCH (t)-[:IN_SESSION]->(ts:Session)
+  WITH ts, collect(t) AS ofSession
+  MATCH (ts)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
   WHERE $person IS NULL OR EXISTS { (ts)-[:WITH]->(:Person {id: $person}) }
+  UNWIND ofSession AS t
   RETURN collect(t {.id, .status, .model, .shown, .shownAgent, .at, .completedAt, .head,
                     .revision, session: ts.id}) AS turns
 }

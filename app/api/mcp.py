@@ -114,7 +114,8 @@ def build(service: Service) -> MCPServer:
     )
     async def read_memory(session_id: SessionId, ctx: Context) -> dict[str, Any]:
         with service_errors():
-            return (await service.sessions.view(principal(ctx), session_id)).to_json()
+            view = await service.sessions.view(principal(ctx), session_id, items=False)
+            return view.to_json()
 
     @server.tool(
         description="Remember one fact in a session's memory: add the entry under `key` or "
@@ -133,7 +134,8 @@ def build(service: Service) -> MCPServer:
         with service_errors():
             command = commands.Remember(key=key, content=content, kind=kind)
             view = await service.sessions.command(
-                principal(ctx), session_id, expected, revision, command, field_prefix=""
+                principal(ctx), session_id, expected, revision, command, field_prefix="",
+                items=False,
             )
             return view.to_json()
 
@@ -149,7 +151,8 @@ def build(service: Service) -> MCPServer:
         with service_errors():
             command = commands.Forget(key=commands.check_key(key))
             view = await service.sessions.command(
-                principal(ctx), session_id, expected, revision, command, field_prefix=""
+                principal(ctx), session_id, expected, revision, command, field_prefix="",
+                items=False,
             )
             return view.to_json()
 
@@ -168,7 +171,8 @@ def build(service: Service) -> MCPServer:
             set_generate, generate_value = switch(generate)
             command = commands.Configure(use_value, generate_value, set_use, set_generate)
             view = await service.sessions.command(
-                principal(ctx), session_id, expected, revision, command, field_prefix=""
+                principal(ctx), session_id, expected, revision, command, field_prefix="",
+                items=False,
             )
             return view.to_json()
 
@@ -300,7 +304,7 @@ def build(service: Service) -> MCPServer:
     )
     async def session_memory(session_id: str, ctx: Context) -> str:
         try:
-            view = await service.sessions.view(principal(ctx), session_id)
+            view = await service.sessions.view(principal(ctx), session_id, items=False)
         except ServiceError as exc:
             raise ResourceError(json.dumps(exc.body())) from exc
         return json.dumps(view.memory.to_json())

@@ -118,13 +118,13 @@ async def list_sessions(request: Request) -> Response:
 
 async def get_session(request: Request) -> Response:
     who = principal_of(request)
-    view = await service_of(request).sessions.view(who, request.path_params["id"])
+    view = await service_of(request).sessions.view(who, request.path_params["id"], items=False)
     return json(view.to_json())
 
 
 async def get_memory(request: Request) -> Response:
     who = principal_of(request)
-    view = await service_of(request).sessions.view(who, request.path_params["id"])
+    view = await service_of(request).sessions.view(who, request.path_params["id"], items=False)
     return json(view.memory.to_json())
 
 
@@ -138,7 +138,7 @@ async def post_memory(request: Request) -> Response:
         view = await service.consolidation.refresh(who, session_id)
     else:
         view = await service.sessions.command(
-            who, session_id, body.expected, body.revision, command
+            who, session_id, body.expected, body.revision, command, items=False
         )
     return json(view.to_json())
 
@@ -197,7 +197,7 @@ async def get_runs(request: Request) -> Response:
     who = principal_of(request)
     session_id = request.path_params["id"]
     service = service_of(request)
-    await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
+    await service.sessions.view(who, session_id, items=False)  # 404: unknown or foreign
     return json({"runs": await service.consolidation.runs(who, session_id)})
 
 
@@ -233,7 +233,7 @@ async def list_versions(request: Request) -> Response:
     who = principal_of(request)
     session_id = request.path_params["id"]
     service = service_of(request)
-    await service.sessions.view(who, session_id)  # 404 for an unknown or foreign session
+    await service.sessions.view(who, session_id, items=False)  # 404: unknown or foreign
     versions = await service.history.versions(who, [session_id])
     return json({"versions": [v.to_json() for v in versions.get(session_id, [])]})
 

@@ -45,7 +45,7 @@ class Promotion:
                 NewChange(
                     "remember", entry.key, SHARED, entry.content, entry.kind, "active", None,
                     "shared",
-                    sources=tuple((session_id, item.uid) for item in entry.source_items),
+                    sources=tuple((session_id, item.uid) for item in entry.items()),
                     promoted_from=(entry.change,),
                 )
                 for entry in view.memory.entries.values()

@@ -33,10 +33,13 @@ async def memory_at(
     return {row["vid"]: row for row in rows}
 
 
-async def load_views(tx: Tx, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
+async def load_views(
+    tx: Tx, who: Principal, ids: Sequence[str], items: bool = True
+) -> dict[str, SessionView]:
     """Session views by id, in one statement over the kept state (no history walked); ids the
-    caller may not reach (another org's, another member's) are simply absent."""
-    return views_of(await view_rows(tx, who, ids))
+    caller may not reach (another org's, another member's) are simply absent. Without `items`
+    each entry names its sources' ids only (`source_items` is None): all a JSON view shows."""
+    return views_of(await view_rows(tx, who, ids, items))
 
 
 def views_of(rows: Sequence[dict[str, Any]]) -> dict[str, SessionView]:
@@ -44,31 +47,37 @@ def views_of(rows: Sequence[dict[str, Any]]) -> dict[str, SessionView]:
 
 
 async def view_rows(
-    tx: Tx, who: Principal, ids: Sequence[str], turns: bool = False
+    tx: Tx, who: Principal, ids: Sequence[str], items: bool = True, turns: bool = False
 ) -> list[dict[str, Any]]:
     """`session_views`' rows, each read whole between two commits: a view that a write changed
     while it was read (its revision moved) is read again (see session_views.cypher). With
-    `turns`, each row also has the turns its sources cite (`turns`)."""
+    `items`, each entry has its sources' items; with `turns` too, each row also has the turns
+    its sources cite (`turns`)."""
     return await read_whole(
-        lambda some: tx.rows("session_views", **who.scope(), ids=some, turns=turns),
+        lambda some: tx.rows(
+            "session_views", **who.scope(), ids=some, items=items or turns, turns=turns
+        ),
         ids,
         key=lambda row: str(row["session"]["id"]),
         settled=lambda row: bool(row["session"]["revision"] == row["revisionAfter"]),
     )
 
 
-async def load_view(tx: Tx, who: Principal, session_id: str) -> SessionView:
-    views = await load_views(tx, who, [session_id])
+async def load_view(
+    tx: Tx, who: Principal, session_id: str, items: bool = True
+) -> SessionView:
+    views = await load_views(tx, who, [session_id], items)
     if session_id not in views:
         raise NotFound(f"no session {session_id}")
     return views[session_id]
 
 
 async def with_view(
-    tx: Tx, who: Principal, session_id: str, name: str, **params: Any
+    tx: Tx, who: Principal, session_id: str, name: str, items: bool = True, **params: Any
 ) -> tuple[dict[str, Any], SessionView] | None:
-    """Statement `name`, then the session's view after it, in one round trip (`together`):
-    its row and the view, or None when `name` answered no row. Run under the session's lock,
+    """Statement `name`, then the session's view after it (with its sources' items, unless not
+    `items`), in one round trip (`together`): its row and the view, or None when `name`
+    answered no row. Run under the session's lock,
     the view cannot move while it is read; were it read unsettled all the same, it is read
     again."""
     scope = who.scope()
@@ -78,11 +87,11 @@ async def with_view(
         raise ValueError(f"{', '.join(changed)} would change the caller's scope")
     params = scope | params
     row = await tx.row(together(name, "session_views"), **params, ids=[session_id],
-                       turns=False)
+                       items=items, turns=False)
     if row is None:
         return None
     if row["session"]["revision"] != row["revisionAfter"]:
-        return row, await load_view(tx, who, session_id)
+        return row, await load_view(tx, who, session_id, items)
     return row, SessionView.from_record(row)
 
 
@@ -153,7 +162,7 @@ class Sessions:
                 "list_sessions", **who.scope(), agent=agent, offset=offset, limit=limit
             )
             ids = [row["id"] for row in rows]
-            views = await load_views(tx, who, ids)
+            views = await load_views(tx, who, ids, items=False)  # listed as JSON
             return [views[i] for i in ids if i in views]
 
         return await self.db.read(work)
@@ -212,8 +221,9 @@ class Sessions:
 
         return await self.db.read(work)
 
-    async def view(self, who: Principal, session_id: str) -> SessionView:
-        return await self.db.read(lambda tx: load_view(tx, who, session_id))
+    async def view(self, who: Principal, session_id: str, items: bool = True) -> SessionView:
+        """The session's view; without `items`, its entries name their sources' ids only."""
+        return await self.db.read(lambda tx: load_view(tx, who, session_id, items))
 
     async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
         """Items by uid, those of sessions the caller may reach."""
@@ -241,9 +251,11 @@ class Sessions:
         revision: int,
         command: Command,
         field_prefix: str = "command.",
+        items: bool = True,
     ) -> SessionView:
         """S12-S15: one memory command as one transaction (Refresh is `Consolidation.refresh`).
-        `field_prefix` is how a transport names the command's fields in a ValidationError."""
+        `field_prefix` is how a transport names the command's fields in a ValidationError;
+        without `items`, the view after it names its sources' ids only."""
         if isinstance(command, Refresh):
             raise TypeError("Refresh runs through consolidation")
         if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
@@ -256,7 +268,7 @@ class Sessions:
             name, params = _change(who, command)  # per attempt (its time: record_memory_edit)
             # One statement: the lock, the check, the change and the view after it.
             done = await with_view(
-                tx, who, session_id, together("lock_session", name), **checked, **params
+                tx, who, session_id, together("lock_session", name), items, **checked, **params
             )
             if done is not None:
                 return done[1]
@@ -269,7 +281,7 @@ class Sessions:
             if name == "record_memory_edit":
                 [chosen] = await fresh_item_ids(tx, state, session_id, 1)
                 params = {**params, "edit": {**params["edit"], "itemId": chosen}}
-            done = await with_view(tx, who, session_id, name, **checked, **params)
+            done = await with_view(tx, who, session_id, name, items, **checked, **params)
             if done is None:  # checked above under the lock; only a missing author node is left
                 raise RuntimeError(f"{name} wrote nothing on session {session_id}")
             return done[1]

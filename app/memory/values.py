@@ -84,21 +84,38 @@ class Entry:
     updated_at: int
     status: str
     change: str = ""  # the id of the change that made this state
-    source_items: tuple[Item, ...] = ()
+    # The sources' items, or None where the view was read without them (`sourceIds` only)
+    source_items: tuple[Item, ...] | None = ()
 
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Entry:
-        items = tuple(Item.from_record(item) for item in row.get("sources") or ())
+        """An entry as session_views answers it (`sourceIds`, and `items` or null), or with
+        its sources as items (`sources`: memory_at, search)."""
+        items: tuple[Item, ...] | None
+        if "sourceIds" in row:
+            ids = tuple(row["sourceIds"])
+            found = row["items"]
+            items = None if found is None else tuple(Item.from_record(item) for item in found)
+        else:
+            items = tuple(Item.from_record(item) for item in row.get("sources") or ())
+            ids = tuple(item.id for item in items)
         return cls(
             key=row["key"],
             content=row["content"],
             kind=row["kind"],
-            sources=tuple(item.id for item in items),
+            sources=ids,
             source_items=items,
             updated_at=row["updatedAt"],
             status=row["status"],
             change=row.get("change") or "",
         )
+
+    def items(self) -> tuple[Item, ...]:
+        """The sources' items; an error where the view was read without them (a caller's
+        mistake, never the user's)."""
+        if self.source_items is None:
+            raise RuntimeError(f"entry {self.key!r} was read without its sources' items")
+        return self.source_items
 
     def to_json(self) -> dict[str, Any]:
         return {

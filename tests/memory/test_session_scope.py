@@ -42,4 +42,4 @@ def test_params_may_name_the_callers_scope_again() -> None:
     assert answer is None
     assert tx.calls == [("lock_session+session_views",
                          {"org": "acme", "person": "ana", "id": "s-1", "ids": ["s-1"],
-                          "turns": False})]
+                          "items": True, "turns": False})]

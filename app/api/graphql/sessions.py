@@ -130,7 +130,7 @@ class Entry:
             kind=enum(Kind, entry.kind),
             status=enum(EntryStatus, entry.status),
             updated_at=EpochMillis(entry.updated_at),
-            sources=[Item.from_domain(item) for item in entry.source_items],
+            sources=[Item.from_domain(item) for item in entry.items()],
             change_id=entry.change,
         )
 
