@@ -70,24 +70,31 @@ async def find_version(
     return found
 
 
-async def memory_of(
+async def state_at(
     tx: Tx, who: Principal, session_id: str, version: str, head: str
 ) -> dict[str, Any]:
-    """The memory at a version of the session, as `memory_at` answers it: from the kept state
-    when the version is the head, derived from the history otherwise."""
+    """The memory at a version of the session, as `keep_state` keeps it (its entries' changes,
+    the processed ids and mark): read from the kept state when the version is the head, derived
+    from the history otherwise."""
     if version == head:
-        [row] = await view_rows(tx, who, [session_id])
-        return row
-    return (await memory_at(tx, who, [version]))[version]
+        [row] = await view_rows(tx, who, [session_id], items=False)
+        changes = [Entry.from_row(entry).change for entry in row["entries"]]
+        return {"changes": changes, "processed": row["processed"],
+                "processedSeq": row["processedSeq"]}
+    return derived_state((await memory_at(tx, who, [version]))[version])
 
 
-async def keep_state(tx: Tx, session_id: str, memory: dict[str, Any]) -> None:
-    """Keep `memory` (as `memory_at` derives it) as the state of the session's head."""
-    state = {
+def derived_state(memory: dict[str, Any]) -> dict[str, Any]:
+    """The state `keep_state` keeps, from the memory `memory_at` derives."""
+    return {
         "changes": [entry["change"] for entry in memory["entries"]],
         "processed": memory["processed"],
         "processedSeq": memory["processedSeq"],
     }
+
+
+async def keep_state(tx: Tx, session_id: str, state: dict[str, Any]) -> None:
+    """Keep `state` (`state_at`'s, `derived_state`'s) as the state of the session's head."""
     await tx.row("keep_state", id=session_id, state=state)
 
 
@@ -103,7 +110,7 @@ async def keep_missing_states(db: Database, batch: int = 100) -> int:
                 who = Principal(row["org"])
                 await lock(tx, who, row["id"])
                 memory = (await memory_at(tx, who, [row["head"]]))[row["head"]]
-                await keep_state(tx, row["id"], memory)
+                await keep_state(tx, row["id"], derived_state(memory))
             return len(rows)
 
         done = await db.write(work)
@@ -127,7 +134,7 @@ class History:
             version = state["head"] if at is None else at
             if version != state["head"]:
                 await find_version(tx, who, session_id, version)
-            memory = await memory_of(tx, who, session_id, version, state["head"])
+            memory = await state_at(tx, who, session_id, version, state["head"])
             fork = {
                 "id": new_id("ses"),
                 "at": version,
@@ -136,7 +143,7 @@ class History:
                 "processed": memory["processed"],
                 "processedSeq": memory["processedSeq"],
             }
-            copies = [{"id": new_id("chg"), "from": entry["change"]} for entry in memory["entries"]]
+            copies = [{"id": new_id("chg"), "from": change} for change in memory["changes"]]
             await tx.row(
                 "fork_session", **who.scope(), source=session_id, fork=fork, copies=copies
             )
@@ -153,7 +160,7 @@ class History:
             state = await lock(tx, who, session_id)
             check_expected(state, expected, revision)
             await find_version(tx, who, session_id, to)
-            memory = await memory_of(tx, who, session_id, to, state["head"])
+            memory = await state_at(tx, who, session_id, to, state["head"])
             revert = {"to": to, "head": new_head(), "at": now_ms()}
             await tx.row("revert_session", id=session_id, revert=revert)
             await keep_state(tx, session_id, memory)

@@ -19,6 +19,7 @@ from app.memory.values import (
     Principal,
     SessionView,
     turn_json,
+    turn_record,
 )
 from app.store.catalog import together
 from app.store.database import Database, Tx, read_whole
@@ -216,7 +217,8 @@ class Sessions:
 
         async def work(tx: Tx) -> tuple[dict[str, SessionView], dict[str, dict[str, Any]]]:
             rows = await view_rows(tx, who, ids, turns=True)
-            turns = {turn["id"]: turn_json(turn) for row in rows for turn in row["turns"]}
+            records = (turn_record(turn) for row in rows for turn in row["turns"])
+            turns = {record["id"]: turn_json(record) for record in records}
             return views_of(rows), turns
 
         return await self.db.read(work)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -45,6 +45,12 @@ class Item:
     turn_known: bool = False  # whether the record said which turn (None: a memory edit's)
 
     @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Item:
+        """An item as session_views answers it: a list, in `ITEM_ROW`'s order."""
+        uid, id_, type_, role, content, app, author, at, seq, turn = row
+        return cls(uid, id_, type_, role, content, app, author, at, seq, turn, True)
+
+    @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Item:
         return cls(
             uid=row["uid"],
@@ -84,26 +90,26 @@ class Entry:
     updated_at: int
     status: str
     change: str = ""  # the id of the change that made this state
-    # The sources' items, or None where the view was read without them (`sourceIds` only)
+    # The sources' items, or None where the view was read without them (their ids only)
     source_items: tuple[Item, ...] | None = ()
 
     @classmethod
+    def from_row(cls, row: Sequence[Any]) -> Entry:
+        """An entry as session_views answers it: a list, in `ENTRY_ROW`'s order, whose items
+        are null where the view was read without them."""
+        key, content, kind, status, updated_at, change, source_ids, found = row
+        items = None if found is None else tuple(Item.from_row(item) for item in found)
+        return cls(key, content, kind, tuple(source_ids), updated_at, status, change, items)
+
+    @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Entry:
-        """An entry as session_views answers it (`sourceIds`, and `items` or null), or with
-        its sources as items (`sources`: memory_at, search)."""
-        items: tuple[Item, ...] | None
-        if "sourceIds" in row:
-            ids = tuple(row["sourceIds"])
-            found = row["items"]
-            items = None if found is None else tuple(Item.from_record(item) for item in found)
-        else:
-            items = tuple(Item.from_record(item) for item in row.get("sources") or ())
-            ids = tuple(item.id for item in items)
+        """An entry with its sources as items (`sources`: memory_at, search)."""
+        items = tuple(Item.from_record(item) for item in row.get("sources") or ())
         return cls(
             key=row["key"],
             content=row["content"],
             kind=row["kind"],
-            sources=ids,
+            sources=tuple(item.id for item in items),
             source_items=items,
             updated_at=row["updatedAt"],
             status=row["status"],
@@ -129,8 +135,21 @@ class Entry:
 
 
 def entries_of(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
-    """Entries from their records, newest first (ties by key): the order of every view."""
-    return sorted((Entry.from_record(r) for r in records), key=lambda e: (-e.updated_at, e.key))
+    """Entries from their records (`Entry.from_record`), newest first."""
+    return newest_first(Entry.from_record(r) for r in records)
+
+
+def newest_first(entries: Iterable[Entry]) -> list[Entry]:
+    """Entries newest first, ties by key: the order of every view."""
+    return sorted(entries, key=lambda e: (-e.updated_at, e.key))
+
+
+# The lists session_views answers instead of maps (see its header), by position. Item.from_row,
+# Entry.from_row and turn_record read them.
+ITEM_ROW = ("uid", "id", "type", "role", "content", "app", "author", "at", "seq", "turn")
+ENTRY_ROW = ("key", "content", "kind", "status", "updatedAt", "change", "sourceIds", "items")
+TURN_ROW = ("id", "status", "model", "shown", "shownAgent", "at", "completedAt", "head",
+            "revision", "session")
 
 
 @dataclass(frozen=True)
@@ -265,7 +284,7 @@ class SessionView:
         s = row["session"]
         org = OrgSettings.from_record(row["org"])
         overrides = Overrides(use=s.get("useOverride"), generate=s.get("generateOverride"))
-        entries = entries_of(row["entries"])
+        entries = newest_first(Entry.from_row(e) for e in row["entries"])
         memory = Memory(
             entries={entry.key: entry for entry in entries},
             processed=tuple(row["processed"]),
@@ -360,6 +379,12 @@ class Change:
             model=row.get("model"),
             cites=tuple(Item.from_record(item) for item in row.get("cites") or ()),
         )
+
+
+def turn_record(row: Sequence[Any]) -> dict[str, Any]:
+    """A turn as session_views answers it (a list, in `TURN_ROW`'s order) as find_turns
+    answers it (a map)."""
+    return dict(zip(TURN_ROW, row, strict=True))
 
 
 def turn_json(turn: Mapping[str, Any]) -> dict[str, Any]:

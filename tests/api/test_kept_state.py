@@ -12,6 +12,7 @@ from typing import Any
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
+from app.memory.values import Entry
 from app.store.catalog import statement
 from tests.conftest import Api, Graph, RunningServer, assistant, user
 from tests.openai_stub import OpenAIStub, Reply
@@ -68,7 +69,7 @@ def kept(graph: Graph, session: str) -> dict[str, Any]:
                          items=False, turns=False)
     unprocessed = graph.rows(statement("unprocessed_items"), id=session)
     return {
-        "entries": sorted((e["key"], e["change"]) for e in view["entries"]),
+        "entries": sorted((e.key, e.change) for e in map(Entry.from_row, view["entries"])),
         "processed": view["processed"],
         "mark": view["processedSeq"],
         "unprocessed": [row["item"]["uid"] for row in unprocessed],
