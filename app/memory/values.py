@@ -48,7 +48,8 @@ class Item:
     def from_row(cls, row: Sequence[Any]) -> Item:
         """An item as session_views answers it: a list, in `ITEM_ROW`'s order."""
         uid, id_, type_, role, content, app, author, at, seq, turn = row
-        return cls(uid, id_, type_, role, content, app, author, at, seq, turn, True)
+        return cls(uid=uid, id=id_, type=type_, role=role, content=content, app=app,
+                   author=author, at=at, seq=seq, turn=turn, turn_known=True)
 
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Item:
@@ -99,7 +100,8 @@ class Entry:
         are null where the view was read without them."""
         key, content, kind, status, updated_at, change, source_ids, found = row
         items = None if found is None else tuple(Item.from_row(item) for item in found)
-        return cls(key, content, kind, tuple(source_ids), updated_at, status, change, items)
+        return cls(key=key, content=content, kind=kind, sources=tuple(source_ids),
+                   updated_at=updated_at, status=status, change=change, source_items=items)
 
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Entry:
