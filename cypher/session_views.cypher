@@ -9,10 +9,10 @@
 // parent's turns), so that a nested view (session -> entries -> sources -> turn) is this one
 // statement. The caller's reach is checked once per session the turns are of, not once per turn.
 //
-// Entries, items and turns are lists, not maps, in the order `ENTRY_ROW`, `ITEM_ROW` and
-// `TURN_ROW` name (app/memory/values.py): a 200-entry view is a row of some 1,000 of them, and
-// without a key per value it is 30% smaller, and cheaper for Neo4j to send and for the driver to
-// read (Neo4j's CPU per view 12.9 -> 10.8 ms, the driver's 3.2 -> 2.0 ms).
+// Entries, items and turns are lists, not maps, in the order `Entry.from_row`, `Item.from_row`
+// and `TURN_ROW` read them (app/memory/values.py): a 200-entry view is a row of some 1,000 of
+// them, and without a key per value it is 30% smaller, and cheaper for Neo4j to send and for the
+// driver to read (Neo4j's CPU per view 12.9 -> 10.8 ms, the driver's 3.2 -> 2.0 ms).
 //
 // Reads are read-committed, even within one statement: a write committing while the view is
 // read could show a revision that does not name the entries read with it (a client would then

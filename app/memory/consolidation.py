@@ -33,7 +33,8 @@ from app.memory.prompts import (
     parse_answer,
 )
 from app.memory.sessions import load_view, lock
-from app.memory.values import Item, Principal, SessionView, switches_of
+from app.memory.switches import switches_of
+from app.memory.values import Item, Principal, SessionView
 from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models

@@ -7,7 +7,8 @@ from typing import Any
 
 from app.errors import NotFound
 from app.memory.model_names import check_model_name
-from app.memory.values import OrgSettings, Principal
+from app.memory.switches import OrgSettings
+from app.memory.values import Principal
 from app.store.database import Database, Tx
 
 

@@ -14,7 +14,8 @@ from app.memory.instructions import Instructions, compose
 from app.memory.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
 from app.memory.sessions import branch_item_ids, fresh_item_ids
-from app.memory.values import Entry, Item, OrgSettings, Principal, switches_of, turn_json
+from app.memory.switches import OrgSettings, switches_of
+from app.memory.values import Entry, Item, Principal, turn_json
 from app.store.catalog import together
 from app.store.database import Database, Tx, read_whole
 

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.memory.switches import OrgSettings, Overrides, Switches, resolve_switches
+
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 KINDS: tuple[Kind, ...] = ("fact", "decision", "preference", "procedure", "hypothesis")
 Status = Literal["active", "retracted"]
@@ -46,7 +48,7 @@ class Item:
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Item:
-        """An item as session_views answers it: a list, in `ITEM_ROW`'s order."""
+        """An item as session_views answers it: a list, in the order unpacked here."""
         uid, id_, type_, role, content, app, author, at, seq, turn = row
         return cls(uid=uid, id=id_, type=type_, role=role, content=content, app=app,
                    author=author, at=at, seq=seq, turn=turn, turn_known=True)
@@ -96,8 +98,8 @@ class Entry:
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Entry:
-        """An entry as session_views answers it: a list, in `ENTRY_ROW`'s order, whose items
-        are null where the view was read without them."""
+        """An entry as session_views answers it: a list, in the order unpacked here, whose
+        items are null where the view was read without them."""
         key, content, kind, status, updated_at, change, source_ids, found = row
         items = None if found is None else tuple(Item.from_row(item) for item in found)
         return cls(key=key, content=content, kind=kind, sources=tuple(source_ids),
@@ -146,81 +148,10 @@ def newest_first(entries: Iterable[Entry]) -> list[Entry]:
     return sorted(entries, key=lambda e: (-e.updated_at, e.key))
 
 
-# The lists session_views answers instead of maps (see its header), by position. Item.from_row,
-# Entry.from_row and turn_record read them.
-ITEM_ROW = ("uid", "id", "type", "role", "content", "app", "author", "at", "seq", "turn")
-ENTRY_ROW = ("key", "content", "kind", "status", "updatedAt", "change", "sourceIds", "items")
+# A turn as session_views answers it (a list: see its header), by position; `turn_record` names
+# them as find_turns does. Its entries and items are read by `Entry.from_row`, `Item.from_row`.
 TURN_ROW = ("id", "status", "model", "shown", "shownAgent", "at", "completedAt", "head",
             "revision", "session")
-
-
-@dataclass(frozen=True)
-class Switches:
-    """The `use` and `generate` switches in force."""
-
-    use: bool
-    generate: bool
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """What a session set itself; None means it follows the org default."""
-
-    use: bool | None = None
-    generate: bool | None = None
-
-    def to_json(self) -> dict[str, bool]:
-        out: dict[str, bool] = {}
-        if self.use is not None:
-            out["use"] = self.use
-        if self.generate is not None:
-            out["generate"] = self.generate
-        return out
-
-
-@dataclass(frozen=True)
-class OrgSettings:
-    """An org's defaults."""
-
-    use: bool = True
-    generate: bool = True
-    agent_memory: bool = True
-    helper_model: str | None = None
-    model: str | None = None
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> OrgSettings:
-        return cls(
-            use=row.get("memoryUse", True) is not False,
-            generate=row.get("memoryGenerate", True) is not False,
-            agent_memory=row.get("agentMemory", True) is not False,
-            helper_model=row.get("helperModel"),
-            model=row.get("model"),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "memory": {"use": self.use, "generate": self.generate},
-            "agentMemory": self.agent_memory,
-            "helperModel": self.helper_model,
-            "model": self.model,
-        }
-
-
-def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
-    """S4: each switch follows the org default unless the session overrides it."""
-    return Switches(
-        use=org.use if overrides.use is None else overrides.use,
-        generate=org.generate if overrides.generate is None else overrides.generate,
-    )
-
-
-def switches_of(state: Mapping[str, Any], org: str) -> Switches:
-    """The switches in force, from a row with a session's overrides and its org's defaults
-    (under `org`: `lock_session`'s `orgSettings`, `run_context`'s `switches`), as the session's
-    view resolves them."""
-    overrides = Overrides(use=state.get("useOverride"), generate=state.get("generateOverride"))
-    return resolve_switches(OrgSettings.from_record(state[org]), overrides)
 
 
 @dataclass(frozen=True)
