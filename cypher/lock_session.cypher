@@ -13,8 +13,9 @@ REMOVE s._lock
 WITH s, a, o
 MATCH (s)-[:HEAD]->(h:Version)
 OPTIONAL MATCH (s)-[:WITH]->(p:Person)
+// (the index: one entry, not a look through every one)
 OPTIONAL MATCH (s)-[:HAS_ENTRY]->(en:Entry {session: s.id, key: $key})-[:CURRENT]->(c:Change)
-USING INDEX en:Entry(session, key)  // one entry, not a look through every one
+USING INDEX en:Entry(session, key)
 RETURN c {.id, .key, .content, .kind, .status, .at} AS current,
        coalesce(s.clientItemIds, false) AS clientItemIds, s.revision AS revision, h.id AS head, h.depth AS depth, h.items AS items,
        s.kind AS kind, p.id AS person, a.shared AS agentShared, s.model AS model,

@@ -19,9 +19,10 @@ CALL () {
   MATCH (p:Service {org: $org, id: $edit.service})
   RETURN p
 }
+// (the index: one entry, not a look through every one)
 OPTIONAL MATCH (s)-[:HAS_ENTRY]->(en:Entry {session: s.id, key: $edit.key})
                 -[:CURRENT]->(prev:Change)
-USING INDEX en:Entry(session, key)  // one entry, not a look through every one
+USING INDEX en:Entry(session, key)
 WITH s, hr, h, p, prev, toString(h.items + 1) AS seq
 WHERE $edit.op = 'remember' OR prev IS NOT NULL
 WITH s, hr, h, p, prev,

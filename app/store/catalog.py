@@ -27,7 +27,17 @@ def statement(name: str) -> LiteralString:
         return joined
     # The file is part of the project, so its text is as literal as a string in the code.
     text: LiteralString = (CYPHER_DIR / f"{name}.cypher").read_text().strip()
-    return text
+    return without_comments(text)
+
+
+def without_comments(text: LiteralString) -> LiteralString:
+    """The statement as Neo4j is sent it: without its comment lines (`//` first on the line),
+    which are for the reader of the file. Neo4j reads the whole text of every statement it is
+    sent, comments too, before it finds the plan it cached: a command's statement (lock, write
+    and view) is 8 KB with its comments and 4 KB without, and took 1.2 ms less without them
+    (issue 12). A comment shares no line with Cypher, so no string is cut."""
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
+    return "\n".join(lines)
 
 
 def together(*names: str) -> str:
@@ -41,7 +51,5 @@ def together(*names: str) -> str:
 
 def schema_statements() -> list[LiteralString]:
     """The constraints and indexes of `cypher/schema.cypher`, one statement each."""
-    text = statement("schema")
-    lines = [line for line in text.splitlines() if not line.lstrip().startswith("//")]
-    parts = "\n".join(lines).split(";")
+    parts = statement("schema").split(";")
     return [part.strip() for part in parts if part.strip()]
