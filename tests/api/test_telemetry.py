@@ -242,8 +242,8 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
     assert statements == [
         ["lock_session+record_memory_edit+session_views"],
         ["lock_session+record_memory_edit+session_views"],
-        ["lock_session+configure_session+session_views"],
-        ["lock_session+configure_session+session_views", "lock_session"],
+        ["configure_session+session_views"],
+        ["configure_session+session_views", "lock_session"],
     ]
 
 

@@ -20,7 +20,7 @@ def test_a_statement_is_its_file_without_the_comment_lines(name: str) -> None:
 
 
 def test_statements_run_together_are_sent_without_comments() -> None:
-    joined = statement(together("lock_session", "configure_session", "session_views"))
+    joined = statement(together("lock_session", "record_memory_edit", "session_views"))
     assert "//" not in joined
     assert joined.count("CALL () {") >= 3
     assert statement("session_views") in joined
