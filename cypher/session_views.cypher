@@ -44,9 +44,13 @@ CALL (s) {
          collect(cited) AS citedTurns
 }
 CALL (citedTurns) {
+  // (the guard first: a view without `$turns` skips the whole block, where a guard after the
+  // UNWINDs still ran it; an aggregate answers its one row anyway. A Configure of a 20-entry
+  // session, this view included, went from 7.8 to 6.8 ms p50 on the statement alone.)
+  WITH citedTurns WHERE $turns
   UNWIND citedTurns AS cited
   UNWIND cited AS t
-  WITH DISTINCT t WHERE $turns
+  WITH DISTINCT t
   MATCH (t)-[:IN_SESSION]->(ts:Session)
   WITH ts, collect(t) AS ofSession
   MATCH (ts)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
