@@ -269,7 +269,7 @@ class Sessions:
         async def work(tx: Tx) -> SessionView:
             name, params = _change(who, command)  # per attempt (its time: record_memory_edit)
             # One statement: the lock, the check, the change and the view after it. A Configure
-            # locks by itself; an edit's change needs the key's entry that lock_session reads.
+            # takes the lock itself; record_memory_edit runs under lock_session's.
             first = name if isinstance(command, Configure) else together("lock_session", name)
             done = await with_view(tx, who, session_id, first, items, **checked, **params)
             if done is not None:
