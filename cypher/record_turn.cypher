@@ -1,6 +1,12 @@
 // Records a turn's items as one new version (the new head), and queues its run ($run). A turn that waited for an
 // approval is the same Turn node, completed later with the items of its second step.
+// A turn decided from what a session was at a revision ($turn.revision) and its agent's memory
+// at a version ($turn.agentVersion) is recorded only if neither moved since: else this
+// matches nothing and writes nothing (each check is skipped when its parameter is null).
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
+WHERE ($turn.revision IS NULL OR s.revision = $turn.revision)
+  AND ($turn.agentVersion IS NULL
+       OR EXISTS { (s)-[:OF_AGENT]->(a:Agent) WHERE coalesce(a.memoryVersion, 0) = $turn.agentVersion })
 MERGE (t:Turn {id: $turn.id})
   ON CREATE SET t.at = $turn.at, t.model = $turn.model, t.shown = $turn.shown,
                 t.shownAgent = $turn.shownAgent
@@ -48,4 +54,7 @@ CALL (s, t) {
   CREATE (r)-[:FOR_SESSION]->(s)
   CREATE (r)-[:FOR_TURN]->(t)
 }
-RETURN t.id AS id
+// What the session is after the turn (the columns differ from lock_session's, which it may
+// run with).
+RETURN t.id AS recorded, s.revision AS revisionAfter, v.id AS headAfter, v.depth AS depthAfter,
+       v.items AS itemsAfter

@@ -4,7 +4,7 @@ queues its consolidation in the same transaction, to run off the request path.""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import NotFound, SessionConflict, ValidationError
@@ -16,7 +16,7 @@ from app.memory.model_names import check_model_name, resolve_model
 from app.memory.sessions import branch_item_ids, fresh_item_ids
 from app.memory.switches import OrgSettings, switches_of
 from app.memory.values import Entry, Item, Principal, turn_json
-from app.store.catalog import together
+from app.store.catalog import maybe, together
 from app.store.database import Database, Tx, read_whole
 
 ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
@@ -132,23 +132,41 @@ async def reachable(
     return await reachable(tx, who, session_id, max_length, whole_ties=True)
 
 
+# The statement that locks a session and reads what a turn needs (its state and its reach),
+# and the one that also records the turn when the session is still as a snapshot had it.
+LOCK_FOR_TURN = together("lock_session", "instruction_entries")
+LOCK_AND_RECORD = together("lock_session", "instruction_entries", maybe("record_turn"))
+# record_turn's columns in LOCK_AND_RECORD's row: what the session is after the turn.
+AFTER = ("recorded", "revisionAfter", "headAfter", "depthAfter", "itemsAfter")
+
+
 async def lock_for_turn(
-    tx: Tx, who: Principal, session_id: str, max_length: int
-) -> tuple[dict[str, Any], Reachable]:
+    tx: Tx, who: Principal, session_id: str, max_length: int, **record: Any
+) -> tuple[dict[str, Any], Reachable, bool]:
     """Lock the session, then read under the lock its state and what its turn's instructions
     can reach, in one round trip (read again while the agent's memory moved, or when a cut
-    inside a tie was not `closed`)."""
+    inside a tie was not `closed`). With `record` (record_turn's `turn` and `run`), the same
+    statement records the turn when the session is still at the turn's revision and its
+    agent's memory at its version; the row then names it (`recorded`). Answers the row, the
+    reach, and whether the reach is the row's own (not read again)."""
+    name = LOCK_AND_RECORD if record else LOCK_FOR_TURN
     state = await tx.row(
-        together("lock_session", "instruction_entries"),
-        **who.scope(), id=session_id, key=None, reach=max_length, wholeTies=False,
+        name, **who.scope(), id=session_id, key=None, reach=max_length, wholeTies=False,
+        **record,
     )
     if state is None:
         raise NotFound(f"no session {session_id}")
     if read_whole_reach(state):
         found = Reachable.from_record(who.org, state)
         if found.closed:
-            return state, found
-    return state, await reachable(tx, who, session_id, max_length)
+            return state, found, True
+    return state, await reachable(tx, who, session_id, max_length), False
+
+
+class StaleSnapshot(Exception):
+    """A turn recorded from a snapshot found the session otherwise than the snapshot had it
+    (a change that moves neither its revision nor its agent's memory version, such as the
+    org's settings): its transaction is rolled back, and the turn decided again."""
 
 
 def needs_consolidation(items: Sequence[TurnItem]) -> bool:
@@ -160,15 +178,39 @@ def needs_consolidation(items: Sequence[TurnItem]) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Plan:
+    """A turn decided from its session's state and reach: what `record_turn` writes (`turn`),
+    the consolidation run it queues, and whether it teaches the agent."""
+
+    turn: dict[str, Any]
+    run: dict[str, Any] | None
+    learn: bool
+
+
+# How many sessions' snapshots a process keeps (see `Turns.snapshots`), each one row of
+# lock_for_turn: the session's state and its instructions' reach (up to `max_length` of text).
+SNAPSHOTS = 1024
+
+
 @dataclass
 class Turns:
     """Recording turns; `queued_run` and `queued_learning` wake a worker of the pool whose job
-    a turn queued (only that pool's: a woken worker claims without looking first)."""
+    a turn queued (only that pool's: a woken worker claims without looking first).
+
+    `snapshots` holds, per session, lock_for_turn's row as the last turn this process recorded
+    left it. The next turn decides from it, and records in the statement that locks and reads
+    (one statement, where deciding from what the lock reads takes two), if the session's
+    revision and its agent's memory version did not move since; else it decides again from what
+    that statement read under the lock, as a turn without a snapshot does. Every change of a
+    session moves its revision; one of the agent's memory, its version. Anything else the row
+    holds that differs (the org's settings, say) rolls the turn back, to be decided again."""
 
     db: Database
     max_length: int
     queued_run: Callable[[], None]
     queued_learning: Callable[[], None]
+    snapshots: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     async def record(
         self,
@@ -188,11 +230,31 @@ class Turns:
         client_ids = [item.id for item in items if item.id is not None]
         if len(set(client_ids)) != len(client_ids):
             raise ValidationError("item ids are unique within a turn", "items")
+        # A snapshot serves a new turn whose items take the session's next ids.
+        fresh = not client_ids and turn_id is None
 
-        async def work(tx: Tx) -> tuple[dict[str, Any], bool, str | None, bool]:
-            # the answer, whether the turn is new, its run, and whether learning was queued
-            state, reach = await lock_for_turn(tx, who, session_id, self.max_length)
-            org = OrgSettings.from_record(state["orgSettings"])
+        async def work(
+            tx: Tx, snapshot: dict[str, Any] | None
+        ) -> tuple[dict[str, Any], bool, str | None, bool, dict[str, Any] | None]:
+            # the answer, whether the turn is new, its run, whether learning was queued, and
+            # the session's snapshot after it (None: keep none)
+            if snapshot is not None and not snapshot["clientItemIds"]:
+                reach = Reachable.from_record(who.org, snapshot)
+                plan = await self._plan(
+                    tx, session_id, snapshot, reach, items, model, status, None, {}
+                )
+                guard = {"revision": snapshot["revision"], "agentVersion": snapshot["agentVersion"]}
+                state, reach, own = await lock_for_turn(
+                    tx, who, session_id, self.max_length, turn={**plan.turn, **guard},
+                    run=plan.run,
+                )
+                if state["recorded"] is not None:
+                    if {k: v for k, v in state.items() if k not in AFTER} != snapshot:
+                        raise StaleSnapshot(session_id)
+                    return await self._finish(tx, who, session_id, state, plan, {}, own)
+                # the session moved since: decided again, from what the lock read
+            else:
+                state, reach, own = await lock_for_turn(tx, who, session_id, self.max_length)
             existing = await branch_item_ids(tx, session_id, client_ids)
             if existing:
                 turns = {row["turn"] for row in existing}
@@ -204,79 +266,128 @@ class Turns:
                         got = answer["turn"]["items"]
                         step = first == turn_id and got[-len(items) :] == client_ids
                         if got == client_ids or step:
-                            return answer, False, None, False
+                            return answer, False, None, False, None
                 taken = ", ".join(sorted(row["id"] for row in existing))
                 raise SessionConflict(f"item ids already used in this session: {taken}")
             earlier: dict[str, Any] = {}  # the turn a completing step continues
             if turn_id is not None:
                 earlier = await self._check_awaiting(tx, who, session_id, turn_id)
-            # What a turn was shown is fixed when it starts; a completing step adds nothing.
-            shown, saw, saw_agent = (
-                reach.shown(self.max_length) if not earlier else (Instructions("", ()), [], [])
+            plan = await self._plan(
+                tx, session_id, state, reach, items, model, status, turn_id, earlier
             )
-            generated = await fresh_item_ids(tx, state, session_id, len(items))
-            ids = [
-                item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)
-            ]
-            run_model = resolve_model(
-                earlier.get("model") or model, state["model"], state["agentModel"], org.model
+            after = await tx.row(
+                "record_turn", id=session_id, turn={**plan.turn, "revision": state["revision"]},
+                run=plan.run,
             )
-            # S8 over the whole turn, its earlier step included
-            model_ran = needs_consolidation(
-                [*items, *(TurnItem(t, "assistant", "", app=a) for t, a in zip(
-                    earlier.get("types", []), earlier.get("apps", []), strict=True))]
+            if after is None:  # the lock holds the revision; only a missing session is left
+                raise RuntimeError(f"record_turn wrote nothing on session {session_id}")
+            return await self._finish(
+                tx, who, session_id, {**state, **after}, plan, earlier, own and fresh
             )
-            generate = switches_of(state, "orgSettings").generate
-            run_id: str | None = None
-            learning = False
-            queued = status == "completed" and generate and run_model is not None and model_ran
-            learn = status == "completed" and teaches(
-                state["kind"], generate, org.agent_memory, only_app_actions=not model_ran
-            )
-            turn = {
-                "id": turn_id or new_id("trn"),
-                "learn": learn,
-                "clientItemIds": bool(client_ids),
-                "status": status,
-                "model": run_model,
-                "at": now_ms(),
-                "head": new_head(),
-                "shown": list(shown.keys),
-                "saw": saw,
-                "shownAgent": list(shown.agent_keys),
-                "sawAgent": saw_agent,
-                "items": [
-                    {
-                        "uid": new_id("itm"),
-                        "id": ids[n],
-                        "type": item.type,
-                        "role": item.role,
-                        "content": item.content,
-                        "app": item.app,
-                        "author": state["person"] if item.role == "user" else item.role,
-                    }
-                    for n, item in enumerate(items)
-                ],
-            }
-            run = {"id": new_id("run"), "model": run_model, "at": turn["at"]} if queued else None
-            await tx.row("record_turn", id=session_id, turn=turn, run=run)
-            if run is not None:
-                run_id = str(run["id"])
-            elif learn:  # with no run queued, the agent's queue may be empty now (A2)
-                learning = await queue_learning(tx, who.org, state["agent"])
-            answer = (
-                await self._view(tx, who, session_id, str(turn["id"]))
-                if earlier  # the turn's items are its earlier step's and these
-                else recorded(turn, session_id, state["revision"] + 1)
-            )
-            return answer, True, run_id, learning
 
-        answer, created, run_id, learning = await self.db.write(work)
+        snapshot = self.snapshots.get(session_id) if fresh else None
+        try:
+            done = await self.db.write(lambda tx: work(tx, snapshot))
+        except StaleSnapshot:
+            done = await self.db.write(lambda tx: work(tx, None))
+        answer, created, run_id, learning, after = done
+        self.snapshots.pop(session_id, None)
+        if after is not None:
+            self.snapshots[session_id] = after  # the newest last
+            if len(self.snapshots) > SNAPSHOTS:
+                del self.snapshots[next(iter(self.snapshots))]
         if run_id is not None:
             self.queued_run()
         if learning:
             self.queued_learning()
         return answer, created, run_id
+
+    async def _plan(
+        self,
+        tx: Tx,
+        session_id: str,
+        state: dict[str, Any],
+        reach: Reachable,
+        items: Sequence[TurnItem],
+        model: str | None,
+        status: str,
+        turn_id: str | None,
+        earlier: dict[str, Any],
+    ) -> Plan:
+        """Decide a turn from its session's state and reach: its items' ids, its model, what
+        it is shown, and whether it queues a run and teaches the agent."""
+        client_ids = [item.id for item in items if item.id is not None]
+        org = OrgSettings.from_record(state["orgSettings"])
+        # What a turn was shown is fixed when it starts; a completing step adds nothing.
+        shown, saw, saw_agent = (
+            reach.shown(self.max_length) if not earlier else (Instructions("", ()), [], [])
+        )
+        generated = await fresh_item_ids(tx, state, session_id, len(items))
+        ids = [item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)]
+        run_model = resolve_model(
+            earlier.get("model") or model, state["model"], state["agentModel"], org.model
+        )
+        # S8 over the whole turn, its earlier step included
+        model_ran = needs_consolidation(
+            [*items, *(TurnItem(t, "assistant", "", app=a) for t, a in zip(
+                earlier.get("types", []), earlier.get("apps", []), strict=True))]
+        )
+        generate = switches_of(state, "orgSettings").generate
+        queued = status == "completed" and generate and run_model is not None and model_ran
+        learn = status == "completed" and teaches(
+            state["kind"], generate, org.agent_memory, only_app_actions=not model_ran
+        )
+        turn = {
+            "id": turn_id or new_id("trn"),
+            "learn": learn,
+            "clientItemIds": bool(client_ids),
+            "status": status,
+            "model": run_model,
+            "at": now_ms(),
+            "head": new_head(),
+            "shown": list(shown.keys),
+            "saw": saw,
+            "shownAgent": list(shown.agent_keys),
+            "sawAgent": saw_agent,
+            "items": [
+                {
+                    "uid": new_id("itm"),
+                    "id": ids[n],
+                    "type": item.type,
+                    "role": item.role,
+                    "content": item.content,
+                    "app": item.app,
+                    "author": state["person"] if item.role == "user" else item.role,
+                }
+                for n, item in enumerate(items)
+            ],
+        }
+        run = {"id": new_id("run"), "model": run_model, "at": turn["at"]} if queued else None
+        return Plan(turn, run, learn)
+
+    async def _finish(
+        self,
+        tx: Tx,
+        who: Principal,
+        session_id: str,
+        row: dict[str, Any],
+        plan: Plan,
+        earlier: dict[str, Any],
+        keep: bool,
+    ) -> tuple[dict[str, Any], bool, str | None, bool, dict[str, Any] | None]:
+        """After record_turn (its columns in `row`, with lock_for_turn's): queue learning when
+        no run was queued (with none, the agent's queue may be empty now, A2), and answer the
+        turn; with `keep`, the session's snapshot after it."""
+        learning = False
+        if plan.run is None and plan.learn:
+            learning = await queue_learning(tx, who.org, row["agent"])
+        answer = (
+            await self._view(tx, who, session_id, str(plan.turn["id"]))
+            if earlier  # the turn's items are its earlier step's and these
+            else recorded(plan.turn, session_id, row["revisionAfter"])
+        )
+        run_id = str(plan.run["id"]) if plan.run is not None else None
+        return answer, True, run_id, learning, after_turn(row) if keep else None
 
     async def _check_awaiting(
         self, tx: Tx, who: Principal, session_id: str, turn: str
@@ -333,6 +444,18 @@ class Turns:
             return {row["id"]: [Item.from_record(i) for i in row["records"]] for row in rows}
 
         return await self.db.read(work)
+
+
+def after_turn(row: Mapping[str, Any]) -> dict[str, Any]:
+    """lock_for_turn's row as it reads once the turn that `row` recorded (record_turn's
+    columns) committed: the session at its new revision and head, with its new items."""
+    revision = row["revisionAfter"]
+    return {
+        **{name: value for name, value in row.items() if name not in AFTER},
+        "revision": revision, "readRevision": revision, "readRevisionAfter": revision,
+        "head": row["headAfter"], "depth": row["depthAfter"], "items": row["itemsAfter"],
+        "headShared": False,  # a new head: no version continues it yet
+    }
 
 
 def recorded(turn: dict[str, Any], session_id: str, revision: int) -> dict[str, Any]:

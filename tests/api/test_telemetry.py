@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from app.logs import JsonLines, PlainText
-from app.store.catalog import CYPHER_DIR, JOINED
+from app.store.catalog import CYPHER_DIR, files_of
 from app.store.database import Target
 from tests import conftest
 from tests.conftest import (
@@ -273,7 +273,7 @@ def test_traces_have_a_span_per_request_statement_and_model_call(
     children = [s for s in spans if s.parent and s.parent.span_id == turn[0].context.span_id]
     assert children
     # each span names the file of its statement, or the files run together as one statement
-    assert all(set(s.name.split(JOINED)) <= files and s.kind is SpanKind.CLIENT for s in children)
+    assert all(set(files_of(s.name)) <= files and s.kind is SpanKind.CLIENT for s in children)
     # (the token was looked up by the requests before, and its lookup is cached for seconds)
     # issue 12: a turn is two statements: the lock with what its instructions can reach (the
     # newest entries of the session and of its agent, no sources), then the record
