@@ -295,3 +295,83 @@ def test_traces_have_a_span_per_request_statement_and_model_call(
         assert SECRET not in text
         assert ITEM_SECRET not in text
         assert api.token not in text
+
+
+def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer, graph: Graph,
+) -> None:
+    # issue 12: a turn decides from what the last turn in this server left its session, and
+    # records in the statement that locks and reads. A change made elsewhere (the other server)
+    # makes it decide again from what that statement read under the lock: a Remember (the
+    # revision moved), an agent's entry (its memory version moved), or the org's settings
+    # (neither moved: that turn is rolled back, then decided again). S5: each turn is shown
+    # memory as it is when the turn starts, and is recorded once.
+    shared, (mine, exporter) = server, traced
+    token = make_token(neo4j_target, "acme", "ana")
+    here, there = Api(mine.url, token), Api(shared.url, token)
+    with claims_nothing(shared, mine):
+        agent = here.agent()["id"]
+        sid = here.session(agent)["session"]["id"]
+        there.remember(sid, "budget", "The trip budget is 1500 EUR.")
+        answers = [here.turn(sid, user("Hello.")), here.turn(sid, user("Where to?"))]
+        there.remember(sid, "seat", "Ana wants a window seat.")
+        answers += [here.turn(sid, user("Book it.")), here.turn(sid, user("Thanks."))]
+        version = there.ok(there.get(f"/v1/agents/{agent}/memory"))["version"]
+        there.ok(there.post(f"/v1/agents/{agent}/memory", {"expected": version, "command": {
+            "_tag": "Remember", "key": "tone", "content": "Answer briefly.",
+            "kind": "procedure"}}))
+        answers.append(here.turn(sid, user("And the hotel?")))
+        there.ok(there.patch("/v1/org/settings", {"memory": {"use": False}}))
+        answers.append(here.turn(sid, user("Anything else?")))
+        deadline = time.monotonic() + 20
+        while True:
+            spans = list(exporter.get_finished_spans())
+            posts = sorted((s for s in spans if s.name == "POST /v1/sessions/{id}/turns"),
+                           key=lambda s: s.start_time or 0)
+            if len(posts) == len(answers) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    for client in (here, there):
+        client.http.close()
+    statements = [
+        [c.name for c in sorted(spans, key=lambda c: c.start_time or 0)
+         if c.parent and c.parent.span_id == post.context.span_id and c.name != "find_principal"]
+        for post in posts
+    ]
+    lock, record = "lock_session+instruction_entries", "record_turn"
+    both = "lock_session+instruction_entries+?record_turn"
+    assert statements == [
+        [lock, record],  # no turn here before: it decides from what the lock reads
+        [both],
+        [both, record],  # the Remember moved the revision: decided again in the same statement
+        [both],
+        [both, record],  # the agent's entry moved its memory version
+        [both, lock, record],  # the settings moved neither: rolled back, then decided again
+    ]
+    shown = [(a["turn"]["shown"], a["turn"]["shownAgent"]) for a in answers]
+    assert shown == [
+        (["budget"], []), (["budget"], []),
+        (["seat", "budget"], []), (["seat", "budget"], []),
+        (["seat", "budget"], ["tone"]),
+        ([], ["tone"]),
+    ]
+    # the graph: each turn once, as it was answered, with the changes it saw
+    turns = graph.rows(
+        "MATCH (t:Turn)-[:IN_SESSION]->(:Session {id: $id}) "
+        "RETURN t.id AS id, t.shown AS shown, t.shownAgent AS shownAgent, t.revision AS revision,"
+        " COUNT { (t)-[:SAW]->() } AS saw ORDER BY t.revision", id=sid)
+    assert [(t["id"], t["shown"], t["shownAgent"]) for t in turns] == [
+        (a["turn"]["id"], *s) for a, s in zip(answers, shown, strict=True)
+    ]
+    assert [t["saw"] for t in turns] == [1, 1, 2, 2, 3, 1]
+    assert [t["revision"] for t in turns] == [a["session"]["revision"] for a in answers]
+    # the two Remembers' edit items and the six turns' items, each taking the next id
+    assert head_items(graph, sid) == [f"i-{n:02d}" for n in range(1, 9)]
+
+
+def head_items(graph: Graph, sid: str) -> list[str]:
+    """The ids of the items on the session's head, in order."""
+    return [row["id"] for row in graph.rows(
+        "MATCH (:Session {id: $id})-[:HEAD]->(:Version)-[:PARENT*0..]->(:Version)-[:ADDS]->(i)"
+        " RETURN i.id AS id ORDER BY i.seq", id=sid)]
