@@ -165,3 +165,41 @@ def test_writers_that_retry_on_conflict_lose_no_update(
     assert chain == writers
     revisions = graph.rows("MATCH (c:Change) RETURN c.revision AS r ORDER BY r")
     assert [row["r"] for row in revisions] == list(range(1, writers + 1))
+
+
+def test_concurrent_turns_on_one_session_each_land_once_with_their_own_ids(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    # issue 12, S4: turns sent together to one server (each deciding from the snapshot the
+    # session's last turn there left, all but one finding the session moved under the lock)
+    # are each recorded once, on one branch, with the next item ids in the order they landed
+    session = api.session()["session"]["id"]
+    api.ok(api.command(session, {"_tag": "Configure", "generate": False}))
+    api.remember(session, "budget", "The trip budget is 1500 EUR.")
+    first = api.turn(session, {"type": "message", "role": "user", "content": "First."})
+    base = first["session"]["revision"]
+    barrier = threading.Barrier(10)
+
+    def send(n: int) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {api.token}"}
+        with httpx.Client(base_url=server.url, headers=headers, timeout=120) as client:
+            barrier.wait(timeout=60)
+            return client.post(f"/v1/sessions/{session}/turns", json={"items": [
+                {"type": "message", "role": "user", "content": f"Turn {n}."}]})
+
+    with ThreadPoolExecutor(10) as pool:
+        answers = list(pool.map(send, range(10)))
+    assert [a.status_code for a in answers] == [201] * 10, [a.text for a in answers]
+    bodies = [a.json() for a in answers]
+    assert all(b["turn"]["shown"] == ["budget"] for b in bodies)
+    # one revision each, after the first turn's
+    assert sorted(b["session"]["revision"] for b in bodies) == list(range(base + 1, base + 11))
+    rows = graph.rows(
+        "MATCH (:Session {id: $id})-[:HEAD]->(:Version)-[:PARENT*0..]->(:Version)-[:ADDS]->(i)"
+        " OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn) RETURN i.id AS id, i.content AS content,"
+        " t.revision AS revision ORDER BY i.seq", id=session)
+    assert [r["id"] for r in rows] == [f"i-{n:02d}" for n in range(1, 13)]
+    landed = sorted(bodies, key=lambda b: b["session"]["revision"])
+    assert [r["revision"] for r in rows[2:]] == [b["session"]["revision"] for b in landed]
+    assert [[r["id"]] for r in rows[2:]] == [b["turn"]["items"] for b in landed]
+    assert sorted(r["content"] for r in rows[2:]) == sorted(f"Turn {n}." for n in range(10))
