@@ -52,10 +52,14 @@ RETRY_AFTER_SECONDS = 5
 # can answer, and a request would otherwise block inside it until it can (seen: ~20 s).
 PROBE_SECONDS = 2.0
 # While Neo4j starts, Bolt accepts connections before the database is ready, and every
-# transaction fails with this transient code. It is no deadlock that a retry soon resolves, so it
-# is not retried for TRANSIENT_SECONDS: the request is `Unavailable` at once (the driver has
-# already retried it for RETRY_SECONDS).
-NOT_READY = "Neo.TransientError.General.DatabaseUnavailable"
+# transaction fails with one of these transient codes (the DBMS's, or the database's while it
+# recovers). It is no deadlock that a retry soon resolves, so it is not retried for
+# TRANSIENT_SECONDS: the request is `Unavailable` at once (the driver has already retried it for
+# RETRY_SECONDS).
+NOT_READY = frozenset({
+    "Neo.TransientError.General.DatabaseUnavailable",
+    "Neo.TransientError.Database.DatabaseUnavailable",
+})
 
 
 def _unavailable(exc: Exception) -> Unavailable:
@@ -358,7 +362,7 @@ class Database:
                             return await session.execute_read(attempt)
                         return await self._auto_commit(session, attempt)
                     except TransientError as exc:
-                        if exc.code == NOT_READY:
+                        if exc.code in NOT_READY:
                             raise _unavailable(exc) from exc
                         if time.monotonic() > deadline:
                             raise
