@@ -118,6 +118,7 @@ class Writer:
 
     def run(self, http: httpx.Client, stop: threading.Event, n: int) -> None:
         while not stop.is_set():
+            started = time.monotonic()
             try:
                 view = self._call(http, "GET", f"/v1/sessions/{self.session}")
                 if view.status_code != 200:
@@ -136,7 +137,8 @@ class Writer:
                 elif answer.status_code != 409:
                     time.sleep(0.2)
             except httpx.TimeoutException:
-                self.hangs.append(f"no answer within {SLOW_ANSWER + 30}s")
+                self.hangs.append(f"no answer within {SLOW_ANSWER + 30}s (a call of the GET and "
+                                  f"Remember begun at {started:.1f})")
             except httpx.TransportError as exc:
                 self.hangs.append(repr(exc))
                 time.sleep(0.2)
@@ -211,7 +213,8 @@ def test_kill_9_of_neo4j_under_20_writers(own_neo4j: OwnNeo4j, openai_stub: Open
         assert all(status in (200, 409, 503) for _, status, _, _ in starting), starting
         assert all(seconds < SLOW_ANSWER for _, _, seconds, _ in starting), starting
         assert all(status < 500 or status == 503 for w in writers for _, status, _, _ in w.statuses)
-        assert [h for w in writers for h in w.hangs if "no answer" in h] == []
+        assert [h for w in writers for h in w.hangs if "no answer" in h] == [], \
+            f"killed at {killed:.1f}, restarted at {restarting:.1f}, back at {back:.1f}"
 
         # every acknowledged write is there, and each session's revisions have no gap: the
         # revision counts exactly the writes that committed, acknowledged or not
