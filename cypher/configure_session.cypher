@@ -3,15 +3,20 @@
 // revision, so a Configure is this statement and session_views, in one: it needs none of the
 // state lock_session answers. It changes nothing, and answers no row, unless the head and
 // revision are still $expected and $revision (S12); the caller then asks lock_session why.
-MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// It answers what it changed, and the org's settings as they are now: all that a view of the
+// session at $revision needs to become the view after it (see `SessionView.configured`).
+// (`orgSettings`, not `org`: it runs together with session_views, which answers `org`.)
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 SET s._lock = true
 REMOVE s._lock
-WITH s
+WITH s, o
 MATCH (s)-[:HEAD]->(h:Version)
 WHERE h.id = $expected AND s.revision = $revision
 SET s.useOverride = CASE WHEN $setUse THEN $use ELSE s.useOverride END,
     s.generateOverride = CASE WHEN $setGenerate THEN $generate ELSE s.generateOverride END,
     s.revision = s.revision + 1
 // (not `revision`: session_views, run together with it, answers the session's revision)
-RETURN s.revision AS configured
+RETURN s.revision AS configured, s.useOverride AS useOverride,
+       s.generateOverride AS generateOverride,
+       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS orgSettings

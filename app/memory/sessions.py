@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.errors import Forbidden, NotFound, SessionConflict, ValidationError
@@ -149,11 +149,22 @@ def session_person(who: Principal, person: str | None) -> str:
     return who.person
 
 
+# The most entries that the views a process keeps (see `Sessions.answered`) may have in all: a
+# view is some 1 KB an entry, so they take at most some 20 MB.
+KEPT_ENTRIES = 20_000
+
+
 @dataclass
 class Sessions:
-    """The session-memory operations of the service."""
+    """The session-memory operations of the service.
+
+    `answered` holds, per session, the view this process last answered (a command's or a read's),
+    and whether it has its sources' items. A view at a revision stays what it is, but for the
+    org's settings: every change to what it shows moves the session's revision."""
 
     db: Database
+    answered: dict[str, tuple[bool, SessionView]] = field(default_factory=dict, repr=False)
+    kept_entries: int = field(default=0, repr=False)  # the entries of the views `answered` has
 
     async def list_sessions(
         self, who: Principal, agent: str | None, offset: int, limit: int
@@ -225,7 +236,8 @@ class Sessions:
 
     async def view(self, who: Principal, session_id: str, items: bool = True) -> SessionView:
         """The session's view; without `items`, its entries name their sources' ids only."""
-        return await self.db.read(lambda tx: load_view(tx, who, session_id, items))
+        view = await self.db.read(lambda tx: load_view(tx, who, session_id, items))
+        return self._keep(items, view)
 
     async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
         """Items by uid, those of sessions the caller may reach."""
@@ -266,14 +278,24 @@ class Sessions:
         key = None if isinstance(command, Configure) else command.key
         checked = {"id": session_id, "key": key, "expected": expected, "revision": revision}
 
+        # A Configure made at the revision of the view this process last answered needs no
+        # view read: it changes no entry, so that view and its row make the view after it.
+        kept = self._kept(session_id, items, expected, revision)
+        kept = kept if isinstance(command, Configure) else None
+
         async def work(tx: Tx) -> SessionView:
             name, params = _change(who, command)  # per attempt (its time: record_memory_edit)
-            # One statement: the lock, the check, the change and the view after it. A Configure
-            # takes the lock itself; record_memory_edit runs under lock_session's.
-            first = name if isinstance(command, Configure) else together("lock_session", name)
-            done = await with_view(tx, who, session_id, first, items, **checked, **params)
-            if done is not None:
-                return done[1]
+            if kept is not None:
+                row = await tx.row(name, **who.scope(), **checked, **params)
+                if row is not None:
+                    return kept.configured(row)
+            else:
+                # One statement: the lock, the check, the change and the view after it. A
+                # Configure takes the lock itself; record_memory_edit runs under lock_session's.
+                first = name if isinstance(command, Configure) else together("lock_session", name)
+                done = await with_view(tx, who, session_id, first, items, **checked, **params)
+                if done is not None:
+                    return done[1]
             # It changed nothing: the lock's state says why, or, where a client ever chose an
             # item id, which id the edit's item takes.
             state = await lock(tx, who, session_id, key)
@@ -288,7 +310,30 @@ class Sessions:
                 raise RuntimeError(f"{name} wrote nothing on session {session_id}")
             return done[1]
 
-        return await self.db.write(work)
+        return self._keep(items, await self.db.write(work))
+
+    def _kept(
+        self, session_id: str, items: bool, head: str, revision: int
+    ) -> SessionView | None:
+        """The view this process last answered of the session, if it is at `head` and
+        `revision` and has its sources' items as asked."""
+        kept = self.answered.get(session_id)
+        if kept is None or kept[0] != items:
+            return None
+        view = kept[1]
+        return view if (view.session.head, view.session.revision) == (head, revision) else None
+
+    def _keep(self, items: bool, view: SessionView) -> SessionView:
+        """Keep the view answered, the newest last; the oldest go while the views kept have
+        more than KEPT_ENTRIES entries in all."""
+        _, before = self.answered.pop(view.session.id, (False, None))
+        self.kept_entries -= 0 if before is None else len(before.memory.entries)
+        self.answered[view.session.id] = (items, view)
+        self.kept_entries += len(view.memory.entries)
+        while self.kept_entries > KEPT_ENTRIES:  # (a view larger than that goes too)
+            _, oldest = self.answered.pop(next(iter(self.answered)))
+            self.kept_entries -= len(oldest.memory.entries)
+        return view
 
 
 def _change(who: Principal, command: Configure | Remember | Forget) -> tuple[str, dict[str, Any]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.memory.switches import OrgSettings, Overrides, Switches, resolve_switches
@@ -238,6 +238,19 @@ class SessionView:
             created_at=s["createdAt"],
         )
         return cls(session=session, memory=memory, org=org)
+
+    def configured(self, row: Mapping[str, Any]) -> SessionView:
+        """This view after a Configure made at its revision, from configure_session's row (the
+        new revision and overrides, the org's settings now). A view at a revision stays what it
+        is: every change to what it shows moves the revision, but for the org's settings, which
+        the row brings."""
+        org = OrgSettings.from_record(row["orgSettings"])
+        overrides = Overrides(use=row["useOverride"], generate=row["generateOverride"])
+        memory = replace(
+            self.memory, settings=resolve_switches(org, overrides), overrides=overrides
+        )
+        session = replace(self.session, revision=row["configured"])
+        return replace(self, session=session, memory=memory, org=org)
 
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session.to_json(), "memory": self.memory.to_json()}

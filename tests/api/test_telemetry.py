@@ -242,9 +242,61 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
     assert statements == [
         ["lock_session+record_memory_edit+session_views"],
         ["lock_session+record_memory_edit+session_views"],
-        ["configure_session+session_views"],
+        # the Forget's answer is the view at the revision the Configure names: it needs no read
+        ["configure_session"],
         ["configure_session+session_views", "lock_session"],
     ]
+
+
+def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fresh_read(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer,
+) -> None:
+    # issue 12: a Configure made at the revision of the view this server last answered changes
+    # no entry, so it answers that view with its own row (S4: the switches as resolved with the
+    # org's settings now, S15: the revision after it). A change made elsewhere (the other server)
+    # moves the revision, so the next Configure reads the view again; the org's settings move no
+    # revision and come with the Configure's row.
+    shared, (mine, exporter) = server, traced
+    token = make_token(neo4j_target, "acme", "ana")
+    here, there = Api(mine.url, token), Api(shared.url, token)
+    with claims_nothing(shared, mine):
+        sid = here.session()["session"]["id"]
+        here.remember(sid, "budget", "The trip budget is 1500 EUR.")
+
+        def configure(use: bool) -> dict[str, Any]:  # the view, then the Configure
+            answer: dict[str, Any] = here.ok(here.command(sid, {"_tag": "Configure", "use": use}))
+            return answer
+
+        answers = [configure(False)]
+        there.remember(sid, "seat", "Ana wants a window seat.")
+        answers.append(configure(True))
+        there.ok(there.patch("/v1/org/settings", {"memory": {"generate": False}}))
+        answers.append(configure(False))
+        fresh = [here.view(sid), there.view(sid)]
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
+    for client in (here, there):
+        client.http.close()
+    posts = sorted((s for s in spans if s.name == "POST /v1/sessions/{id}/memory"),
+                   key=lambda s: s.start_time or 0)
+    statements = [
+        [c.name for c in sorted(spans, key=lambda c: c.start_time or 0)
+         if c.parent and c.parent.span_id == post.context.span_id and c.name != "find_principal"]
+        for post in posts
+    ]
+    remember = "lock_session+record_memory_edit+session_views"
+    assert statements == [[remember], ["configure_session"], ["configure_session"],
+                          ["configure_session"]]
+    # each answer is what a read right after it shows, entries and all
+    assert [sorted(a["memory"]["entries"]) for a in answers] == [
+        ["budget"], ["budget", "seat"], ["budget", "seat"]]
+    assert [(a["memory"]["overrides"], a["memory"]["settings"]) for a in answers] == [
+        ({"use": False}, {"use": False, "generate": True}),
+        ({"use": True}, {"use": True, "generate": True}),
+        ({"use": False}, {"use": False, "generate": False}),
+    ]
+    assert [a["session"]["revision"] for a in answers] == [2, 4, 5]
+    assert answers[-1] == fresh[0] == fresh[1]
 
 
 def test_traces_have_a_span_per_request_statement_and_model_call(
