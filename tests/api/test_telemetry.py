@@ -232,13 +232,7 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
         assert api.view(sid)["session"]["revision"] == current["revision"]
         spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
     api.http.close()
-    posts = sorted((s for s in spans if s.name == "POST /v1/sessions/{id}/memory"),
-                   key=lambda s: s.start_time or 0)
-    statements = [
-        [c.name for c in sorted(spans, key=lambda c: c.start_time or 0)
-         if c.parent and c.parent.span_id == post.context.span_id and c.name != "find_principal"]
-        for post in posts
-    ]
+    statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
     assert statements == [
         ["lock_session+record_memory_edit+session_views"],
         ["lock_session+record_memory_edit+session_views"],
@@ -277,13 +271,7 @@ def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fr
         spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
     for client in (here, there):
         client.http.close()
-    posts = sorted((s for s in spans if s.name == "POST /v1/sessions/{id}/memory"),
-                   key=lambda s: s.start_time or 0)
-    statements = [
-        [c.name for c in sorted(spans, key=lambda c: c.start_time or 0)
-         if c.parent and c.parent.span_id == post.context.span_id and c.name != "find_principal"]
-        for post in posts
-    ]
+    statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
     remember = "lock_session+record_memory_edit+session_views"
     assert statements == [[remember], ["configure_session"], ["configure_session"],
                           ["configure_session"]]
@@ -386,11 +374,7 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
             time.sleep(0.05)
     for client in (here, there):
         client.http.close()
-    statements = [
-        [c.name for c in sorted(spans, key=lambda c: c.start_time or 0)
-         if c.parent and c.parent.span_id == post.context.span_id and c.name != "find_principal"]
-        for post in posts
-    ]
+    statements = statements_of(spans, "POST /v1/sessions/{id}/turns")
     lock, record = "lock_session+instruction_entries", "record_turn"
     both = "lock_session+instruction_entries+?record_turn"
     assert statements == [
@@ -420,6 +404,17 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
     assert [t["revision"] for t in turns] == [a["session"]["revision"] for a in answers]
     # the two Remembers' edit items and the six turns' items, each taking the next id
     assert head_items(graph, sid) == [f"i-{n:02d}" for n in range(1, 9)]
+
+
+def statements_of(spans: list[ReadableSpan], route: str) -> list[list[str]]:
+    """Per request to `route`, oldest first, the names of the statements it ran (its child
+    spans, but for authentication's cached token lookup)."""
+    posts = sorted((s for s in spans if s.name == route), key=lambda s: s.start_time or 0)
+    return [
+        [c.name for c in sorted(spans, key=lambda c: c.start_time or 0)
+         if c.parent and c.parent.span_id == post.context.span_id and c.name != "find_principal"]
+        for post in posts
+    ]
 
 
 def head_items(graph: Graph, sid: str) -> list[str]:
