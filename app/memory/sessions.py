@@ -280,8 +280,10 @@ class Sessions:
 
         # A Configure made at the revision of the view this process last answered needs no
         # view read: it changes no entry, so that view and its row make the view after it.
-        kept = self._kept(session_id, items, expected, revision)
-        kept = kept if isinstance(command, Configure) else None
+        kept = (
+            self._kept(session_id, items, expected, revision)
+            if isinstance(command, Configure) else None
+        )
 
         async def work(tx: Tx) -> SessionView:
             name, params = _change(who, command)  # per attempt (its time: record_memory_edit)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 
 from app.memory.instructions import compose
-from app.memory.turns import Reachable
+from app.memory.reach import Reachable
 from app.memory.values import Entry
 from app.store.catalog import statement
 from app.store.database import Target
