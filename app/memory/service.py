@@ -11,6 +11,7 @@ from app.memory.agents import Agents
 from app.memory.consolidation import Consolidation
 from app.memory.credentials import credential_reason
 from app.memory.history import History, keep_missing_states
+from app.memory.kept import KeptViews
 from app.memory.learning import Learning
 from app.memory.live import Live
 from app.memory.orgs import Orgs
@@ -62,7 +63,7 @@ class Service:
         return cls(
             settings=settings,
             db=db,
-            sessions=Sessions(db),
+            sessions=Sessions(db, KeptViews(settings.kept_view_entries)),
             agents=Agents(db),
             agent_memory=agent_memory,
             orgs=Orgs(db),

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.errors import Forbidden, NotFound, SessionConflict, ValidationError
 from app.memory.commands import Command, Configure, Forget, Refresh, Remember, check_remember
 from app.memory.ids import ITEM_DIGITS, ITEM_PREFIX, item_id, new_head, new_id, now_ms
+from app.memory.kept import KeptView, KeptViews
 from app.memory.model_names import check_model_name
 from app.memory.values import (
     SESSION_KINDS,
@@ -149,22 +150,16 @@ def session_person(who: Principal, person: str | None) -> str:
     return who.person
 
 
-# The most entries that the views a process keeps (see `Sessions.answered`) may have in all: a
-# view is some 1 KB an entry, so they take at most some 20 MB.
-KEPT_ENTRIES = 20_000
-
-
 @dataclass
 class Sessions:
     """The session-memory operations of the service.
 
-    `answered` holds, per session, the view this process last answered (a command's or a read's),
-    and whether it has its sources' items. A view at a revision stays what it is, but for the
-    org's settings: every change to what it shows moves the session's revision."""
+    `kept` holds, per session, the view this process last answered (a command's or a read's;
+    app/memory/kept.py). A view at a revision stays what it is, but for the org's settings:
+    every change to what it shows moves the session's revision."""
 
     db: Database
-    answered: dict[str, tuple[bool, SessionView]] = field(default_factory=dict, repr=False)
-    kept_entries: int = field(default=0, repr=False)  # the entries of the views `answered` has
+    kept: KeptViews = field(default_factory=KeptViews, repr=False)
 
     async def list_sessions(
         self, who: Principal, agent: str | None, offset: int, limit: int
@@ -224,20 +219,39 @@ class Sessions:
         self, who: Principal, ids: Sequence[str]
     ) -> tuple[dict[str, SessionView], dict[str, dict[str, Any]]]:
         """Session views by id, and the turns their entries' sources cite (as `Turns.find`
-        answers them: those the caller may reach), in one statement."""
+        answers them: those the caller may reach), in one statement; or, where this process
+        keeps such a view of a session, in one small statement that says whether that session
+        moved since (`session_marks`), and one more for those that did."""
+        kept = {i: k for i in ids if (k := self.kept.get(i)) is not None and k.turns is not None}
 
-        async def work(tx: Tx) -> tuple[dict[str, SessionView], dict[str, dict[str, Any]]]:
-            rows = await view_rows(tx, who, ids, turns=True)
-            records = (turn_record(turn) for row in rows for turn in row["turns"])
-            turns = {record["id"]: turn_json(record) for record in records}
-            return views_of(rows), turns
+        async def work(tx: Tx) -> list[KeptView]:
+            found: list[KeptView] = []
+            if kept:
+                marks = await tx.rows("session_marks", **who.scope(), ids=list(kept))
+                found = [
+                    replace(k, view=k.view.at_org(mark["org"]))
+                    for mark in marks
+                    if (k := kept[mark["id"]]).at(mark["head"], mark["revision"])
+                ]
+                # Kept views of sessions the caller may not reach are absent, as in a read.
+                unread = {mark["id"] for mark in marks} - {k.view.session.id for k in found}
+                rest = [i for i in ids if i not in kept or i in unread]
+            else:
+                rest = list(ids)
+            rows = await view_rows(tx, who, rest, turns=True) if rest else []
+            return found + [_with_turns(row) for row in rows]
 
-        return await self.db.read(work)
+        answered = await self.db.read(work)
+        turns: dict[str, dict[str, Any]] = {}
+        for one in answered:
+            turns.update(one.turns or {})
+            self.kept.keep(one if _own_turns(one) else replace(one, turns=None))
+        return {one.view.session.id: one.view for one in answered}, turns
 
     async def view(self, who: Principal, session_id: str, items: bool = True) -> SessionView:
         """The session's view; without `items`, its entries name their sources' ids only."""
         view = await self.db.read(lambda tx: load_view(tx, who, session_id, items))
-        return self._keep(items, view)
+        return self.kept.keep(KeptView(items, view))
 
     async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
         """Items by uid, those of sessions the caller may reach."""
@@ -280,24 +294,24 @@ class Sessions:
 
         # A Configure made at the revision of the view this process last answered needs no
         # view read: it changes no entry, so that view and its row make the view after it.
-        kept = (
-            self._kept(session_id, items, expected, revision)
-            if isinstance(command, Configure) else None
-        )
+        # (The turns its sources cite stay what they were: a Configure changes none of them.)
+        kept = self.kept.get(session_id) if isinstance(command, Configure) else None
+        if kept is not None and (kept.items != items or not kept.at(expected, revision)):
+            kept = None
 
-        async def work(tx: Tx) -> SessionView:
+        async def work(tx: Tx) -> KeptView:
             name, params = _change(who, command)  # per attempt (its time: record_memory_edit)
             if kept is not None:
                 row = await tx.row(name, **who.scope(), **checked, **params)
                 if row is not None:
-                    return kept.configured(row)
+                    return replace(kept, view=kept.view.configured(row))
             else:
                 # One statement: the lock, the check, the change and the view after it. A
                 # Configure takes the lock itself; record_memory_edit runs under lock_session's.
                 first = name if isinstance(command, Configure) else together("lock_session", name)
                 done = await with_view(tx, who, session_id, first, items, **checked, **params)
                 if done is not None:
-                    return done[1]
+                    return KeptView(items, done[1])
             # It changed nothing: the lock's state says why, or, where a client ever chose an
             # item id, which id the edit's item takes.
             state = await lock(tx, who, session_id, key)
@@ -310,32 +324,22 @@ class Sessions:
             done = await with_view(tx, who, session_id, name, items, **checked, **params)
             if done is None:  # checked above under the lock; only a missing author node is left
                 raise RuntimeError(f"{name} wrote nothing on session {session_id}")
-            return done[1]
+            return KeptView(items, done[1])
 
-        return self._keep(items, await self.db.write(work))
+        return self.kept.keep(await self.db.write(work))
 
-    def _kept(
-        self, session_id: str, items: bool, head: str, revision: int
-    ) -> SessionView | None:
-        """The view this process last answered of the session, if it is at `head` and
-        `revision` and has its sources' items as asked."""
-        kept = self.answered.get(session_id)
-        if kept is None or kept[0] != items:
-            return None
-        view = kept[1]
-        return view if (view.session.head, view.session.revision) == (head, revision) else None
 
-    def _keep(self, items: bool, view: SessionView) -> SessionView:
-        """Keep the view answered, the newest last; the oldest go while the views kept have
-        more than KEPT_ENTRIES entries in all."""
-        _, before = self.answered.pop(view.session.id, (False, None))
-        self.kept_entries -= 0 if before is None else len(before.memory.entries)
-        self.answered[view.session.id] = (items, view)
-        self.kept_entries += len(view.memory.entries)
-        while self.kept_entries > KEPT_ENTRIES:  # (a view larger than that goes too)
-            _, oldest = self.answered.pop(next(iter(self.answered)))
-            self.kept_entries -= len(oldest.memory.entries)
-        return view
+def _with_turns(row: dict[str, Any]) -> KeptView:
+    """A view read with the turns its sources cite (view_rows with `turns`)."""
+    records = (turn_record(turn) for turn in row["turns"])
+    turns = {record["id"]: turn_json(record) for record in records}
+    return KeptView(True, SessionView.from_record(row), turns)
+
+
+def _own_turns(kept: KeptView) -> bool:
+    """Whether each turn a view's sources cite is of the view's own session (see KeptView)."""
+    session = kept.view.session.id
+    return all(turn["session"]["id"] == session for turn in (kept.turns or {}).values())
 
 
 def _change(who: Principal, command: Configure | Remember | Forget) -> tuple[str, dict[str, Any]]:

@@ -244,13 +244,17 @@ class SessionView:
         new revision and overrides, the org's settings now). A view at a revision stays what it
         is: every change to what it shows moves the revision, but for the org's settings, which
         the row brings."""
-        org = OrgSettings.from_record(row["orgSettings"])
         overrides = Overrides(use=row["useOverride"], generate=row["generateOverride"])
-        memory = replace(
-            self.memory, settings=resolve_switches(org, overrides), overrides=overrides
-        )
-        session = replace(self.session, revision=row["configured"])
-        return replace(self, session=session, memory=memory, org=org)
+        view = replace(self, session=replace(self.session, revision=row["configured"]),
+                       memory=replace(self.memory, overrides=overrides))
+        return view.at_org(row["orgSettings"])
+
+    def at_org(self, record: Mapping[str, Any]) -> SessionView:
+        """This view with the org's settings of `record` (an org's row), which change without
+        moving a session's revision, and the switches they and its overrides resolve to."""
+        org = OrgSettings.from_record(record)
+        settings = resolve_switches(org, self.memory.overrides)
+        return replace(self, memory=replace(self.memory, settings=settings), org=org)
 
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session.to_json(), "memory": self.memory.to_json()}

@@ -1,0 +1,11 @@
+// What says whether a view kept by this process is still the session's (app/memory/kept.py):
+// its head and revision (every change to what a view shows moves its revision, and every change
+// to its entries or turns moves its head too), and the org's settings as they are now, which
+// change without moving either. Only sessions the caller may reach answer a row, as in
+// session_views.
+UNWIND $ids AS sid
+MATCH (s:Session {id: sid})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o:Org {id: $org})
+WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
+MATCH (s)-[:HEAD]->(h:Version)
+RETURN sid AS id, h.id AS head, s.revision AS revision,
+       o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org

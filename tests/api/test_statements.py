@@ -1,0 +1,244 @@
+"""How many statements each hot path costs (issue 12), read from the spans of a served app, and
+that each answer is what a fresh read shows."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from app.store.database import Target
+from tests.conftest import Api, Graph, RunningServer, claims_nothing, make_token, user
+from tests.tracing import finished_spans, statements_of, traced
+
+__all__ = ["traced"]  # the fixture, found here by pytest
+
+
+def test_a_memory_command_is_one_statement_unless_it_is_refused(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer,
+) -> None:
+    # issue 12: a Remember, Forget or Configure is one statement (lock, check, write, view);
+    # a refused one (S12: a stale revision) reads the lock's state to say why, and writes nothing
+    shared, (server, exporter) = server, traced
+    api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    with claims_nothing(shared):
+        sid = api.session()["session"]["id"]
+        api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+        api.ok(api.command(sid, {"_tag": "Forget", "key": "budget"}))
+        api.ok(api.command(sid, {"_tag": "Configure", "use": False}))
+        current = api.view(sid)["session"]
+        stale = api.post(f"/v1/sessions/{sid}/memory", {
+            "expected": current["head"], "revision": current["revision"] - 1,
+            "command": {"_tag": "Configure", "use": True}})
+        assert stale.status_code == 409, stale.text
+        assert api.view(sid)["session"]["revision"] == current["revision"]
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
+    api.http.close()
+    statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
+    assert statements == [
+        ["lock_session+record_memory_edit+session_views"],
+        ["lock_session+record_memory_edit+session_views"],
+        # the Forget's answer is the view at the revision the Configure names: it needs no read
+        ["configure_session"],
+        ["configure_session+session_views", "lock_session"],
+    ]
+
+
+def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fresh_read(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer,
+) -> None:
+    # issue 12: a Configure made at the revision of the view this server last answered changes
+    # no entry, so it answers that view with its own row (S4: the switches as resolved with the
+    # org's settings now, S15: the revision after it). A change made elsewhere (the other server)
+    # moves the revision, so the next Configure reads the view again; the org's settings move no
+    # revision and come with the Configure's row.
+    shared, (mine, exporter) = server, traced
+    token = make_token(neo4j_target, "acme", "ana")
+    here, there = Api(mine.url, token), Api(shared.url, token)
+    with claims_nothing(shared, mine):
+        sid = here.session()["session"]["id"]
+        here.remember(sid, "budget", "The trip budget is 1500 EUR.")
+
+        def configure(use: bool) -> dict[str, Any]:  # the view, then the Configure
+            answer: dict[str, Any] = here.ok(here.command(sid, {"_tag": "Configure", "use": use}))
+            return answer
+
+        answers = [configure(False)]
+        there.remember(sid, "seat", "Ana wants a window seat.")
+        answers.append(configure(True))
+        there.ok(there.patch("/v1/org/settings", {"memory": {"generate": False}}))
+        answers.append(configure(False))
+        fresh = [here.view(sid), there.view(sid)]
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
+    for client in (here, there):
+        client.http.close()
+    statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
+    remember = "lock_session+record_memory_edit+session_views"
+    assert statements == [[remember], ["configure_session"], ["configure_session"],
+                          ["configure_session"]]
+    # each answer is what a read right after it shows, entries and all
+    assert [sorted(a["memory"]["entries"]) for a in answers] == [
+        ["budget"], ["budget", "seat"], ["budget", "seat"]]
+    assert [(a["memory"]["overrides"], a["memory"]["settings"]) for a in answers] == [
+        ({"use": False}, {"use": False, "generate": True}),
+        ({"use": True}, {"use": True, "generate": True}),
+        ({"use": False}, {"use": False, "generate": False}),
+    ]
+    assert [a["session"]["revision"] for a in answers] == [2, 4, 5]
+    assert answers[-1] == fresh[0] == fresh[1]
+
+
+def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer, graph: Graph,
+) -> None:
+    # issue 12: a turn decides from what the last turn in this server left its session, and
+    # records in the statement that locks and reads. A change made elsewhere (the other server)
+    # makes it decide again from what that statement read under the lock: a Remember (the
+    # revision moved), an agent's entry (its memory version moved), or the org's settings
+    # (neither moved: that turn is rolled back, then decided again). S5: each turn is shown
+    # memory as it is when the turn starts, and is recorded once.
+    shared, (mine, exporter) = server, traced
+    token = make_token(neo4j_target, "acme", "ana")
+    here, there = Api(mine.url, token), Api(shared.url, token)
+    with claims_nothing(shared, mine):
+        agent = here.agent()["id"]
+        sid = here.session(agent)["session"]["id"]
+        there.remember(sid, "budget", "The trip budget is 1500 EUR.")
+        answers = [here.turn(sid, user("Hello.")), here.turn(sid, user("Where to?"))]
+        there.remember(sid, "seat", "Ana wants a window seat.")
+        answers += [here.turn(sid, user("Book it.")), here.turn(sid, user("Thanks."))]
+        version = there.ok(there.get(f"/v1/agents/{agent}/memory"))["version"]
+        there.ok(there.post(f"/v1/agents/{agent}/memory", {"expected": version, "command": {
+            "_tag": "Remember", "key": "tone", "content": "Answer briefly.",
+            "kind": "procedure"}}))
+        answers.append(here.turn(sid, user("And the hotel?")))
+        there.ok(there.patch("/v1/org/settings", {"memory": {"use": False}}))
+        answers.append(here.turn(sid, user("Anything else?")))
+        deadline = time.monotonic() + 20
+        while True:
+            spans = list(exporter.get_finished_spans())
+            posts = sorted((s for s in spans if s.name == "POST /v1/sessions/{id}/turns"),
+                           key=lambda s: s.start_time or 0)
+            if len(posts) == len(answers) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    for client in (here, there):
+        client.http.close()
+    statements = statements_of(spans, "POST /v1/sessions/{id}/turns")
+    lock, record = "lock_session+instruction_entries", "record_turn"
+    both = "lock_session+instruction_entries+?record_turn"
+    assert statements == [
+        [lock, record],  # no turn here before: it decides from what the lock reads
+        [both],
+        [both, record],  # the Remember moved the revision: decided again in the same statement
+        [both],
+        [both, record],  # the agent's entry moved its memory version
+        [both, lock, record],  # the settings moved neither: rolled back, then decided again
+    ]
+    shown = [(a["turn"]["shown"], a["turn"]["shownAgent"]) for a in answers]
+    assert shown == [
+        (["budget"], []), (["budget"], []),
+        (["seat", "budget"], []), (["seat", "budget"], []),
+        (["seat", "budget"], ["tone"]),
+        ([], ["tone"]),
+    ]
+    # the graph: each turn once, as it was answered, with the changes it saw
+    turns = graph.rows(
+        "MATCH (t:Turn)-[:IN_SESSION]->(:Session {id: $id}) "
+        "RETURN t.id AS id, t.shown AS shown, t.shownAgent AS shownAgent, t.revision AS revision,"
+        " COUNT { (t)-[:SAW]->() } AS saw ORDER BY t.revision", id=sid)
+    assert [(t["id"], t["shown"], t["shownAgent"]) for t in turns] == [
+        (a["turn"]["id"], *s) for a, s in zip(answers, shown, strict=True)
+    ]
+    assert [t["saw"] for t in turns] == [1, 1, 2, 2, 3, 1]
+    assert [t["revision"] for t in turns] == [a["session"]["revision"] for a in answers]
+    # the two Remembers' edit items and the six turns' items, each taking the next id
+    assert head_items(graph, sid) == [f"i-{n:02d}" for n in range(1, 9)]
+
+
+def head_items(graph: Graph, sid: str) -> list[str]:
+    """The ids of the items on the session's head, in order."""
+    return [row["id"] for row in graph.rows(
+        "MATCH (:Session {id: $id})-[:HEAD]->(:Version)-[:PARENT*0..]->(:Version)-[:ADDS]->(i)"
+        " RETURN i.id AS id ORDER BY i.seq", id=sid)]
+
+
+NESTED = """query Nested($id: ID!) {
+  session(id: $id) { id head revision memory { settings { use generate }
+    entries(first: 200) { nodes { key content
+      sources { id content turn { id status at } } } } } } }"""
+
+
+def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer,
+) -> None:
+    # issue 12: a nested view (session -> entries -> sources -> turn) of a session whose head
+    # and revision did not move since this server last answered it is answered from that view,
+    # after one small statement that says so (session_marks), with the org's settings as they
+    # are now (S4). A change made elsewhere moves the revision (S15), so the view is read again.
+    # A fork's sources cite its parent's turns, which can change without moving the fork's
+    # revision: its view is read each time. Whom the caller may not reach stays unreached.
+    shared, (mine, exporter) = server, traced
+    token = make_token(neo4j_target, "acme", "ana")
+    here, there = Api(mine.url, token), Api(shared.url, token)
+    other = Api(mine.url, make_token(neo4j_target, "acme", "bo"))
+    sid = here.session()["session"]["id"]
+    here.turn(sid, user("My name is Ana. Our budget is 1500 EUR."))
+    here.wait_idle(sid)
+
+    def nested(client: Api, session_id: str = sid) -> Any:
+        answer = client.graphql(NESTED, id=session_id)
+        assert "errors" not in answer, answer
+        return answer["data"]["session"]
+
+    with claims_nothing(shared, mine):
+        answers = [nested(here), nested(here)]
+        there.remember(sid, "seat", "Ana wants a window seat.")
+        answers += [nested(here), nested(here)]
+        fresh = [nested(there)]
+        there.ok(there.patch("/v1/org/settings", {"memory": {"generate": False}}))
+        answers.append(nested(here))
+        fresh.append(nested(there))
+        there.turn(sid, user("Hello again."))
+        answers.append(nested(here))
+        fresh.append(nested(there))
+        unreached = nested(other)
+        forked = here.ok(here.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+        of_fork = [nested(here, forked), nested(here, forked)]
+        spans = finished_spans(exporter, "POST /graphql")
+    for client in (here, there, other):
+        client.http.close()
+    marks, view = "session_marks", "session_views"
+    assert statements_of(spans, "POST /graphql") == [
+        [view], [marks],  # read, then kept
+        [marks, view], [marks],  # the Remember elsewhere moved the revision
+        [marks],  # the org's settings moved neither
+        [marks, view],  # the turn elsewhere moved both
+        [marks],  # bo may not reach ana's session: nothing more is read
+        [view], [view],  # the fork's sources cite its parent's turns
+    ]
+    assert unreached is None
+    assert answers[0] == answers[1]
+    assert [sorted(e["key"] for e in a["memory"]["entries"]["nodes"]) for a in answers] == [
+        ["budget", "user-name"], ["budget", "user-name"],
+        ["budget", "seat", "user-name"], ["budget", "seat", "user-name"],
+        ["budget", "seat", "user-name"], ["budget", "seat", "user-name"],
+    ]
+    assert [a["memory"]["settings"] for a in answers] == [{"use": True, "generate": True}] * 4 + [
+        {"use": True, "generate": False}] * 2
+    # each answer is what the other server reads
+    assert [answers[3], answers[4], answers[5]] == fresh
+
+    def cited(view: Any) -> set[str]:
+        return {s["turn"]["id"] for e in view["memory"]["entries"]["nodes"]
+                for s in e["sources"] if s["turn"]}
+
+    # the one turn that consolidation learned from, in the session and in its fork
+    assert len(cited(answers[0])) == 1
+    assert cited(of_fork[0]) == cited(answers[-1]) == cited(answers[0])
+    assert of_fork[0] == of_fork[1]
