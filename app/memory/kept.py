@@ -30,15 +30,20 @@ class KeptView:
     def at(self, head: str, revision: int) -> bool:
         return (self.view.session.head, self.view.session.revision) == (head, revision)
 
+    @property
+    def size(self) -> int:
+        """What it counts against the budget: its entries and turns."""
+        return len(self.view.memory.entries) + len(self.turns or ())
+
 
 class KeptViews:
     """The kept views by session id, the newest last; the oldest go while they have more than
-    `budget` entries in all (a view larger than that is not kept at all)."""
+    `budget` entries and turns in all (a view larger than that is not kept at all)."""
 
     def __init__(self, budget: int = KEPT_ENTRIES) -> None:
         self.budget = budget
         self.views: dict[str, KeptView] = {}
-        self.entries = 0  # of the views kept
+        self.size = 0  # the entries and turns of the views kept
 
     def get(self, session_id: str) -> KeptView | None:
         return self.views.get(session_id)
@@ -46,12 +51,12 @@ class KeptViews:
     def keep(self, kept: KeptView) -> SessionView:
         """Keep `kept` as its session's view (in place of any before it); answers its view."""
         before = self.views.pop(kept.view.session.id, None)
-        self.entries -= 0 if before is None else len(before.view.memory.entries)
+        self.size -= 0 if before is None else before.size
         if self.budget == 0:  # keeping none
             return kept.view
         self.views[kept.view.session.id] = kept
-        self.entries += len(kept.view.memory.entries)
-        while self.entries > self.budget:
+        self.size += kept.size
+        while self.size > self.budget:
             oldest = self.views.pop(next(iter(self.views)))
-            self.entries -= len(oldest.view.memory.entries)
+            self.size -= oldest.size
         return kept.view

@@ -29,10 +29,10 @@ def test_the_oldest_views_go_once_the_kept_ones_pass_the_entry_budget() -> None:
         "s2": 4, "s1": 2, "s3": 3}
     kept.keep(KeptView(False, view("s4", 5)))  # 14: s2 goes, then 10 fit
     assert list(kept.views) == ["s1", "s3", "s4"]
-    assert kept.entries == 10
+    assert kept.size == 10
     kept.keep(KeptView(False, view("s5", 11)))  # larger than the budget: it goes, with the rest
     assert kept.views == {}
-    assert kept.entries == 0
+    assert kept.size == 0
 
 
 def test_no_budget_keeps_nothing() -> None:
@@ -52,3 +52,11 @@ def test_a_kept_view_is_at_its_own_head_and_revision_only() -> None:
     assert not one.at("v", 2)
     assert not one.at("w", 3)
     assert kept.get("s2") is None
+
+
+def test_a_views_turns_count_against_the_budget_with_its_entries() -> None:
+    kept = KeptViews(budget=5)
+    kept.keep(KeptView(True, view("s1", 3), turns={"t1": {}, "t2": {}}))
+    assert (list(kept.views), kept.size) == (["s1"], 5)
+    kept.keep(KeptView(True, view("s2", 0), turns={"t3": {}}))  # 6: s1 goes
+    assert (list(kept.views), kept.size) == (["s2"], 1)
