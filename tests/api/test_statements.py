@@ -4,8 +4,11 @@ that each answer is what a fresh read shows."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from app.store.database import Target
@@ -13,6 +16,29 @@ from tests.conftest import Api, Graph, RunningServer, claims_nothing, make_token
 from tests.tracing import finished_spans, statements_of, traced
 
 __all__ = ["traced"]  # the fixture, found here by pytest
+
+
+@dataclass
+class Two:
+    """Ana's clients of two servers on the same graph: `here`, whose statements `exporter`
+    records, and `there`, which makes changes elsewhere."""
+
+    here: Api
+    there: Api
+    exporter: InMemorySpanExporter
+    servers: tuple[RunningServer, RunningServer]
+
+
+@pytest.fixture
+def two(
+    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
+    server: RunningServer,
+) -> Iterator[Two]:
+    (mine, exporter), token = traced, make_token(neo4j_target, "acme", "ana")
+    here, there = Api(mine.url, token), Api(server.url, token)
+    yield Two(here, there, exporter, (mine, server))
+    for client in (here, there):
+        client.http.close()
 
 
 def test_a_memory_command_is_one_statement_unless_it_is_refused(
@@ -47,18 +73,15 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
 
 
 def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fresh_read(
-    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
-    server: RunningServer,
+    two: Two,
 ) -> None:
     # issue 12: a Configure made at the revision of the view this server last answered changes
     # no entry, so it answers that view with its own row (S4: the switches as resolved with the
     # org's settings now, S15: the revision after it). A change made elsewhere (the other server)
     # moves the revision, so the next Configure reads the view again; the org's settings move no
     # revision and come with the Configure's row.
-    shared, (mine, exporter) = server, traced
-    token = make_token(neo4j_target, "acme", "ana")
-    here, there = Api(mine.url, token), Api(shared.url, token)
-    with claims_nothing(shared, mine):
+    here, there, exporter = two.here, two.there, two.exporter
+    with claims_nothing(*two.servers):
         sid = here.session()["session"]["id"]
         here.remember(sid, "budget", "The trip budget is 1500 EUR.")
 
@@ -73,8 +96,6 @@ def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fr
         answers.append(configure(False))
         fresh = [here.view(sid), there.view(sid)]
         spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
-    for client in (here, there):
-        client.http.close()
     statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
     remember = "lock_session+record_memory_edit+session_views"
     assert statements == [[remember], ["configure_session"], ["configure_session"],
@@ -92,8 +113,7 @@ def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fr
 
 
 def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
-    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
-    server: RunningServer, graph: Graph,
+    two: Two, graph: Graph
 ) -> None:
     # issue 12: a turn decides from what the last turn in this server left its session, and
     # records in the statement that locks and reads. A change made elsewhere (the other server)
@@ -101,10 +121,8 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
     # revision moved), an agent's entry (its memory version moved), or the org's settings
     # (neither moved: that turn is rolled back, then decided again). S5: each turn is shown
     # memory as it is when the turn starts, and is recorded once.
-    shared, (mine, exporter) = server, traced
-    token = make_token(neo4j_target, "acme", "ana")
-    here, there = Api(mine.url, token), Api(shared.url, token)
-    with claims_nothing(shared, mine):
+    here, there, exporter = two.here, two.there, two.exporter
+    with claims_nothing(*two.servers):
         agent = here.agent()["id"]
         sid = here.session(agent)["session"]["id"]
         there.remember(sid, "budget", "The trip budget is 1500 EUR.")
@@ -126,8 +144,6 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
             if len(posts) == len(answers) or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
-    for client in (here, there):
-        client.http.close()
     statements = statements_of(spans, "POST /v1/sessions/{id}/turns")
     lock, record = "lock_session+instruction_entries", "record_turn"
     both = "lock_session+instruction_entries+?record_turn"
@@ -174,8 +190,7 @@ NESTED = """query Nested($id: ID!) {
 
 
 def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
-    traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
-    server: RunningServer,
+    two: Two, neo4j_target: Target
 ) -> None:
     # issue 12: a nested view (session -> entries -> sources -> turn) of a session whose head
     # and revision did not move since this server last answered it is answered from that view,
@@ -183,10 +198,8 @@ def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
     # are now (S4). A change made elsewhere moves the revision (S15), so the view is read again.
     # A fork's sources cite its parent's turns, which can change without moving the fork's
     # revision: its view is read each time. Whom the caller may not reach stays unreached.
-    shared, (mine, exporter) = server, traced
-    token = make_token(neo4j_target, "acme", "ana")
-    here, there = Api(mine.url, token), Api(shared.url, token)
-    other = Api(mine.url, make_token(neo4j_target, "acme", "bo"))
+    here, there, exporter = two.here, two.there, two.exporter
+    other = Api(two.servers[0].url, make_token(neo4j_target, "acme", "bo"))
     sid = here.session()["session"]["id"]
     here.turn(sid, user("My name is Ana. Our budget is 1500 EUR."))
     here.wait_idle(sid)
@@ -196,7 +209,7 @@ def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
         assert "errors" not in answer, answer
         return answer["data"]["session"]
 
-    with claims_nothing(shared, mine):
+    with claims_nothing(*two.servers):
         answers = [nested(here), nested(here)]
         there.remember(sid, "seat", "Ana wants a window seat.")
         answers += [nested(here), nested(here)]
@@ -211,8 +224,7 @@ def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
         forked = here.ok(here.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
         of_fork = [nested(here, forked), nested(here, forked)]
         spans = finished_spans(exporter, "POST /graphql")
-    for client in (here, there, other):
-        client.http.close()
+    other.http.close()
     marks, view = "session_marks", "session_views"
     assert statements_of(spans, "POST /graphql") == [
         [view], [marks],  # read, then kept
