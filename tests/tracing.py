@@ -30,13 +30,16 @@ def traced(
     running.stop()
 
 
-def finished_spans(exporter: InMemorySpanExporter, *names: str) -> list[ReadableSpan]:
-    """The spans finished so far, once each of `names` is among them (a span ends just after
-    what it wraps answers, so a client can be a moment ahead of it)."""
+def finished_spans(
+    exporter: InMemorySpanExporter, *names: str, count: int = 1
+) -> list[ReadableSpan]:
+    """The spans finished so far, once each of `names` is among them `count` times or more (a
+    span ends just after what it wraps answers, so a client can be a moment ahead of it)."""
     deadline = time.monotonic() + 20
     while True:
         spans = list(exporter.get_finished_spans())
-        missing = set(names) - {span.name for span in spans}
+        seen = [span.name for span in spans]
+        missing = {name for name in names if seen.count(name) < count}
         if not missing:
             return spans
         if time.monotonic() > deadline:

@@ -223,7 +223,7 @@ def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
         unreached = nested(other)
         forked = here.ok(here.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
         of_fork = [nested(here, forked), nested(here, forked)]
-        spans = finished_spans(exporter, "POST /graphql")
+        spans = finished_spans(exporter, "POST /graphql", count=9)
     other.http.close()
     marks, view = "session_marks", "session_views"
     assert statements_of(spans, "POST /graphql") == [
