@@ -93,9 +93,10 @@ def derived_state(memory: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def keep_state(tx: Tx, session_id: str, state: dict[str, Any]) -> None:
-    """Keep `state` (`state_at`'s, `derived_state`'s) as the state of the session's head."""
-    await tx.row("keep_state", id=session_id, state=state)
+async def keep_state(tx: Tx, session_id: str, state: dict[str, Any], *, counted: bool) -> None:
+    """Keep `state` (`state_at`'s, `derived_state`'s) as the state of the session's head; unless
+    the change was `counted` already (a revert's new head), it moves the revision (S15)."""
+    await tx.row("keep_state", id=session_id, state=state, moves=0 if counted else 1)
 
 
 async def keep_missing_states(db: Database, batch: int = 100) -> int:
@@ -110,7 +111,7 @@ async def keep_missing_states(db: Database, batch: int = 100) -> int:
                 who = Principal(row["org"])
                 await lock(tx, who, row["id"])
                 memory = (await memory_at(tx, who, [row["head"]]))[row["head"]]
-                await keep_state(tx, row["id"], derived_state(memory))
+                await keep_state(tx, row["id"], derived_state(memory), counted=False)
             return len(rows)
 
         done = await db.write(work)
@@ -163,7 +164,7 @@ class History:
             memory = await state_at(tx, who, session_id, to, state["head"])
             revert = {"to": to, "head": new_head(), "at": now_ms()}
             await tx.row("revert_session", id=session_id, revert=revert)
-            await keep_state(tx, session_id, memory)
+            await keep_state(tx, session_id, memory, counted=True)
             return await load_view(tx, who, session_id)
 
         return await self.db.write(work)

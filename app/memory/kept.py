@@ -11,10 +11,6 @@ from typing import Any
 
 from app.memory.values import SessionView
 
-# The most entries that the views a process keeps may have in all, unless its settings say
-# (`Settings.kept_view_entries`): a view is some 1 KB an entry, so some 20 MB.
-KEPT_ENTRIES = 20_000
-
 
 @dataclass(frozen=True)
 class KeptView:
@@ -38,9 +34,10 @@ class KeptView:
 
 class KeptViews:
     """The kept views by session id, the newest last; the oldest go while they have more than
-    `budget` entries and turns in all (a view larger than that is not kept at all)."""
+    `budget` entries and turns in all (`Settings.kept_view_entries`; a view larger than that is
+    not kept at all)."""
 
-    def __init__(self, budget: int = KEPT_ENTRIES) -> None:
+    def __init__(self, budget: int) -> None:
         self.budget = budget
         self.views: dict[str, KeptView] = {}
         self.size = 0  # the entries and turns of the views kept

@@ -159,7 +159,7 @@ class Sessions:
     every change to what it shows moves the session's revision."""
 
     db: Database
-    kept: KeptViews = field(default_factory=KeptViews, repr=False)
+    kept: KeptViews = field(repr=False)
 
     async def list_sessions(
         self, who: Principal, agent: str | None, offset: int, limit: int

@@ -174,6 +174,53 @@ def test_a_session_made_before_the_state_was_kept_gets_it_at_start(
         client.http.close()
 
 
+SOURCED = """query Sourced($id: ID!) {
+  session(id: $id) { head revision memory { entries(first: 50) { nodes { key
+    sources { id turn { id } } } } } } }"""
+
+
+def test_a_view_kept_before_the_state_was_filled_in_is_read_again_after_it(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # Issue 12 and S15: filling in a missing state (at start, or after an import) changes what
+    # the session shows, so it moves the revision. A server that answered, and kept, the view
+    # while the state was missing (an import in flight) then reads it again: a nested view shows
+    # the entries, and a Configure at the revision it answered is refused (S12), not answered
+    # with the view it kept.
+    session = str(api.session()["session"]["id"])
+    api.turn(session, user("Remember that the hotel is the Ritz."), assistant("Noted."))
+    api.wait_idle(session)
+    reader = Api(start_server().url, api.token)  # started before the state goes missing
+
+    def sourced() -> Any:
+        answer = reader.graphql(SOURCED, id=session)
+        assert "errors" not in answer, answer
+        return answer["data"]["session"]
+
+    try:
+        whole = api.graphql(SOURCED, id=session)["data"]["session"]
+        assert whole["memory"]["entries"]["nodes"]
+        graph.rows(
+            "MATCH (s:Session {id: $id}) REMOVE s.processed, s.processedSeq "
+            "WITH s MATCH (s)-[:HAS_ENTRY]->()-[now:CURRENT]->() DELETE now", id=session)
+        missing = sourced()
+        assert missing["memory"]["entries"]["nodes"] == []
+        assert sourced() == missing  # and kept
+
+        start_server()  # derives and keeps the missing state
+        assert sourced() == {**whole, "revision": missing["revision"] + 1}
+        stale = reader.post(f"/v1/sessions/{session}/memory", {
+            "expected": missing["head"], "revision": missing["revision"],
+            "command": {"_tag": "Configure", "use": False}})
+        assert stale.status_code == 409, stale.text
+        assert stale.json()["_tag"] == "SessionConflict"
+        configured = reader.ok(reader.command(session, {"_tag": "Configure", "use": False}))
+        assert sorted(configured["memory"]["entries"]) == sorted(
+            e["key"] for e in whole["memory"]["entries"]["nodes"])
+    finally:
+        reader.http.close()
+
+
 def test_a_quiet_run_landing_after_a_fork_at_its_head_stays_its_own_sessions(
     api: Api, graph: Graph, openai_stub: OpenAIStub
 ) -> None:

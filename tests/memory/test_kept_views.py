@@ -43,7 +43,7 @@ def test_no_budget_keeps_nothing() -> None:
 
 
 def test_a_kept_view_is_at_its_own_head_and_revision_only() -> None:
-    kept = KeptViews()
+    kept = KeptViews(budget=100)
     kept.keep(KeptView(True, view("s1", 1, revision=3)))
     one = kept.get("s1")
     assert one is not None
