@@ -254,3 +254,56 @@ def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
     assert len(cited(answers[0])) == 1
     assert cited(of_fork[0]) == cited(answers[-1]) == cited(answers[0])
     assert of_fork[0] == of_fork[1]
+
+
+CONFIGURE = """mutation Configure($id: ID!, $expected: String!, $revision: Int!) {
+  configure(sessionId: $id, expected: $expected, revision: $revision, use: false) {
+    revision memory { settings { use generate } } } }"""
+
+
+def test_a_nested_view_after_a_configure_here_is_one_statement_and_shows_a_completed_turn(
+    two: Two,
+) -> None:
+    # issue 12: a Configure (GraphQL's, whose view has items) made here at the nested view's
+    # revision keeps that view, turns and all, so the next nested view is one small statement
+    # showing the new overrides (S15, S4).
+    # A turn that a source cites changes only by completing (S7's approval), which moves its
+    # session's revision: the next nested view is read again and shows it completed.
+    here, there, exporter = two.here, two.there, two.exporter
+    sid = here.session()["session"]["id"]
+    turn = here.turn(sid, user("My name is Ana. Our budget is 1500 EUR.", id="m-1"),
+                     status="awaiting_approval")["turn"]
+    here.ok(here.command(sid, {"_tag": "Refresh"}))  # learns from the turn awaiting approval
+    here.wait_idle(sid)
+
+    def nested(client: Api) -> Any:
+        answer = client.graphql(NESTED, id=sid)
+        assert "errors" not in answer, answer
+        return answer["data"]["session"]
+
+    def statuses(view: Any) -> set[str]:
+        return {s["turn"]["status"] for e in view["memory"]["entries"]["nodes"]
+                for s in e["sources"] if s["turn"]}
+
+    exporter.clear()  # the statements of what follows only
+    with claims_nothing(*two.servers):
+        answers = [nested(here)]
+        configured = here.graphql(CONFIGURE, id=sid, expected=answers[0]["head"],
+                                  revision=answers[0]["revision"])["data"]["configure"]
+        answers.append(nested(here))
+        fresh = [nested(there)]
+        completed = there.post(f"/v1/sessions/{sid}/turns/{turn['id']}/complete", {
+            "items": [{"type": "approval", "role": "user", "content": "approved"}]})
+        assert completed.status_code == 200, completed.text
+        answers.append(nested(here))
+        fresh.append(nested(there))
+        spans = finished_spans(exporter, "POST /graphql", count=4)
+    assert statements_of(spans, "POST /graphql") == [
+        ["session_views"], ["configure_session"], ["session_marks"],
+        ["session_marks", "session_views"]]
+    assert answers[1:] == fresh
+    assert answers[1]["revision"] == configured["revision"] == answers[0]["revision"] + 1
+    assert configured["memory"]["settings"] == answers[1]["memory"]["settings"]
+    assert [a["memory"]["settings"]["use"] for a in answers] == [True, False, False]
+    assert [statuses(a) for a in answers] == [
+        {"AWAITING_APPROVAL"}, {"AWAITING_APPROVAL"}, {"COMPLETED"}]
