@@ -14,14 +14,19 @@ from app.memory.values import SessionView
 
 @dataclass(frozen=True)
 class KeptView:
-    """A view answered, whether it has its sources' items, and, when it was read with them, the
-    turns its sources cite (`Turns.find`'s answers by id). Turns are kept only when each is of
+    """A view answered, the properties its sources' items were read with (`items`: all of
+    ITEM_FIELDS, a GraphQL selection's, or none: the ids only), and, when it was read with them,
+    the turns its sources cite (`Turns.find`'s answers by id). Turns are kept only when each is of
     the view's own session: every change to one of them moves that session's revision, where a
     fork's sources may cite its parent's turns, which change without moving the fork's."""
 
-    items: bool
+    items: tuple[str, ...]
     view: SessionView
     turns: Mapping[str, dict[str, Any]] | None = None
+
+    def serves(self, items: tuple[str, ...]) -> bool:
+        """Whether its items were read with every property in `items`."""
+        return set(items) <= set(self.items)
 
     def at(self, head: str, revision: int) -> bool:
         return (self.view.session.head, self.view.session.revision) == (head, revision)

@@ -14,6 +14,7 @@ from app.memory.ids import ITEM_DIGITS, ITEM_PREFIX, item_id, new_head, new_id, 
 from app.memory.kept import KeptView, KeptViews
 from app.memory.model_names import check_model_name
 from app.memory.values import (
+    ITEM_FIELDS,
     SESSION_KINDS,
     Change,
     Item,
@@ -49,15 +50,18 @@ def views_of(rows: Sequence[dict[str, Any]]) -> dict[str, SessionView]:
 
 
 async def view_rows(
-    tx: Tx, who: Principal, ids: Sequence[str], items: bool = True, turns: bool = False
+    tx: Tx, who: Principal, ids: Sequence[str], items: bool = True, turns: bool = False,
+    fields: tuple[str, ...] = ITEM_FIELDS,
 ) -> list[dict[str, Any]]:
     """`session_views`' rows, each read whole between two commits: a view that a write changed
     while it was read (its revision moved) is read again (see session_views.cypher). With
-    `items`, each entry has its sources' items; with `turns` too, each row also has the turns
-    its sources cite (`turns`)."""
+    `items`, each entry has its sources' items (their properties in `fields`: see
+    `Item.from_row`); with `turns` too, each row also has the turns its sources cite
+    (`turns`)."""
     return await read_whole(
         lambda some: tx.rows(
-            "session_views", **who.scope(), ids=some, items=items or turns, turns=turns
+            "session_views", **who.scope(), ids=some, items=items or turns, turns=turns,
+            itemFields=list(fields),
         ),
         ids,
         key=lambda row: str(row["session"]["id"]),
@@ -89,7 +93,7 @@ async def with_view(
         raise ValueError(f"{', '.join(changed)} would change the caller's scope")
     params = scope | params
     row = await tx.row(together(name, "session_views"), **params, ids=[session_id],
-                       items=items, turns=False)
+                       items=items, turns=False, itemFields=list(ITEM_FIELDS))
     if row is None:
         return None
     if row["session"]["revision"] != row["revisionAfter"]:
@@ -216,13 +220,17 @@ class Sessions:
         return await self.db.read(lambda tx: load_views(tx, who, ids))
 
     async def views_with_turns(
-        self, who: Principal, ids: Sequence[str]
+        self, who: Principal, ids: Sequence[str], fields: tuple[str, ...] = ITEM_FIELDS
     ) -> tuple[dict[str, SessionView], dict[str, dict[str, Any]]]:
-        """Session views by id, and the turns their entries' sources cite (as `Turns.find`
+        """Session views by id, their sources' items read with the properties in `fields`
+        (see `Item.from_row`), and the turns their entries' sources cite (as `Turns.find`
         answers them: those the caller may reach), in one statement; or, where this process
         keeps such a view of a session, in one small statement that says whether that session
         moved since (`session_marks`), and one more for those that did."""
-        kept = {i: k for i in ids if (k := self.kept.get(i)) is not None and k.turns is not None}
+        kept = {
+            i: k for i in ids
+            if (k := self.kept.get(i)) is not None and k.turns is not None and k.serves(fields)
+        }
 
         async def work(tx: Tx) -> list[KeptView]:
             found: list[KeptView] = []
@@ -238,8 +246,8 @@ class Sessions:
                 rest = [i for i in ids if i not in kept or i in unread]
             else:
                 rest = list(ids)
-            rows = await view_rows(tx, who, rest, turns=True) if rest else []
-            return found + [_with_turns(row) for row in rows]
+            rows = await view_rows(tx, who, rest, turns=True, fields=fields) if rest else []
+            return found + [_with_turns(row, fields) for row in rows]
 
         answered = await self.db.read(work)
         turns: dict[str, dict[str, Any]] = {}
@@ -251,7 +259,7 @@ class Sessions:
     async def view(self, who: Principal, session_id: str, items: bool = True) -> SessionView:
         """The session's view; without `items`, its entries name their sources' ids only."""
         view = await self.db.read(lambda tx: load_view(tx, who, session_id, items))
-        return self.kept.keep(KeptView(items, view))
+        return self.kept.keep(KeptView(_read(items), view))
 
     async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
         """Items by uid, those of sessions the caller may reach."""
@@ -295,8 +303,10 @@ class Sessions:
         # A Configure made at the revision of the view this process last answered needs no
         # view read: it changes no entry, so that view and its row make the view after it.
         # (The turns its sources cite stay what they were: a Configure changes none of them.)
+        # A view whose items were read serves a view without them (the sources' ids, which it
+        # has: REST's after a nested GraphQL view), and one with them only if it read them all.
         kept = self.kept.get(session_id) if isinstance(command, Configure) else None
-        if kept is not None and (kept.items != items or not kept.at(expected, revision)):
+        if kept is not None and not (kept.serves(_read(items)) and kept.at(expected, revision)):
             kept = None
 
         async def work(tx: Tx) -> KeptView:
@@ -311,7 +321,7 @@ class Sessions:
                 first = name if isinstance(command, Configure) else together("lock_session", name)
                 done = await with_view(tx, who, session_id, first, items, **checked, **params)
                 if done is not None:
-                    return KeptView(items, done[1])
+                    return KeptView(_read(items), done[1])
             # It changed nothing: the lock's state says why, or, where a client ever chose an
             # item id, which id the edit's item takes.
             state = await lock(tx, who, session_id, key)
@@ -324,16 +334,21 @@ class Sessions:
             done = await with_view(tx, who, session_id, name, items, **checked, **params)
             if done is None:  # checked above under the lock; only a missing author node is left
                 raise RuntimeError(f"{name} wrote nothing on session {session_id}")
-            return KeptView(items, done[1])
+            return KeptView(_read(items), done[1])
 
         return self.kept.keep(await self.db.write(work))
 
 
-def _with_turns(row: dict[str, Any]) -> KeptView:
+def _read(items: bool) -> tuple[str, ...]:
+    """The item properties a view with or without `items` reads (`KeptView.items`)."""
+    return ITEM_FIELDS if items else ()
+
+
+def _with_turns(row: dict[str, Any], fields: tuple[str, ...]) -> KeptView:
     """A view read with the turns its sources cite (view_rows with `turns`)."""
     records = (turn_record(turn) for turn in row["turns"])
     turns = {record["id"]: turn_json(record) for record in records}
-    return KeptView(True, SessionView.from_record(row), turns)
+    return KeptView(fields, SessionView.from_record(row, fields), turns)
 
 
 def _own_turns(kept: KeptView) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any, Literal
 
 from app.memory.switches import OrgSettings, Overrides, Switches, resolve_switches
@@ -30,6 +31,16 @@ class Principal:
         return {"org": self.org, "person": self.person}
 
 
+# An item's properties, as a view reads them (session_views' `$itemFields`), in Item's order.
+ITEM_FIELDS = ("uid", "id", "type", "role", "content", "app", "author", "at", "seq")
+
+
+@cache
+def _positions(fields: tuple[str, ...]) -> tuple[int, ...]:
+    """Where each of `fields` is in ITEM_FIELDS."""
+    return tuple(ITEM_FIELDS.index(f) for f in fields)
+
+
 @dataclass(frozen=True)
 class Item:
     """One entry of a session's timeline."""
@@ -47,11 +58,21 @@ class Item:
     turn_known: bool = False  # whether the record said which turn (None: a memory edit's)
 
     @classmethod
-    def from_row(cls, row: Sequence[Any]) -> Item:
-        """An item as session_views answers it: a list, in the order unpacked here."""
-        uid, id_, type_, role, content, app, author, at, seq, turn = row
+    def from_row(cls, row: Sequence[Any], fields: tuple[str, ...] = ITEM_FIELDS) -> Item:
+        """An item as session_views answers it: a list of the properties `fields` names (of
+        ITEM_FIELDS, in its order), then its turn's id. A view read for a GraphQL selection
+        reads only what it asks (`Query.session`) and leaves every other property None: only
+        that selection reads such an item."""
+        if fields is ITEM_FIELDS:
+            uid, id_, type_, role, content, app, author, at, seq, turn = row
+            return cls(uid=uid, id=id_, type=type_, role=role, content=content, app=app,
+                       author=author, at=at, seq=seq, turn=turn, turn_known=True)
+        read: list[Any] = [None] * len(ITEM_FIELDS)
+        for at, value in zip(_positions(fields), row, strict=False):  # (the turn's id last)
+            read[at] = value
+        uid, id_, type_, role, content, app, author, at, seq = read
         return cls(uid=uid, id=id_, type=type_, role=role, content=content, app=app,
-                   author=author, at=at, seq=seq, turn=turn, turn_known=True)
+                   author=author, at=at, seq=seq, turn=row[-1], turn_known=True)
 
     @classmethod
     def from_record(cls, row: Mapping[str, Any]) -> Item:
@@ -97,11 +118,11 @@ class Entry:
     source_items: tuple[Item, ...] | None = ()
 
     @classmethod
-    def from_row(cls, row: Sequence[Any]) -> Entry:
+    def from_row(cls, row: Sequence[Any], fields: tuple[str, ...] = ITEM_FIELDS) -> Entry:
         """An entry as session_views answers it: a list, in the order unpacked here, whose
-        items are null where the view was read without them."""
+        items are null where the view was read without them (`fields`: as `Item.from_row`)."""
         key, content, kind, status, updated_at, change, source_ids, found = row
-        items = None if found is None else tuple(Item.from_row(item) for item in found)
+        items = None if found is None else tuple(Item.from_row(item, fields) for item in found)
         return cls(key=key, content=content, kind=kind, sources=tuple(source_ids),
                    updated_at=updated_at, status=status, change=change, source_items=items)
 
@@ -213,11 +234,14 @@ class SessionView:
     org: OrgSettings = field(default_factory=OrgSettings)
 
     @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> SessionView:
+    def from_record(
+        cls, row: Mapping[str, Any], fields: tuple[str, ...] = ITEM_FIELDS
+    ) -> SessionView:
+        """A view from session_views' row (its items read with `fields`: see `Item.from_row`)."""
         s = row["session"]
         org = OrgSettings.from_record(row["org"])
         overrides = Overrides(use=s.get("useOverride"), generate=s.get("generateOverride"))
-        entries = newest_first(Entry.from_row(e) for e in row["entries"])
+        entries = newest_first(Entry.from_row(e, fields) for e in row["entries"])
         memory = Memory(
             entries={entry.key: entry for entry in entries},
             processed=tuple(row["processed"]),

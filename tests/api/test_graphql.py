@@ -547,3 +547,52 @@ def test_entries_with_their_sources_turns_are_one_statement(
             assert source["turn"] == (turn and {k: turn[k] for k in ("id", "at", "status")})
         assert {by_item[s["id"]]["session"]["id"] for s in with_turns} == {sid}
         assert {s["turn"]["status"] for s in with_turns} == {"COMPLETED"}
+
+
+LEAN_AND_WHOLE = """query($id: ID!) {
+  lean: session(id: $id) { memory { entries(first: 50) { nodes { key
+    sources { id turn { id } } } } } }
+  whole: session(id: $id) { memory { entries(first: 50) { edges { node { key
+    sources { ...Whole } } } } } } }
+fragment Whole on Item { id type role content app author at seq turn { id } }"""
+ASKED = """query($id: ID!) { session(id: $id) { memory { entries(first: 50) { nodes { key
+  sources { id %s turn { id } } } } } } }"""
+TIMELINE = """query($id: ID!) { session(id: $id) { items(first: 50) { nodes {
+  id type role content app author at seq turn { id } } } } }"""
+
+
+def test_a_nested_view_reads_of_its_items_what_it_asks_and_answers_it_whole(
+    api: Api,
+) -> None:
+    # Issue 12: a nested view (session -> entries -> sources -> turn) reads of its sources'
+    # items only the fields the document asks (by alias, by fragment); each answers what the
+    # timeline's items show. A view read for fewer fields never answers a document that asks
+    # more, even when this server kept it and the session did not move.
+    sid = api.session()["session"]["id"]
+    api.turn(sid, {**user("I prefer window seats.", id="m-1"), "app": "travel"},
+             user("My name is Ana.", id="m-2"))
+    api.wait_idle(sid)
+    api.remember(sid, "edit", "A fact a person wrote.")  # a source with no turn
+    timeline = {item["id"]: item for item in
+                flat(api.graphql(TIMELINE, id=sid))["data"]["session"]["items"]}
+
+    def sources(answer: Any, alias: str = "session") -> dict[str, Any]:
+        assert "errors" not in answer, answer
+        entries = answer["data"][alias]["memory"]["entries"]
+        if isinstance(entries, dict):  # asked by edges
+            entries = [edge["node"] for edge in entries["edges"]]
+        return {s["id"]: s for e in entries for s in e["sources"]}
+
+    # fewer fields first: the view kept after each serves none of the next
+    for asked in ([], ["role", "seq"], ["content", "at", "type", "app", "author"]):
+        found = sources(flat(api.graphql(ASKED % " ".join(asked), id=sid)))
+        assert found == {
+            i: {"id": i, **{f: timeline[i][f] for f in asked}, "turn": timeline[i]["turn"]}
+            for i in timeline  # m-1, m-2 and the edit's item, each a source
+        }
+    both = flat(api.graphql(LEAN_AND_WHOLE, id=sid))
+    whole = sources(both, "whole")
+    assert whole == timeline
+    assert sources(both, "lean") == {i: {"id": i, "turn": timeline[i]["turn"]} for i in whole}
+    assert whole["m-1"]["app"] == "travel"
+    assert [s["author"] for s in whole.values() if s["turn"] is None] == ["ana"]  # the edit's

@@ -66,7 +66,7 @@ def derived(graph: Graph, session: str) -> dict[str, Any]:
 def kept(graph: Graph, session: str) -> dict[str, Any]:
     """The same, read from the kept state by the statements the service runs."""
     [view] = graph.rows(statement("session_views"), org="acme", person=None, ids=[session],
-                         items=False, turns=False)
+                         items=False, turns=False, itemFields=[])
     unprocessed = graph.rows(statement("unprocessed_items"), id=session)
     return {
         "entries": sorted((e.key, e.change) for e in map(Entry.from_row, view["entries"])),

@@ -264,9 +264,10 @@ CONFIGURE = """mutation Configure($id: ID!, $expected: String!, $revision: Int!)
 def test_a_nested_view_after_a_configure_here_is_one_statement_and_shows_a_completed_turn(
     two: Two,
 ) -> None:
-    # issue 12: a Configure (GraphQL's, whose view has items) made here at the nested view's
-    # revision keeps that view, turns and all, so the next nested view is one small statement
-    # showing the new overrides (S15, S4).
+    # issue 12: a REST Configure made here at the nested view's revision keeps that view, turns
+    # and all, so the next nested view is one small statement showing the new overrides (S15,
+    # S4). GraphQL's Configure may ask for any of the items' fields, where the nested view read
+    # only those it asked: it reads the view.
     # A turn that a source cites changes only by completing (S7's approval), which moves its
     # session's revision: the next nested view is read again and shows it completed.
     here, there, exporter = two.here, two.there, two.exporter
@@ -288,8 +289,12 @@ def test_a_nested_view_after_a_configure_here_is_one_statement_and_shows_a_compl
     exporter.clear()  # the statements of what follows only
     with claims_nothing(*two.servers):
         answers = [nested(here)]
-        configured = here.graphql(CONFIGURE, id=sid, expected=answers[0]["head"],
-                                  revision=answers[0]["revision"])["data"]["configure"]
+        configured = here.ok(here.post(f"/v1/sessions/{sid}/memory", {
+            "expected": answers[0]["head"], "revision": answers[0]["revision"],
+            "command": {"_tag": "Configure", "use": False}}))
+        answers.append(nested(here))
+        again = here.graphql(CONFIGURE, id=sid, expected=answers[1]["head"],
+                             revision=answers[1]["revision"])["data"]["configure"]
         answers.append(nested(here))
         fresh = [nested(there)]
         completed = there.post(f"/v1/sessions/{sid}/turns/{turn['id']}/complete", {
@@ -297,13 +302,19 @@ def test_a_nested_view_after_a_configure_here_is_one_statement_and_shows_a_compl
         assert completed.status_code == 200, completed.text
         answers.append(nested(here))
         fresh.append(nested(there))
-        spans = finished_spans(exporter, "POST /graphql", count=4)
+        spans = finished_spans(exporter, "POST /graphql", count=5)
+    assert statements_of(spans, "POST /v1/sessions/{id}/memory") == [["configure_session"]]
     assert statements_of(spans, "POST /graphql") == [
-        ["session_views"], ["configure_session"], ["session_marks"],
+        ["session_views"], ["session_marks"],
+        # GraphQL's Configure reads its view whole, which has no turns: the next nested read
+        # reads them again
+        ["configure_session+session_views"], ["session_views"],
         ["session_marks", "session_views"]]
-    assert answers[1:] == fresh
-    assert answers[1]["revision"] == configured["revision"] == answers[0]["revision"] + 1
+    assert answers[2:] == fresh
+    assert [a["revision"] for a in (answers[0], configured["session"], answers[1], again)] == [
+        answers[0]["revision"] + n for n in (0, 1, 1, 2)]
     assert configured["memory"]["settings"] == answers[1]["memory"]["settings"]
-    assert [a["memory"]["settings"]["use"] for a in answers] == [True, False, False]
+    assert again["memory"]["settings"] == answers[2]["memory"]["settings"]
+    assert [a["memory"]["settings"]["use"] for a in answers] == [True, False, False, False]
     assert [statuses(a) for a in answers] == [
-        {"AWAITING_APPROVAL"}, {"AWAITING_APPROVAL"}, {"COMPLETED"}]
+        {"AWAITING_APPROVAL"}, {"AWAITING_APPROVAL"}, {"AWAITING_APPROVAL"}, {"COMPLETED"}]

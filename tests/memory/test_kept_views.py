@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.memory.kept import KeptView, KeptViews
 from app.memory.switches import Overrides, Switches
-from app.memory.values import Entry, Memory, Session, SessionView
+from app.memory.values import ITEM_FIELDS, Entry, Memory, Session, SessionView
 
 
 def view(session_id: str, entries: int, revision: int = 1) -> SessionView:
@@ -23,14 +23,14 @@ def view(session_id: str, entries: int, revision: int = 1) -> SessionView:
 def test_the_oldest_views_go_once_the_kept_ones_pass_the_entry_budget() -> None:
     kept = KeptViews(budget=10)
     for name, size in [("s1", 4), ("s2", 4), ("s1", 2), ("s3", 3)]:
-        kept.keep(KeptView(False, view(name, size)))
+        kept.keep(KeptView((), view(name, size)))
     # s1 was answered again (2 entries, its 4 gone), so s2 is the oldest: 4 + 2 + 3 = 9 fit
     assert {sid: len(k.view.memory.entries) for sid, k in kept.views.items()} == {
         "s2": 4, "s1": 2, "s3": 3}
-    kept.keep(KeptView(False, view("s4", 5)))  # 14: s2 goes, then 10 fit
+    kept.keep(KeptView((), view("s4", 5)))  # 14: s2 goes, then 10 fit
     assert list(kept.views) == ["s1", "s3", "s4"]
     assert kept.size == 10
-    kept.keep(KeptView(False, view("s5", 11)))  # larger than the budget: it goes, with the rest
+    kept.keep(KeptView((), view("s5", 11)))  # larger than the budget: it goes, with the rest
     assert kept.views == {}
     assert kept.size == 0
 
@@ -38,16 +38,16 @@ def test_the_oldest_views_go_once_the_kept_ones_pass_the_entry_budget() -> None:
 def test_no_budget_keeps_nothing() -> None:
     kept = KeptViews(budget=0)
     answered = view("s1", 0)
-    assert kept.keep(KeptView(True, answered)) is answered
+    assert kept.keep(KeptView(ITEM_FIELDS, answered)) is answered
     assert kept.get("s1") is None
 
 
 def test_a_kept_view_is_at_its_own_head_and_revision_only() -> None:
     kept = KeptViews(budget=100)
-    kept.keep(KeptView(True, view("s1", 1, revision=3)))
+    kept.keep(KeptView(ITEM_FIELDS, view("s1", 1, revision=3)))
     one = kept.get("s1")
     assert one is not None
-    assert one.items
+    assert one.items == ITEM_FIELDS
     assert one.at("v", 3)
     assert not one.at("v", 2)
     assert not one.at("w", 3)
@@ -56,7 +56,18 @@ def test_a_kept_view_is_at_its_own_head_and_revision_only() -> None:
 
 def test_a_views_turns_count_against_the_budget_with_its_entries() -> None:
     kept = KeptViews(budget=5)
-    kept.keep(KeptView(True, view("s1", 3), turns={"t1": {}, "t2": {}}))
+    kept.keep(KeptView(ITEM_FIELDS, view("s1", 3), turns={"t1": {}, "t2": {}}))
     assert (list(kept.views), kept.size) == (["s1"], 5)
-    kept.keep(KeptView(True, view("s2", 0), turns={"t3": {}}))  # 6: s1 goes
+    kept.keep(KeptView(ITEM_FIELDS, view("s2", 0), turns={"t3": {}}))  # 6: s1 goes
     assert (list(kept.views), kept.size) == (["s2"], 1)
+
+
+def test_a_view_read_for_a_selection_serves_only_what_it_read() -> None:
+    # issue 12: a nested view read for a GraphQL selection reads only the item properties it
+    # asks, so its kept view serves a later selection of those alone
+    kept = KeptView(("uid", "id", "content"), view("s1", 1), turns={})
+    assert kept.serves(("uid", "id"))
+    assert kept.serves(("uid", "id", "content"))
+    assert not kept.serves(("uid", "id", "role"))
+    assert not kept.serves(ITEM_FIELDS)
+    assert KeptView(ITEM_FIELDS, view("s1", 1)).serves(("id", "at", "seq"))

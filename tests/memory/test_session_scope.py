@@ -9,7 +9,7 @@ from typing import Any, cast
 import pytest
 
 from app.memory.sessions import with_view
-from app.memory.values import Principal
+from app.memory.values import ITEM_FIELDS, Principal
 from app.store.database import Tx
 
 
@@ -42,4 +42,4 @@ def test_params_may_name_the_callers_scope_again() -> None:
     assert answer is None
     assert tx.calls == [("lock_session+session_views",
                          {"org": "acme", "person": "ana", "id": "s-1", "ids": ["s-1"],
-                          "items": True, "turns": False})]
+                          "items": True, "turns": False, "itemFields": list(ITEM_FIELDS)})]

@@ -45,12 +45,6 @@ class Context:
             found = await sessions.views(who, ids)
             return [found.get(i) for i in ids]
 
-        async def load_sessions_with_turns(ids: list[str]) -> list[values.SessionView | None]:
-            found, turns = await sessions.views_with_turns(who, ids)
-            # the same views for any other field that asks them, the turns for `Item.turn`
-            self.sessions.prime_many(found)
-            self.turns.prime_many(turns)
-            return [found.get(i) for i in ids]
 
         async def load_agents(ids: list[str]) -> list[values.Agent | None]:
             found = await self.service.agents.find(who, ids)
@@ -111,8 +105,7 @@ class Context:
             return [found.get(i, ([], [])) for i in ids]
 
         self.sessions = DataLoader(load_fn=load_sessions)
-        # Views read with the turns their sources cite, for a document that asks for them.
-        self.sessions_with_turns = DataLoader(load_fn=load_sessions_with_turns)
+        self._with_turns: dict[tuple[str, ...], DataLoader[str, values.SessionView | None]] = {}
         self.stories = DataLoader(load_fn=load_stories)
         self.supports = DataLoader(load_fn=load_supports)
         self.shown = DataLoader(load_fn=load_shown)
@@ -141,6 +134,26 @@ class Context:
             ),
             "jobs": lambda ids, after, first: pages.job_ids(who, ids, after, first),
         }
+
+    def sessions_with_turns(
+        self, fields: tuple[str, ...]
+    ) -> DataLoader[str, values.SessionView | None]:
+        """Views read with the turns their sources cite, for a document that asks for them, and
+        their sources' items with the properties in `fields` (`Item.from_row`)."""
+        if fields not in self._with_turns:
+            sessions, who = self.service.sessions, self.who
+
+            async def load(ids: list[str]) -> list[values.SessionView | None]:
+                found, turns = await sessions.views_with_turns(who, ids, fields)
+                # the turns for `Item.turn`; and, read whole, the same views for any other
+                # field that asks them
+                self.turns.prime_many(turns)
+                if fields == values.ITEM_FIELDS:
+                    self.sessions.prime_many(found)
+                return [found.get(i) for i in ids]
+
+            self._with_turns[fields] = DataLoader(load_fn=load)
+        return self._with_turns[fields]
 
     def page(self, name: str, after: Any, first: int) -> DataLoader[str, list[Any]]:
         """The loader of one list's page shape (`after`, `first`), so sibling parents asking the

@@ -33,7 +33,7 @@ from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search import SearchQuery
 from app.api.graphql.sessions import SOURCE_TURNS, HistoryMutation, MemoryMutation, Session
 from app.api.graphql.subscriptions import Subscription
-from app.api.graphql.timeline import asks
+from app.api.graphql.timeline import asks, item_fields, selected
 
 
 @strawberry.type
@@ -41,12 +41,16 @@ class Query(SearchQuery):
     @strawberry.field
     async def session(self, info: GraphInfo, id: strawberry.ID) -> Session | None:
         ctx = info.context
-        # A document that asks for its sources' turns reads them with the view (one statement).
-        with_turns = any(
-            asks(info.selected_fields, ("session", "memory", "entries", *path))
-            for path in SOURCE_TURNS
-        )
-        loader = ctx.sessions_with_turns if with_turns else ctx.sessions
+        # A document that asks for its sources' turns reads them with the view (one statement),
+        # and of the sources' items, only the properties it asks.
+        entries = ("session", "memory", "entries")
+        if any(asks(info.selected_fields, (*entries, *path)) for path in SOURCE_TURNS):
+            names = set().union(*(
+                selected(info.selected_fields, (*entries, *path[:-1])) for path in SOURCE_TURNS
+            ))
+            loader = ctx.sessions_with_turns(item_fields(names))
+        else:
+            loader = ctx.sessions
         return Session.maybe(await loader.load(str(id)))
 
     @strawberry.field(description="The sessions the caller may reach (one agent's, with "

@@ -200,6 +200,26 @@ class SessionVersion:
         return await items_of(info, self.id, page_of(ITEMS, first, after))
 
 
+def selected(selections: Iterable[Selection], path: Sequence[str]) -> set[str]:
+    """The names of the fields a selection asks for within the field at `path` (by field name,
+    through fragments; wherever the path is asked more than once, all of them)."""
+    names: set[str] = set()
+    for selection in selections:
+        if not isinstance(selection, SelectedField):
+            names |= selected(selection.selections, path)
+        elif not path:
+            names.add(selection.name)
+        elif selection.name == path[0]:
+            names |= selected(selection.selections, path[1:])
+    return names
+
+
+def item_fields(names: set[str]) -> tuple[str, ...]:
+    """The item properties a selection of Item's fields (`names`) reads: its uid and id (what
+    `turn` and `supports` look up by) and each property it asks (session_views' `$itemFields`)."""
+    return tuple(f for f in values.ITEM_FIELDS if f in names or f in ("uid", "id"))
+
+
 def asks(selections: Iterable[Selection], path: Sequence[str]) -> bool:
     """Whether a selection asks for the field at `path` (by field name, through fragments)."""
     if not path:
