@@ -33,7 +33,8 @@ from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search import SearchQuery
 from app.api.graphql.sessions import SOURCE_TURNS, HistoryMutation, MemoryMutation, Session
 from app.api.graphql.subscriptions import Subscription
-from app.api.graphql.timeline import asks, item_fields, selected
+from app.api.graphql.timeline import anywhere, asks, item_fields, selected
+from app.memory.values import ITEM_FIELDS
 
 
 @strawberry.type
@@ -42,13 +43,17 @@ class Query(SearchQuery):
     async def session(self, info: GraphInfo, id: strawberry.ID) -> Session | None:
         ctx = info.context
         # A document that asks for its sources' turns reads them with the view (one statement),
-        # and of the sources' items, only the properties it asks.
+        # and of the sources' items, only the properties it asks; unless it reads sessions
+        # inside too (a change's, an agent's), which then share the view read whole, so that
+        # this session costs one statement however often the document asks it.
         entries = ("session", "memory", "entries")
+        inside = [selection for field in info.selected_fields for selection in field.selections]
         if any(asks(info.selected_fields, (*entries, *path)) for path in SOURCE_TURNS):
             names = set().union(*(
                 selected(info.selected_fields, (*entries, *path[:-1])) for path in SOURCE_TURNS
             ))
-            loader = ctx.sessions_with_turns(item_fields(names))
+            whole = anywhere(inside, {"session", "sessions"})
+            loader = ctx.sessions_with_turns(ITEM_FIELDS if whole else item_fields(names))
         else:
             loader = ctx.sessions
         return Session.maybe(await loader.load(str(id)))

@@ -220,6 +220,15 @@ def item_fields(names: set[str]) -> tuple[str, ...]:
     return tuple(f for f in values.ITEM_FIELDS if f in names or f in ("uid", "id"))
 
 
+def anywhere(selections: Iterable[Selection], names: set[str]) -> bool:
+    """Whether a selection asks, at any depth, for a field named one of `names`."""
+    return any(
+        (isinstance(selection, SelectedField) and selection.name in names)
+        or anywhere(selection.selections, names)
+        for selection in selections
+    )
+
+
 def asks(selections: Iterable[Selection], path: Sequence[str]) -> bool:
     """Whether a selection asks for the field at `path` (by field name, through fragments)."""
     if not path:
