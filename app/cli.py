@@ -57,7 +57,7 @@ async def _create_token(
     settings: Settings, org: str, person: str | None, service: str | None = None,
     expires_days: float | None = None,
 ) -> str:
-    from app.memory.tokens import Tokens, check_name
+    from app.memory.access.tokens import Tokens, check_name
 
     # Checked before connecting, so a bad name is told at once.
     check_name(org, "org")
@@ -83,7 +83,7 @@ def _when(ms: int | None) -> str:
 
 async def _tokens(settings: Settings, action: str, subject: str) -> str:
     """`token list --org ORG` (a table, never a token) or `token revoke TOKEN_OR_ID`."""
-    from app.memory.tokens import Tokens
+    from app.memory.access.tokens import Tokens
 
     db = await Database.connect(resolve_target(settings))
     try:
@@ -151,7 +151,7 @@ async def _export(settings: Settings, org: str, out: Path | None) -> None:
 
 
 async def _import(settings: Settings, path: Path, org: str | None) -> None:
-    from app.memory.history import keep_missing_states
+    from app.memory.sessions.history import keep_missing_states
     from app.store.backup import import_org, read_header
 
     header = read_header(path)

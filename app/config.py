@@ -75,8 +75,8 @@ class Settings(BaseSettings):
     token_cache_seconds: float = Field(default=2.0, ge=0, le=60)
     # The most entries that the session views this process keeps may have in all (about 1 KB
     # each): the last view answered of each session, so that a Configure at its revision, or a
-    # nested view of a session that did not move, reads no view (app/memory/kept.py). 0 keeps
-    # none.
+    # nested view of a session that did not move, reads no view
+    # (app/memory/sessions/kept.py). 0 keeps none.
     kept_view_entries: int = Field(default=20_000, ge=0)
     # With a token, `GET /metrics` needs `Authorization: Bearer <it>`; without, loopback only.
     metrics_token: SecretStr | None = None

@@ -3,7 +3,7 @@
 Turns go through `record_turn.cypher`, entries through `queue_run`/`claim_run`/
 `apply_consolidation.cypher` (a consolidation run that kept them, citing the turns' items) and
 agent entries through `lock_agent`/`apply_agent_changes.cypher`, with the parameters the
-service builds (app/memory/turns.py, consolidation.py, agent_memory.py): the graph is the one
+service builds (app/memory/turns/turns.py, consolidation.py, agent_memory.py): the graph is the one
 organic sessions leave, only made many turns per transaction. The sessions themselves are
 made through the REST API, so they start as any other.
 """
@@ -24,7 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from app.memory.agent_memory import Maker, NewChange, apply, lock_agent
+from app.memory.agents.memory import Maker, NewChange, apply, lock_agent
 from app.memory.ids import item_id, new_head, new_id, now_ms
 from app.memory.values import Principal
 from app.store.database import Database, Tx

@@ -27,8 +27,8 @@ from starlette.applications import Starlette
 
 from app.api.app import create_app
 from app.config import Settings
+from app.memory.access.tokens import Tokens
 from app.memory.service import Service
-from app.memory.tokens import Tokens
 from app.store import local_server
 from app.store.database import Database, Target, resolve_target
 from tests.openai_stub import OpenAIStub

@@ -10,8 +10,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from starlette.requests import Request
 
 from app.errors import ValidationError
-from app.memory import commands
-from app.memory.agent_entries import AGENT_KINDS
+from app.memory.agents.entries import AGENT_KINDS
+from app.memory.sessions import commands
 from app.memory.values import KINDS, SESSION_KINDS
 
 Body = TypeVar("Body", bound=BaseModel)
@@ -20,10 +20,10 @@ MAX_PAGE = 200  # `?limit=` of a page
 MAX_WAIT_SECONDS = 30.0  # `?wait=` for a consolidation run
 
 
-# What the OpenAPI document says of fields the service checks itself (app/memory/commands.py,
-# model_names.py): documentation only, so the service's own messages stay. Rules no JSON Schema
-# can say (S10 no credential, S1 no control or invisible character in a key, a known `about`)
-# are in the 400's description.
+# What the OpenAPI document says of fields the service checks itself
+# (app/memory/sessions/commands.py, model_names.py): documentation only, so the service's own
+# messages stay. Rules no JSON Schema can say (S10 no credential, S1 no control or invisible
+# character in a key, a known `about`) are in the 400's description.
 def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:
     return WithJsonSchema(
         {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": pattern}

@@ -22,12 +22,12 @@ from starlette.routing import Route
 from app.api import bodies
 from app.api.auth import principal_of
 from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
-from app.memory import commands
-from app.memory.provenance import change_json
-from app.memory.search import DEFAULT_LIMIT, MAX_LIMIT
 from app.memory.service import Service
-from app.memory.turns import TurnItem
+from app.memory.sessions import commands
+from app.memory.turns.turns import TurnItem
 from app.memory.values import Principal
+from app.memory.views.provenance import change_json
+from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT
 
 PATH = "/mcp"
 KEEP: Literal["keep"] = "keep"

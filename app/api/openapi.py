@@ -16,8 +16,8 @@ from starlette.routing import BaseRoute, Route
 from app.api import bodies
 from app.api.auth import PUBLIC_PATHS
 from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
-from app.memory.agent_memory import MAX_LOG_PAGE
-from app.memory.search import MAX_LIMIT, MAX_QUERY
+from app.memory.agents.memory import MAX_LOG_PAGE
+from app.memory.views.search import MAX_LIMIT, MAX_QUERY
 
 Param = tuple[str, dict[str, Any], str]  # (name, JSON Schema, description)
 

@@ -13,10 +13,10 @@ from app.api.auth import principal_of
 from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
 from app.api.encoding import JsonResponse
 from app.errors import ValidationError
-from app.memory.commands import Refresh
-from app.memory.search import DEFAULT_LIMIT
 from app.memory.service import Service
-from app.memory.turns import TurnItem
+from app.memory.sessions.commands import Refresh
+from app.memory.turns.turns import TurnItem
+from app.memory.views.search import DEFAULT_LIMIT
 
 
 def service_of(request: Request) -> Service:

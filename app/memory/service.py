@@ -6,22 +6,22 @@ import asyncio
 from dataclasses import dataclass
 
 from app.config import Settings
-from app.memory.agent_memory import AgentMemories
-from app.memory.agents import Agents
-from app.memory.consolidation import Consolidation
+from app.memory.access.orgs import Orgs
+from app.memory.access.tokens import Tokens
+from app.memory.agents.agents import Agents
+from app.memory.agents.memory import AgentMemories
+from app.memory.agents.promotion import Promotion
 from app.memory.credentials import credential_reason
-from app.memory.history import History, keep_missing_states
-from app.memory.kept import KeptViews
-from app.memory.learning import Learning
-from app.memory.live import Live
-from app.memory.orgs import Orgs
-from app.memory.pages import Pages
-from app.memory.promotion import Promotion
-from app.memory.provenance import Provenance
-from app.memory.search import Search
-from app.memory.sessions import Sessions
-from app.memory.tokens import Tokens
-from app.memory.turns import Turns
+from app.memory.jobs.consolidation import Consolidation
+from app.memory.jobs.learning import Learning
+from app.memory.sessions.history import History, keep_missing_states
+from app.memory.sessions.kept import KeptViews
+from app.memory.sessions.sessions import Sessions
+from app.memory.turns.turns import Turns
+from app.memory.views.live import Live
+from app.memory.views.pages import Pages
+from app.memory.views.provenance import Provenance
+from app.memory.views.search import Search
 from app.models.registry import Models
 from app.store.database import Database
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
-from app.memory.switches import OrgSettings, Overrides, Switches, resolve_switches
+from app.memory.sessions.switches import OrgSettings, Overrides, Switches, resolve_switches
 
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
 KINDS: tuple[Kind, ...] = ("fact", "decision", "preference", "procedure", "hypothesis")

@@ -14,8 +14,8 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
-from app.memory.instructions import compose
-from app.memory.reach import Reachable
+from app.memory.turns.instructions import compose
+from app.memory.turns.reach import Reachable
 from app.memory.values import Entry
 from app.store.catalog import statement
 from app.store.database import Target

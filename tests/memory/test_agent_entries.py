@@ -7,7 +7,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.errors import ValidationError
-from app.memory.agent_entries import (
+from app.memory.agents.entries import (
     AGENT_KINDS,
     SHARED,
     AgentEntry,
@@ -15,7 +15,7 @@ from app.memory.agent_entries import (
     target_of,
     view_of,
 )
-from app.memory.commands import AgentRemember, check_agent_remember
+from app.memory.sessions.commands import AgentRemember, check_agent_remember
 from app.memory.values import KINDS, Principal
 
 BEN = Principal("acme", person="ben")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from app.memory.instructions import (
+from app.memory.turns.instructions import (
     AGENT_FRAMING,
     FRAMING,
     PRIVACY_RULES,

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.memory.checks import Dropped, Kept, check_changes
+from app.memory.jobs.checks import Dropped, Kept, check_changes
 from app.memory.values import KINDS, Entry
 
 READABLE = {"i-03", "i-04"}

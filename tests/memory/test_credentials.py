@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.memory.checks import check_changes
 from app.memory.credentials import credential_reason
+from app.memory.jobs.checks import check_changes
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits

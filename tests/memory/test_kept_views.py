@@ -3,8 +3,8 @@ head and revision."""
 
 from __future__ import annotations
 
-from app.memory.kept import KeptView, KeptViews
-from app.memory.switches import Overrides, Switches
+from app.memory.sessions.kept import KeptView, KeptViews
+from app.memory.sessions.switches import Overrides, Switches
 from app.memory.values import ITEM_FIELDS, Entry, Memory, Session, SessionView
 
 

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import pytest
 
-from app.memory.sessions import with_view
+from app.memory.sessions.sessions import with_view
 from app.memory.values import ITEM_FIELDS, Principal
 from app.store.database import Tx
 

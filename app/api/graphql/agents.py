@@ -29,7 +29,9 @@ from app.api.graphql.enums import (
 from app.api.graphql.scalars import EpochMillis
 from app.api.graphql.sessions import Session
 from app.api.graphql.timeline import Item
-from app.memory import agent_entries, commands, values
+from app.memory import values
+from app.memory.agents import entries as agent_entries
+from app.memory.sessions import commands
 
 AGENT_ENTRIES = Keyset("agentEntries", (str,))
 AGENT_CHANGES = Keyset("agentChanges", (str,))

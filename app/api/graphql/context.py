@@ -12,9 +12,10 @@ from starlette.websockets import WebSocket
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
-from app.memory import provenance, values
-from app.memory.agent_entries import AgentChange, AgentMemory
+from app.memory import values
+from app.memory.agents.entries import AgentChange, AgentMemory
 from app.memory.service import Service
+from app.memory.views import provenance
 
 # One keyset read of a growing list: the parents' ids, the key to start after, how many.
 PageFetch = Callable[[list[str], Any, int], Awaitable[dict[str, list[Any]]]]

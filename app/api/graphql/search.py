@@ -9,7 +9,7 @@ from app.api.graphql.agents import Agent, AgentEntry
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import EntryStatus, Kind
 from app.api.graphql.sessions import Entry, Session
-from app.memory.search import DEFAULT_LIMIT, Hit, cursor_of, offset_after
+from app.memory.views.search import DEFAULT_LIMIT, Hit, cursor_of, offset_after
 
 
 @strawberry.type

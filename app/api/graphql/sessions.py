@@ -36,7 +36,8 @@ from app.api.graphql.timeline import (
     items_of,
     read_turns_ahead,
 )
-from app.memory import commands, values
+from app.memory import values
+from app.memory.sessions import commands
 
 if TYPE_CHECKING:
     from app.api.graphql.agents import Agent

@@ -21,7 +21,7 @@ from app.api.graphql.enums import TurnStatus, enum
 from app.api.graphql.execution import NOT_READ, NotRead, in_place
 from app.api.graphql.scalars import EpochMillis
 from app.memory import values
-from app.memory.history import Version
+from app.memory.sessions.history import Version
 
 if TYPE_CHECKING:
     from app.api.graphql.provenance import Entries

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.memory.agent_entries import AgentChange
-from app.memory.agent_memory import reader
-from app.memory.history import Version
+from app.memory.agents.entries import AgentChange
+from app.memory.agents.memory import reader
+from app.memory.sessions.history import Version
 from app.memory.values import Agent, Change, Item, Principal
 from app.store.database import Database, Tx
 

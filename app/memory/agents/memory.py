@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import AgentConflict, NotFound, ValidationError
-from app.memory.agent_entries import (
+from app.memory.agents.entries import (
     AgentChange,
     AgentEntry,
     AgentMemory,
@@ -23,8 +23,13 @@ from app.memory.agent_entries import (
     target_of,
     view_of,
 )
-from app.memory.commands import AgentCommand, AgentForget, AgentRemember, check_agent_remember
 from app.memory.ids import new_id, now_ms
+from app.memory.sessions.commands import (
+    AgentCommand,
+    AgentForget,
+    AgentRemember,
+    check_agent_remember,
+)
 from app.memory.values import Principal
 from app.store.database import Database, Tx, read_whole
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from app.errors import NotFound
 from app.memory.ids import new_head, new_id, now_ms
-from app.memory.sessions import check_expected, load_view, lock, memory_at, view_rows
+from app.memory.sessions.sessions import check_expected, load_view, lock, memory_at, view_rows
 from app.memory.values import Entry, Item, Principal, SessionView, entries_of
 from app.store.database import Database, Tx
 

@@ -9,10 +9,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.errors import Forbidden, NotFound, SessionConflict, ValidationError
-from app.memory.commands import Command, Configure, Forget, Refresh, Remember, check_remember
 from app.memory.ids import ITEM_DIGITS, ITEM_PREFIX, item_id, new_head, new_id, now_ms
-from app.memory.kept import KeptView, KeptViews
 from app.memory.model_names import check_model_name
+from app.memory.sessions.commands import (
+    Command,
+    Configure,
+    Forget,
+    Refresh,
+    Remember,
+    check_remember,
+)
+from app.memory.sessions.kept import KeptView, KeptViews
 from app.memory.values import (
     ITEM_FIELDS,
     SESSION_KINDS,
@@ -159,7 +166,7 @@ class Sessions:
     """The session-memory operations of the service.
 
     `kept` holds, per session, the view this process last answered (a command's or a read's;
-    app/memory/kept.py). A view at a revision stays what it is, but for the org's settings:
+    app/memory/sessions/kept.py). A view at a revision stays what it is, but for the org's settings:
     every change to what it shows moves the session's revision."""
 
     db: Database

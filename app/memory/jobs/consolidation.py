@@ -20,22 +20,22 @@ from typing import Any, NamedTuple
 
 from app.config import Settings
 from app.errors import NotFound, SessionConflict
-from app.memory.checks import check_changes, keep_newer_edits
 from app.memory.credentials import prescan
 from app.memory.ids import new_head, new_id, now_ms
-from app.memory.learning import queue_learning
-from app.memory.model_names import resolve_model
-from app.memory.prompts import (
+from app.memory.jobs.checks import check_changes, keep_newer_edits
+from app.memory.jobs.learning import queue_learning
+from app.memory.jobs.prompts import (
     CONSOLIDATION_SCHEMA_NAME,
     consolidation_messages,
     failure_message,
     memory_changes_schema,
     parse_answer,
 )
-from app.memory.sessions import load_view, lock
-from app.memory.switches import switches_of
+from app.memory.jobs.runner import Statements, Workers
+from app.memory.model_names import resolve_model
+from app.memory.sessions.sessions import load_view, lock
+from app.memory.sessions.switches import switches_of
 from app.memory.values import Item, Principal, SessionView
-from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx, settled_list

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import NotFound, ValidationError
-from app.memory.agent_entries import AgentEntry, view_key
-from app.memory.sessions import load_view
+from app.memory.agents.entries import AgentEntry, view_key
+from app.memory.sessions.sessions import load_view
 from app.memory.values import KINDS, Entry, Principal
 from app.store.database import Database, Tx
 

@@ -6,7 +6,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from app.errors import ValidationError
-from app.memory.agent_entries import AGENT_KINDS, VISIBILITIES
+from app.memory.agents.entries import AGENT_KINDS, VISIBILITIES
 from app.memory.credentials import credential_reason
 from app.memory.values import KINDS, Principal
 

@@ -21,20 +21,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import Settings
-from app.memory.agent_memory import Maker, NewChange, apply, lock_agent, read_entries
-from app.memory.checks import check_agent_changes, keep_newer_agent_edits
+from app.memory.agents.memory import Maker, NewChange, apply, lock_agent, read_entries
 from app.memory.credentials import prescan
 from app.memory.ids import new_id, now_ms
-from app.memory.prompts import (
+from app.memory.jobs.checks import check_agent_changes, keep_newer_agent_edits
+from app.memory.jobs.prompts import (
     LEARNING_SCHEMA_NAME,
     agent_memory_changes_schema,
     failure_message,
     learning_messages,
     parse_answer,
 )
-from app.memory.sessions import lock
+from app.memory.jobs.runner import Statements, Workers
+from app.memory.sessions.sessions import lock
 from app.memory.values import Item, Principal
-from app.memory.workers import Statements, Workers
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx, settled_list

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.errors import SessionConflict
-from app.memory.agent_entries import AGENT_KINDS, SHARED, AgentMemory, view_of
-from app.memory.agent_memory import Maker, NewChange, apply, read_entries
-from app.memory.agents import create_agent
+from app.memory.agents.agents import create_agent
+from app.memory.agents.entries import AGENT_KINDS, SHARED, AgentMemory, view_of
+from app.memory.agents.memory import Maker, NewChange, apply, read_entries
 from app.memory.ids import now_ms
-from app.memory.sessions import load_view, lock
+from app.memory.sessions.sessions import load_view, lock
 from app.memory.values import Agent, Principal
 from app.store.database import Database, Tx
 

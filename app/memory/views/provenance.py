@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import NotFound
-from app.memory.sessions import load_view
+from app.memory.sessions.sessions import load_view
 from app.memory.values import Change, Item, Principal
 from app.store.database import Database, Tx
 

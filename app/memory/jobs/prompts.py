@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from app.memory.agent_entries import AGENT_KINDS, VISIBILITIES, AgentEntry
+from app.memory.agents.entries import AGENT_KINDS, VISIBILITIES, AgentEntry
 from app.memory.credentials import scrub
 from app.memory.values import KINDS, Entry, Item
 from app.models.base import LEARNING_SCHEMA, ModelError

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import NotFound
-from app.memory.agent_entries import AgentEntry, view_of
-from app.memory.instructions import Instructions, compose
-from app.memory.switches import OrgSettings, switches_of
+from app.memory.agents.entries import AgentEntry, view_of
+from app.memory.sessions.switches import OrgSettings, switches_of
+from app.memory.turns.instructions import Instructions, compose
 from app.memory.values import Entry, Principal
 from app.store.database import Tx, read_whole
 

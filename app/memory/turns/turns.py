@@ -9,12 +9,12 @@ from typing import Any
 
 from app.errors import NotFound, SessionConflict, ValidationError
 from app.memory.ids import new_head, new_id, now_ms
-from app.memory.instructions import Instructions
-from app.memory.learning import queue_learning, teaches
+from app.memory.jobs.learning import queue_learning, teaches
 from app.memory.model_names import check_model_name, resolve_model
-from app.memory.reach import Reachable, reachable, read_whole_reach
-from app.memory.sessions import branch_item_ids, fresh_item_ids
-from app.memory.switches import OrgSettings, switches_of
+from app.memory.sessions.sessions import branch_item_ids, fresh_item_ids
+from app.memory.sessions.switches import OrgSettings, switches_of
+from app.memory.turns.instructions import Instructions
+from app.memory.turns.reach import Reachable, reachable, read_whole_reach
 from app.memory.values import Item, Principal, turn_json
 from app.store.catalog import maybe, together
 from app.store.database import Database, Tx

@@ -7,7 +7,7 @@ from typing import Any
 
 from app.errors import NotFound
 from app.memory.model_names import check_model_name
-from app.memory.switches import OrgSettings
+from app.memory.sessions.switches import OrgSettings
 from app.memory.values import Principal
 from app.store.database import Database, Tx
 

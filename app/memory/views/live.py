@@ -29,9 +29,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from app.errors import NotFound, Unavailable
-from app.memory.agent_entries import AgentMemory
-from app.memory.agent_memory import MAX_LOG_PAGE, AgentMemories
-from app.memory.sessions import load_views, memory_at
+from app.memory.agents.entries import AgentMemory
+from app.memory.agents.memory import MAX_LOG_PAGE, AgentMemories
+from app.memory.sessions.sessions import load_views, memory_at
 from app.memory.values import Principal, SessionView, entries_of
 from app.store.database import Database, Tx
 

@@ -1,0 +1,1 @@
+"""Who may do what: bearer tokens and the org each principal acts in."""
