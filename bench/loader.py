@@ -24,9 +24,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from app.memory.agents.memory import Maker, NewChange, apply, lock_agent
+from app.domain.agents import AgentEdit, Maker
 from app.memory.ids import item_id, new_head, new_id, now_ms
-from app.memory.values import Principal
+from app.store.agent_memory import AgentMemoryRepository
 from app.store.database import Database, Tx
 
 # Items written per transaction: big enough that a million items is a few hundred commits,
@@ -207,13 +207,15 @@ async def add_agent_entries(
     for chunk in batches(entries, AGENT_ENTRIES_PER_VERSION):
 
         async def write(tx: Tx, chunk: range = chunk) -> None:
-            version = await lock_agent(tx, Principal(org, person=person), agent)
+            memory = AgentMemoryRepository(tx)
+            version = await memory.lock_agent(org, agent)
             changes = [
-                NewChange("remember", f"a{n}", "", f"The team prefers tool {n} for task {n % 31}.",
+                AgentEdit("remember", f"a{n}", "", f"The team prefers tool {n} for task {n % 31}.",
                           "preference", "active", None, "shared")
                 for n in chunk
             ]
-            await apply(tx, org, agent, version, Maker("person", person=person), changes)
+            await memory.apply(org, agent, version, Maker("person", person=person), changes,
+                               now_ms())
 
         await db.write(write)
         advance(len(chunk))

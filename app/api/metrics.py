@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.errors import Forbidden, Unauthorized
+from app.memory.jobs.runner import pending_jobs
 from app.memory.service import Service
 from app.store.database import uncounted
 
@@ -54,8 +55,8 @@ async def metrics(request: Request) -> Response:
     telemetry.metrics.request_statements.set(service.db.statements)
     try:
         with uncounted():  # a scrape is not a client's request: the gauge above stays exact
-            rows = await service.db.read(lambda tx: tx.rows("count_pending_jobs"))
-        telemetry.metrics.set_jobs({(row["kind"], row["status"]): int(row["n"]) for row in rows})
+            pending = await pending_jobs(service.db)
+        telemetry.metrics.set_jobs(pending)
     except Exception:  # the rest of the scrape is still worth having
         log.warning("could not read the pending jobs from Neo4j")
     return Response(telemetry.metrics.text(), media_type=CONTENT_TYPE_LATEST)

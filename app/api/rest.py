@@ -159,7 +159,7 @@ async def record_turn(request: Request) -> Response:
     if wait and run_id is not None:
         await service.consolidation.wait_for(run_id, wait)
         run = await service.consolidation.run(who, session_id, run_id)
-        answer["run"] = {"id": run["id"], "status": run["status"]}
+        answer["run"] = {"id": run.id, "status": run.status}
     return json(answer, 201 if created else 200)
 
 
@@ -198,7 +198,8 @@ async def get_runs(request: Request) -> Response:
     session_id = request.path_params["id"]
     service = service_of(request)
     await service.sessions.view(who, session_id, items=False)  # 404: unknown or foreign
-    return json({"runs": await service.consolidation.runs(who, session_id)})
+    runs = await service.consolidation.runs(who, session_id)
+    return json({"runs": [run.to_json() for run in runs]})
 
 
 async def get_run(request: Request) -> Response:
@@ -210,7 +211,7 @@ async def get_run(request: Request) -> Response:
     await service.consolidation.run(who, session_id, run_id)  # 404 for another's run
     if wait:
         await service.consolidation.wait_for(run_id, wait)
-    return json(await service.consolidation.run(who, session_id, run_id))
+    return json((await service.consolidation.run(who, session_id, run_id)).to_json())
 
 
 async def fork_session(request: Request) -> Response:
@@ -297,7 +298,7 @@ async def get_learning_jobs(request: Request) -> Response:
     who = principal_of(request)
     service = service_of(request)
     agent = await service.agents.get(who, request.path_params["id"])  # 404 for a foreign one
-    return json({"jobs": await service.learning.jobs(who, agent.id)})
+    return json({"jobs": [job.to_json() for job in await service.learning.jobs(who, agent.id)]})
 
 
 async def promote_session(request: Request) -> Response:

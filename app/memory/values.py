@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
+from app.domain.agents import Agent as Agent  # an agent is a value of its own noun
 from app.memory.sessions.switches import OrgSettings, Overrides, Switches, resolve_switches
 
 Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
@@ -282,30 +283,6 @@ class SessionView:
 
     def to_json(self) -> dict[str, Any]:
         return {"session": self.session.to_json(), "memory": self.memory.to_json()}
-
-
-@dataclass(frozen=True)
-class Agent:
-    """A configured assistant of an org."""
-
-    id: str
-    name: str
-    shared: bool
-    model: str | None
-    created_at: int
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Agent:
-        return cls(
-            id=row["id"],
-            name=row["name"],
-            shared=bool(row.get("shared")),
-            model=row.get("model"),
-            created_at=row["createdAt"],
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "shared": self.shared, "model": self.model}
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
@@ -29,6 +29,7 @@ from app.api.graphql.enums import (
 from app.api.graphql.scalars import EpochMillis
 from app.api.graphql.sessions import Session
 from app.api.graphql.timeline import Item
+from app.domain import jobs
 from app.memory import values
 from app.memory.agents import entries as agent_entries
 from app.memory.sessions import commands
@@ -99,24 +100,26 @@ class LearningJob:
     kept_ids: strawberry.Private[list[str]]
 
     @classmethod
-    def maybe(cls, job: dict[str, Any] | None) -> LearningJob | None:
+    def maybe(cls, job: jobs.LearningJob | None) -> LearningJob | None:
         if job is None:
             return None
-        finished, started = job.get("finishedAt"), job.get("startedAt")
+        finished, started = job.finished_at, job.started_at
         return cls(
-            id=job["id"],
-            status=enum(JobStatus, job["status"]),
-            model=job.get("model"),
-            error=job.get("error"),
-            queued_at=EpochMillis(job["queuedAt"]),
+            id=job.id,
+            status=enum(JobStatus, job.status),
+            model=job.model,
+            error=job.error,
+            queued_at=EpochMillis(job.queued_at),
             started_at=None if started is None else EpochMillis(started),
             finished_at=None if finished is None else EpochMillis(finished),
-            attempts=job.get("attempts") or 0,
-            read=list(job.get("read") or []),
-            tried=list(job.get("tried") or []),
-            sessions=list(job.get("sessions") or []),
-            dropped=[LearnedDrop(**d) for d in job.get("dropped") or []],
-            kept_ids=list(job.get("kept") or []),
+            attempts=job.attempts,
+            read=list(job.read),
+            tried=list(job.tried),
+            sessions=list(job.sessions),
+            dropped=[LearnedDrop(op=d.op, key=d.key, reason=d.reason, proposal=d.proposal,
+                                 session=d.session)
+                     for d in job.dropped],
+            kept_ids=list(job.kept),
         )
 
     @strawberry.field(description="The agent memory changes it made.")

@@ -12,6 +12,7 @@ from starlette.websockets import WebSocket
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
+from app.domain import jobs
 from app.memory import values
 from app.memory.agents.entries import AgentChange, AgentMemory
 from app.memory.service import Service
@@ -69,7 +70,7 @@ class Context:
             found = await service.turns.items(who, ids)
             return [found.get(i, []) for i in ids]
 
-        async def load_runs(ids: list[str]) -> list[dict[str, Any] | None]:
+        async def load_runs(ids: list[str]) -> list[jobs.Run | None]:
             found = await service.consolidation.find(who, ids)
             return [found.get(i) for i in ids]
 
@@ -89,7 +90,7 @@ class Context:
             found = await service.agent_memory.histories(who, ids)
             return [found.get(i, []) for i in ids]
 
-        async def load_jobs(ids: list[str]) -> list[dict[str, Any] | None]:
+        async def load_jobs(ids: list[str]) -> list[jobs.LearningJob | None]:
             found = await service.learning.find(who, ids)
             return [found.get(i) for i in ids]
 

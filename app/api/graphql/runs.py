@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
@@ -10,6 +10,7 @@ from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import JobStatus, enum
 from app.api.graphql.scalars import EpochMillis
 from app.api.graphql.timeline import Turn
+from app.domain import jobs
 
 if TYPE_CHECKING:
     from app.api.graphql.sessions import Change
@@ -46,24 +47,25 @@ class Run:
     turn_id: strawberry.Private[str | None]
 
     @classmethod
-    def maybe(cls, run: dict[str, Any] | None) -> Run | None:
+    def maybe(cls, run: jobs.Run | None) -> Run | None:
         if run is None:
             return None
-        finished = run.get("finishedAt")
+        finished = run.finished_at
         return cls(
-            id=run["id"],
-            status=enum(JobStatus, run["status"]),
-            model=run.get("model"),
-            trigger=run.get("trigger") or "turn",
-            error=run.get("error"),
-            queued_at=EpochMillis(run["queuedAt"]),
+            id=run.id,
+            status=enum(JobStatus, run.status),
+            model=run.model,
+            trigger=run.trigger or "turn",
+            error=run.error,
+            queued_at=EpochMillis(run.queued_at),
             finished_at=None if finished is None else EpochMillis(finished),
-            attempts=run.get("attempts") or 0,
-            read=list(run.get("read") or []),
-            tried=list(run.get("tried") or []),
-            dropped=[DroppedChange(**d) for d in run.get("dropped") or []],
-            kept_ids=list(run.get("kept") or []),
-            turn_id=run.get("turn"),
+            attempts=run.attempts,
+            read=list(run.read),
+            tried=list(run.tried),
+            dropped=[DroppedChange(op=d.op, key=d.key, reason=d.reason, proposal=d.proposal)
+                     for d in run.dropped],
+            kept_ids=list(run.kept),
+            turn_id=run.turn,
         )
 
     @strawberry.field(description="The changes it applied.")

@@ -10,7 +10,6 @@ fresh loaders before each event (`Context.renew`), so nested fields read the gra
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import Any
 
 import strawberry
 
@@ -18,15 +17,14 @@ from app.api.graphql.agents import AgentMemory
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.runs import Run
 from app.api.graphql.sessions import Session
+from app.domain import jobs
 from app.memory.ids import now_ms
 
-RUNNING = ("queued", "running")
 
-
-def ended_runs(runs: list[dict[str, Any]], told: set[str]) -> list[dict[str, Any]]:
+def ended_runs(runs: list[jobs.Run], told: set[str]) -> list[jobs.Run]:
     """The runs that ended and were not told yet, in the order they ended."""
-    new = [run for run in runs if run["status"] not in RUNNING and run["id"] not in told]
-    return sorted(new, key=lambda run: (run.get("finishedAt") or 0, run["id"]))
+    new = [run for run in runs if run.ended and run.id not in told]
+    return sorted(new, key=lambda run: (run.finished_at or 0, run.id))
 
 
 @strawberry.type
@@ -69,8 +67,8 @@ class Subscription:
         since = now_ms()  # runs that end from now on are told, however slow the reads below
         async with ctx.service.live.watch("session", sid) as watch:
             await ctx.service.sessions.view(ctx.who, sid)  # NotFound as a query would be
-            told = {run["id"] for run in await consolidation.runs(ctx.who, sid)
-                    if run["status"] not in RUNNING and (run.get("finishedAt") or 0) < since}
+            told = {run.id for run in await consolidation.runs(ctx.who, sid)
+                    if run.ended and (run.finished_at or 0) < since}
             ended: tuple[int, int] | None = None
             while True:
                 marks = await watch.changed()
@@ -78,7 +76,7 @@ class Subscription:
                     continue
                 ended = marks["ended"], marks["lastEnded"]
                 for run in ended_runs(await consolidation.runs(ctx.who, sid), told):
-                    told.add(run["id"])
+                    told.add(run.id)
                     ctx.renew()
                     found = Run.maybe(run)
                     assert found is not None

@@ -12,13 +12,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
 
+from app.domain.tokens import Grant, TokenInfo
 from app.errors import NotFound, Unauthorized, ValidationError
 from app.memory.ids import now_ms
 from app.memory.values import Principal
-from app.store.database import Database, Tx, uncounted
+from app.store.database import Database, uncounted
+from app.store.principals import PrincipalRepository
+
+__all__ = ["TokenInfo", "Tokens", "check_name", "token_hash", "token_id"]
 
 TOKEN_PREFIX = "obm_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
 LAST_USE_EVERY_MS = 60_000
@@ -29,19 +32,6 @@ CACHED_TOKENS = 10_000  # the most lookups kept; the oldest go first
 def token_id(hash: str) -> str:
     """A token's id, shown by `token list`: from its hash, so it tells nothing of the token."""
     return f"tok-{hash[:12]}"
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    """What `token list` shows of a token: never the token or its hash."""
-
-    id: str
-    kind: str  # "person" or "service"
-    name: str
-    created_at: int
-    last_used_at: int | None
-    expires_at: int | None
-    revoked_at: int | None
 
 
 def token_hash(token: str) -> str:
@@ -62,8 +52,8 @@ class Tokens:
     db: Database
     default_model: str | None
     cache_seconds: float = 2.0
-    # token hash -> (monotonic time of the lookup, what find_principal answered)
-    _cache: dict[str, tuple[float, dict[str, Any]]] = field(default_factory=dict)
+    # token hash -> (monotonic time of the lookup, what the graph said of the token)
+    _cache: dict[str, tuple[float, Grant]] = field(default_factory=dict)
 
     async def create(
         self, org: str, person: str | None, service: str | None = None,
@@ -82,17 +72,10 @@ class Tokens:
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         now = now_ms()
         hashed = token_hash(token)
+        expires_at = None if expires_days is None else now + int(expires_days * DAY_MS)
         await self.db.write(
-            lambda tx: tx.row(
-                "create_principal",
-                org=org,
-                person=person,
-                service=service,
-                id=token_id(hashed),
-                hash=hashed,
-                now=now,
-                expiresAt=None if expires_days is None else now + int(expires_days * DAY_MS),
-                defaultModel=self.default_model,
+            lambda tx: PrincipalRepository(tx).create(
+                org, person, service, token_id(hashed), hashed, now, expires_at, self.default_model
             )
         )
         return token
@@ -100,29 +83,20 @@ class Tokens:
     async def of_org(self, org: str) -> list[TokenInfo]:
         """The org's tokens, newest first."""
         org = check_name(org, "org")
-
-        async def work(tx: Tx) -> list[Any]:
-            return await tx.rows("list_tokens", org=org)
-
-        return [
-            TokenInfo(row["id"], row["kind"], row["name"], row["createdAt"], row["lastUsedAt"],
-                      row["expiresAt"], row["revokedAt"])
-            for row in await self.db.read(work)
-        ]
+        return await self.db.read(lambda tx: PrincipalRepository(tx).of_org(org))
 
     async def revoke(self, token_or_id: str) -> str:
         """Revoke a token, named by itself or by its id; answer its id. Unknown is NotFound."""
         given = token_or_id.strip()
         hashed = token_hash(given) if given.startswith(TOKEN_PREFIX) else None
 
-        async def work(tx: Tx) -> list[Any]:
-            return await tx.rows("revoke_token", hash=hashed, id=given, now=now_ms())
-
-        rows = await self.db.write(work)
-        if not rows:
+        revoked = await self.db.write(
+            lambda tx: PrincipalRepository(tx).revoke(hashed, given, now_ms())
+        )
+        if revoked is None:
             raise NotFound("no such token: give the token or its id (`token list`)")
         self._cache.clear()  # honoured at once here; elsewhere within `cache_seconds`
-        return str(rows[0]["id"])
+        return revoked
 
     async def principal(self, authorization: str | None) -> Principal:
         """The principal of an `Authorization: Bearer <token>` header; 401 when there is none."""
@@ -138,32 +112,31 @@ class Tokens:
             return await self._principal(hashed, now)
 
     async def _principal(self, hashed: str, now: int) -> Principal:
-        row = await self._lookup(hashed, now)
-        if row is None:
+        grant = await self._lookup(hashed, now)
+        if grant is None:
             raise Unauthorized("this token is not known")
-        if row["revoked"]:
+        if grant.revoked:
             raise Unauthorized("this token was revoked")
-        if row["expiresAt"] is not None and row["expiresAt"] <= now:
+        if grant.expires_at is not None and grant.expires_at <= now:
             raise Unauthorized("this token has expired")
-        last = row["lastUsedAt"]
+        last = grant.last_used_at
         if last is None or last < now - LAST_USE_EVERY_MS:
             await self.db.write(
-                lambda tx: tx.rows("touch_token", hash=hashed, now=now,
-                                   before=now - LAST_USE_EVERY_MS)
+                lambda tx: PrincipalRepository(tx).touch(hashed, now, now - LAST_USE_EVERY_MS)
             )
-            row["lastUsedAt"] = now
-        return Principal(org=row["org"], person=row["person"], service=row["service"])
+            cached = self._cache.get(hashed)
+            if cached is not None and cached[1] is grant:  # the cached lookup knows the use
+                self._cache[hashed] = (cached[0], replace(grant, last_used_at=now))
+        return Principal(org=grant.org, person=grant.person, service=grant.service)
 
-    async def _lookup(self, hashed: str, now: int) -> dict[str, Any] | None:
+    async def _lookup(self, hashed: str, now: int) -> Grant | None:
         """What the graph says of a token, from the cache while it is fresh."""
         cached = self._cache.get(hashed)
         if cached is not None and time.monotonic() - cached[0] < self.cache_seconds:
             return cached[1]
-        row: dict[str, Any] | None = await self.db.read(
-            lambda tx: tx.row("find_principal", hash=hashed, now=now)
-        )
-        if row is not None and self.cache_seconds > 0:
+        grant = await self.db.read(lambda tx: PrincipalRepository(tx).grant(hashed, now))
+        if grant is not None and self.cache_seconds > 0:
             if len(self._cache) >= CACHED_TOKENS:
                 del self._cache[next(iter(self._cache))]
-            self._cache[hashed] = (time.monotonic(), row)
-        return row
+            self._cache[hashed] = (time.monotonic(), grant)
+        return grant

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.domain.agents import Agent
 from app.errors import NotFound
 from app.memory.ids import new_id, now_ms
 from app.memory.model_names import check_model_name
-from app.memory.values import Agent, Principal
+from app.memory.values import Principal
+from app.store.agents import AgentRepository
 from app.store.database import Database, Tx
 
 
@@ -16,17 +18,13 @@ async def create_agent(
     tx: Tx, who: Principal, name: str, shared: bool, model: str | None
 ) -> Agent:
     """A new agent of the caller's org, in the caller's transaction."""
-    agent = {
-        "id": new_id("agt"),
-        "name": name,
-        "shared": shared,
-        "model": check_model_name(model, "model"),
-        "createdAt": now_ms(),
-    }
-    row = await tx.row("create_agent", org=who.org, agent=agent)
-    if row is None:
+    model = check_model_name(model, "model")
+    agent = await AgentRepository(tx).create(
+        who.org, new_id("agt"), name, shared, model, now_ms()
+    )
+    if agent is None:
         raise NotFound(f"no org {who.org}")
-    return Agent.from_record(row["agent"])
+    return agent
 
 
 @dataclass
@@ -40,11 +38,7 @@ class Agents:
         return await self.db.write(lambda tx: create_agent(tx, who, name, shared, model))
 
     async def find(self, who: Principal, ids: Sequence[str]) -> dict[str, Agent]:
-        async def work(tx: Tx) -> dict[str, Agent]:
-            rows = await tx.rows("find_agents", org=who.org, ids=list(ids))
-            return {row["agent"]["id"]: Agent.from_record(row["agent"]) for row in rows}
-
-        return await self.db.read(work)
+        return await self.db.read(lambda tx: AgentRepository(tx).find(who.org, ids))
 
     async def get(self, who: Principal, agent_id: str) -> Agent:
         found = await self.find(who, [agent_id])
@@ -53,8 +47,4 @@ class Agents:
         return found[agent_id]
 
     async def page(self, who: Principal, offset: int, limit: int) -> list[Agent]:
-        async def work(tx: Tx) -> list[Agent]:
-            rows = await tx.rows("list_agents", org=who.org, offset=offset, limit=limit)
-            return [Agent.from_record(row["agent"]) for row in rows]
-
-        return await self.db.read(work)
+        return await self.db.read(lambda tx: AgentRepository(tx).page(who.org, offset, limit))

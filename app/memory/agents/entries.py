@@ -1,93 +1,51 @@
-"""Agent memory's values and its rules of who sees what (A1, A5, A6, A9), as pure functions.
-
-An entry is one lasting experience under one key. Its identity is (agent, key, owner): the owner
-is the person a private entry is about, and nobody ("") for a shared one. So ana's private
-`seat` and a shared `seat` are two entries, and no member's write can touch (or reveal) another
-member's private entry. An entry's visibility never changes; a Remember with another visibility
-writes another entry.
-"""
+"""Agent memory's rules of who sees what (A1, A5, A6, A9), as pure functions over the values of
+`app.domain.agents`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Iterable
 
+from app.domain.agents import (
+    AGENT_KINDS,
+    SHARED,
+    VISIBILITIES,
+    AgentChange,
+    AgentEntry,
+    AgentMemory,
+    LogEntry,
+    Source,
+)
 from app.memory.values import Entry, Principal
 
-AgentKind = Literal["procedure", "preference", "decision"]
-AGENT_KINDS: tuple[AgentKind, ...] = ("procedure", "preference", "decision")  # A1
-VISIBILITIES = ("shared", "private")
-SHARED = ""  # the owner of a shared entry
+__all__ = [
+    "AGENT_KINDS",
+    "SHARED",
+    "VISIBILITIES",
+    "AgentChange",
+    "AgentEntry",
+    "AgentMemory",
+    "LogEntry",
+    "Source",
+    "as_entry",
+    "may_see",
+    "owner_of",
+    "target_of",
+    "view_key",
+    "view_of",
+]
 
 
-@dataclass(frozen=True)
-class Source:
-    """A3: an item of a session that supports an agent entry."""
-
-    session: str
-    item: str
-    uid: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"session": self.session, "item": self.item}
-
-
-@dataclass(frozen=True)
-class AgentEntry:
-    """The current state of one agent entry."""
-
-    key: str
-    owner: str
-    content: str
-    kind: str
-    status: str
-    about: str | None
-    visibility: str
-    updated_at: int
-    change: str
-    sources: tuple[Source, ...] = ()
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> AgentEntry:
-        return cls(
-            key=row["key"],
-            owner=row["owner"],
-            content=row["content"],
-            kind=row["kind"],
-            status=row["status"],
-            about=row.get("about"),
-            visibility=row["visibility"],
-            updated_at=row["updatedAt"],
-            change=row["change"],
-            sources=tuple(
-                Source(s["session"], s["item"], s["uid"]) for s in row.get("sources") or ()
-            ),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": [source.to_json() for source in self.sources],
-            "updatedAt": self.updated_at,
-            "status": self.status,
-            "about": self.about,
-            "visibility": self.visibility,
-        }
-
-    def as_entry(self) -> Entry:
-        """The shape instructions render (S5, S6 hold for agent entries too, A8)."""
-        return Entry(
-            key=self.key,
-            content=self.content,
-            kind=self.kind,
-            sources=tuple(source.item for source in self.sources),
-            updated_at=self.updated_at,
-            status=self.status,
-            change=self.change,
-        )
+def as_entry(entry: AgentEntry) -> Entry:
+    """An agent entry in the shape instructions render (S5, S6 hold for agent entries too, A8)."""
+    return Entry(
+        key=entry.key,
+        content=entry.content,
+        kind=entry.kind,
+        sources=tuple(source.item for source in entry.sources),
+        updated_at=entry.updated_at,
+        status=entry.status,
+        change=entry.change,
+    )
 
 
 def owner_of(visibility: str, about: str | None) -> str:
@@ -133,82 +91,3 @@ def target_of(
     if person is not None and person in candidates:
         return candidates[person]
     return candidates.get(SHARED)
-
-
-@dataclass(frozen=True)
-class AgentMemory:
-    """A10: an agent's memory as one caller may see it."""
-
-    entries: Mapping[str, AgentEntry]
-    version: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
-            "version": self.version,
-        }
-
-
-@dataclass(frozen=True)
-class AgentChange:
-    """One recorded change of one agent entry."""
-
-    id: str
-    version: int
-    op: str
-    maker: str
-    person: str | None
-    key: str
-    content: str
-    kind: str
-    status: str
-    about: str | None
-    visibility: str
-    before_content: str | None
-    before_status: str | None
-    at: int
-    job: str | None
-    sources: tuple[Source, ...]
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> AgentChange:
-        return cls(
-            id=row["id"],
-            version=row["version"],
-            op=row["op"],
-            maker=row["maker"],
-            person=row.get("person"),
-            key=row["key"],
-            content=row["content"],
-            kind=row["kind"],
-            status=row["status"],
-            about=row.get("about"),
-            visibility=row["visibility"],
-            before_content=row.get("beforeContent"),
-            before_status=row.get("beforeStatus"),
-            at=row["at"],
-            job=row.get("job"),
-            sources=tuple(
-                Source(s["session"], s["item"], s["uid"]) for s in row.get("sources") or ()
-            ),
-        )
-
-
-@dataclass(frozen=True)
-class LogEntry:
-    """A11: one version of an agent's memory: when, what made it, the keys the caller may see."""
-
-    version: int
-    at: int
-    maker: str
-    person: str | None
-    keys: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "at": self.at,
-            "maker": self.maker,
-            "person": self.person,
-            "keys": list(self.keys),
-        }

@@ -3,7 +3,7 @@ timeline (A7): a per-agent version that grows by exactly 1 with every change, a 
 and every change recorded with what made it. Each operation is one transaction.
 
 Persons edit it here (`command`); learning and promotion apply their changes through the same
-`apply`, so one record and one version rule hold for every maker.
+`AgentMemoryRepository.apply`, so one record and one version rule hold for every maker.
 """
 
 from __future__ import annotations
@@ -13,17 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentMemory, LogEntry, Maker
 from app.errors import AgentConflict, NotFound, ValidationError
-from app.memory.agents.entries import (
-    AgentChange,
-    AgentEntry,
-    AgentMemory,
-    LogEntry,
-    owner_of,
-    target_of,
-    view_of,
-)
-from app.memory.ids import new_id, now_ms
+from app.memory.agents.entries import owner_of, target_of, view_of
+from app.memory.ids import now_ms
 from app.memory.sessions.commands import (
     AgentCommand,
     AgentForget,
@@ -31,51 +24,12 @@ from app.memory.sessions.commands import (
     check_agent_remember,
 )
 from app.memory.values import Principal
-from app.store.database import Database, Tx, read_whole
+from app.store.agent_memory import AgentMemoryRepository
+from app.store.agents import AgentRepository
+from app.store.database import Database, Tx
+from app.store.principals import PrincipalRepository
 
 MAX_LOG_PAGE = 200
-
-
-@dataclass(frozen=True)
-class NewChange:
-    """A change to apply: the entry it writes (key and owner) and its new state."""
-
-    op: str
-    key: str
-    owner: str
-    content: str
-    kind: str
-    status: str
-    about: str | None
-    visibility: str
-    sources: tuple[tuple[str, str], ...] = ()  # (session id, item uid)
-    promoted_from: tuple[str, ...] = ()  # session Change ids, for a promotion
-
-    def to_param(self) -> dict[str, Any]:
-        return {
-            "id": new_id("ach"),
-            "op": self.op,
-            "key": self.key,
-            "owner": self.owner,
-            "content": self.content,
-            "kind": self.kind,
-            "status": self.status,
-            "about": self.about,
-            "visibility": self.visibility,
-            "sources": [{"session": s, "uid": uid} for s, uid in self.sources],
-            "from": list(self.promoted_from),
-        }
-
-
-@dataclass(frozen=True)
-class Maker:
-    """What made a version: `person` (a person or the org's service), `consolidation` (a
-    learning job) or `promotion`."""
-
-    kind: str
-    person: str | None = None
-    service: str | None = None
-    job: str | None = None
 
 
 def reader(who: Principal) -> dict[str, Any]:
@@ -83,65 +37,29 @@ def reader(who: Principal) -> dict[str, Any]:
     return {"org": who.org, "person": who.person, "all": who.person is None}
 
 
-# An agent's memory as a reader sees it: its version, whether it is shared, and the entries.
-AgentRead = tuple[int, bool, list[AgentEntry]]
-
-
-async def read_entries(tx: Tx, who: Principal, agent_ids: Sequence[str]) -> dict[str, AgentRead]:
-    """For each agent: its memory's version, whether it is shared, and the entries `who` may
-    see (the current state, one statement)."""
-    rows = await read_whole(
-        lambda some: tx.rows("agent_entries", **reader(who), agents=some),
-        agent_ids,
-        key=lambda row: str(row["aid"]),
-        settled=settled,
-    )
-    return {str(row["aid"]): agent_read(row) for row in rows}
-
-
-def settled(row: dict[str, Any]) -> bool:
-    """Whether an `agent_entries` row was read whole (no version committed while it was)."""
-    return bool(row["version"] == row["versionAfter"])
-
-
-def agent_read(row: dict[str, Any]) -> AgentRead:
-    """An `agent_entries` row as the agent's version, sharing and entries."""
-    return (
-        row["version"],
-        bool(row["shared"]),
-        [AgentEntry.from_record(e) for e in row["agentEntries"]],
+def edit_of(who: Principal, entries: Sequence[AgentEntry], command: AgentCommand) -> AgentEdit:
+    """The edit a person's Remember or Forget makes of the entries they may see."""
+    if isinstance(command, AgentForget):
+        target = target_of(entries, who.person, command.key, command.about)
+        if target is None:
+            raise AgentConflict(f"the agent's memory has no key {command.key!r}")
+        return AgentEdit(
+            "forget", target.key, target.owner, target.content, target.kind, "retracted",
+            target.about, target.visibility,
+        )
+    return AgentEdit(
+        "remember", command.key, owner_of(command.visibility, command.about),
+        command.content, command.kind, "active", command.about, command.visibility,
     )
 
 
-async def lock_agent(tx: Tx, who: Principal, agent_id: str) -> int:
-    """Lock the agent's memory for this transaction; answer its current version."""
-    row = await tx.row("lock_agent", org=who.org, agent=agent_id)
-    if row is None:
+async def memory_of(tx: Tx, who: Principal, agent_id: str) -> AgentMemory:
+    """The agent's memory as `who` may see it; 404 for an agent not of their org."""
+    found = await AgentMemoryRepository(tx).entries(who.org, who.person, [agent_id])
+    if agent_id not in found:
         raise NotFound(f"no agent {agent_id}")
-    version: int = row["version"]
-    return version
-
-
-async def apply(
-    tx: Tx, org: str, agent_id: str, version: int, maker: Maker, changes: Sequence[NewChange]
-) -> int:
-    """Record `changes` as the next version (the caller holds the agent's lock and read
-    `version`); answer the new version. No change, no version."""
-    if not changes:
-        return version
-    await tx.row(
-        "apply_agent_changes",
-        org=org,
-        agent=agent_id,
-        version=version + 1,
-        at=now_ms(),
-        maker=maker.kind,
-        person=maker.person,
-        service=maker.service,
-        job=maker.job,
-        changes=[change.to_param() for change in changes],
-    )
-    return version + 1
+    read = found[agent_id]
+    return AgentMemory(view_of(who, read.entries), read.version)
 
 
 @dataclass
@@ -151,25 +69,17 @@ class AgentMemories:
     db: Database
 
     async def view(self, who: Principal, agent_id: str) -> AgentMemory:
-        return await self.db.read(lambda tx: self._view(tx, who, agent_id))
+        return await self.db.read(lambda tx: memory_of(tx, who, agent_id))
 
     async def views(self, who: Principal, agent_ids: Sequence[str]) -> dict[str, AgentMemory]:
         async def work(tx: Tx) -> dict[str, AgentMemory]:
-            found = await read_entries(tx, who, agent_ids)
+            found = await AgentMemoryRepository(tx).entries(who.org, who.person, agent_ids)
             return {
-                aid: AgentMemory(view_of(who, entries), version)
-                for aid, (version, _, entries) in found.items()
+                aid: AgentMemory(view_of(who, read.entries), read.version)
+                for aid, read in found.items()
             }
 
         return await self.db.read(work)
-
-    @staticmethod
-    async def _view(tx: Tx, who: Principal, agent_id: str) -> AgentMemory:
-        found = await read_entries(tx, who, [agent_id])
-        if agent_id not in found:
-            raise NotFound(f"no agent {agent_id}")
-        version, _, entries = found[agent_id]
-        return AgentMemory(view_of(who, entries), version)
 
     async def command(
         self,
@@ -184,39 +94,25 @@ class AgentMemories:
             command = await asyncio.to_thread(check_agent_remember, command, who, field_prefix)
 
         async def work(tx: Tx) -> AgentMemory:
-            version = await lock_agent(tx, who, agent_id)
+            memory = AgentMemoryRepository(tx)
+            version = await memory.lock_agent(who.org, agent_id)
             if version != expected:
                 raise AgentConflict(
                     f"the agent memory's version is {version}, not {expected}: read it again"
                 )
-            if command.about is not None and not await tx.row(
-                "find_person", org=who.org, person=command.about
+            if command.about is not None and not await PrincipalRepository(tx).has_person(
+                who.org, command.about
             ):
                 raise ValidationError(
                     f"no person {command.about} in your org", f"{field_prefix}about"
                 )
-            entries = (await read_entries(tx, who, [agent_id]))[agent_id][2]
-            change = self._change(who, entries, command)
+            read = (await memory.entries(who.org, who.person, [agent_id]))[agent_id]
+            edit = edit_of(who, read.entries, command)
             maker = Maker("person", person=who.person, service=who.service)
-            await apply(tx, who.org, agent_id, version, maker, [change])
-            return await self._view(tx, who, agent_id)
+            await memory.apply(who.org, agent_id, version, maker, [edit], now_ms())
+            return await memory_of(tx, who, agent_id)
 
         return await self.db.write(work)
-
-    @staticmethod
-    def _change(who: Principal, entries: list[AgentEntry], command: AgentCommand) -> NewChange:
-        if isinstance(command, AgentForget):
-            target = target_of(entries, who.person, command.key, command.about)
-            if target is None:
-                raise AgentConflict(f"the agent's memory has no key {command.key!r}")
-            return NewChange(
-                "forget", target.key, target.owner, target.content, target.kind, "retracted",
-                target.about, target.visibility,
-            )
-        return NewChange(
-            "remember", command.key, owner_of(command.visibility, command.about),
-            command.content, command.kind, "active", command.about, command.visibility,
-        )
 
     async def log(self, who: Principal, agent_id: str, after: int, limit: int) -> list[LogEntry]:
         """A11: the versions after `after`, oldest first, as `who` may see them."""
@@ -233,15 +129,9 @@ class AgentMemories:
         `limit`, oldest first; the caller checked the bounds."""
 
         async def work(tx: Tx) -> list[LogEntry]:
-            if not await tx.rows("find_agents", org=who.org, ids=[agent_id]):
+            if not await AgentRepository(tx).find(who.org, [agent_id]):
                 raise NotFound(f"no agent {agent_id}")
-            rows = await tx.rows(
-                "agent_log", **reader(who), agent=agent_id, after=after, limit=limit
-            )
-            return [
-                LogEntry(r["version"], r["at"], r["maker"], r["person"], tuple(r["keys"]))
-                for r in rows
-            ]
+            return await AgentMemoryRepository(tx).log(who.org, who.person, agent_id, after, limit)
 
         return await self.db.read(work)
 
@@ -249,11 +139,6 @@ class AgentMemories:
         self, who: Principal, change_ids: Sequence[str]
     ) -> dict[str, list[AgentChange]]:
         """For each current change id, the entry's changes, newest first."""
-
-        async def work(tx: Tx) -> dict[str, list[AgentChange]]:
-            rows = await tx.rows("agent_entry_histories", **reader(who), ids=list(change_ids))
-            return {
-                row["cid"]: [AgentChange.from_record(c) for c in row["changes"]] for row in rows
-            }
-
-        return await self.db.read(work)
+        return await self.db.read(
+            lambda tx: AgentMemoryRepository(tx).histories(who.org, who.person, change_ids)
+        )

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.domain.agents import AGENT_KINDS, SHARED, Agent, AgentEdit, AgentMemory, Maker
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
-from app.memory.agents.entries import AGENT_KINDS, SHARED, AgentMemory, view_of
-from app.memory.agents.memory import Maker, NewChange, apply, read_entries
+from app.memory.agents.memory import memory_of
 from app.memory.ids import now_ms
 from app.memory.sessions.sessions import load_view, lock
-from app.memory.values import Agent, Principal
+from app.memory.values import Principal
+from app.store.agent_memory import AgentMemoryRepository
+from app.store.agents import AgentRepository
 from app.store.database import Database, Tx
 
 
@@ -26,35 +28,37 @@ class Promotion:
         self, who: Principal, session_id: str, name: str | None
     ) -> tuple[Agent, AgentMemory]:
         async def work(tx: Tx) -> tuple[Agent, AgentMemory]:
+            agents = AgentRepository(tx)
             state = await lock(tx, who, session_id)
             if state["kind"] != "subagent":
                 raise SessionConflict(
                     f"session {session_id} is a {state['kind']} session: only a subagent is "
                     "promoted"
                 )
-            earlier = await tx.row("promoted_agent", session=session_id)
+            earlier = await agents.promoted(session_id)
             if earlier is not None:
                 raise SessionConflict(
-                    f"session {session_id} was promoted already, to agent {earlier['id']}"
+                    f"session {session_id} was promoted already, to agent {earlier}"
                 )
             view = await load_view(tx, who, session_id)
             agent = await create_agent(
                 tx, who, name or f"subagent of {session_id}", False, view.session.model
             )
-            changes = [
-                NewChange(
+            edits = [
+                AgentEdit(
                     "remember", entry.key, SHARED, entry.content, entry.kind, "active", None,
                     "shared",
-                    sources=tuple((session_id, item.uid) for item in entry.items()),
+                    sources=tuple(item.uid for item in entry.items()),
                     promoted_from=(entry.change,),
                 )
                 for entry in view.memory.entries.values()
                 if entry.status == "active" and entry.kind in AGENT_KINDS
             ]
             maker = Maker("promotion", person=who.person, service=who.service)
-            await apply(tx, who.org, agent.id, 0, maker, changes)
-            await tx.row("mark_promotion", session=session_id, agent=agent.id, at=now_ms())
-            version, _, entries = (await read_entries(tx, who, [agent.id]))[agent.id]
-            return agent, AgentMemory(view_of(who, entries), version)
+            await AgentMemoryRepository(tx).apply(
+                who.org, agent.id, 0, maker, edits, now_ms(), session=session_id
+            )
+            await agents.mark_promoted(session_id, agent.id, now_ms())
+            return agent, await memory_of(tx, who, agent.id)
 
         return await self.db.write(work)

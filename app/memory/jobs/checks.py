@@ -6,41 +6,46 @@ A change that breaks a rule is dropped with its reason; the others apply.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import pydantic
 
+from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
+from app.domain.jobs import Dropped, Kept
 from app.errors import ValidationError
-from app.memory.agents.entries import AGENT_KINDS, SHARED, VISIBILITIES, AgentEntry
+from app.memory.agents.entries import as_entry
 from app.memory.credentials import credential_reason
 from app.memory.jobs.prompts import ProposedAgentChange, ProposedChange
 from app.memory.sessions.commands import MAX_CONTENT_LENGTH, check_agent_key, check_key, check_text
 from app.memory.values import KINDS, Entry, Item
 
+__all__ = [
+    "Dropped",
+    "Kept",
+    "check_agent_changes",
+    "check_changes",
+    "keep_newer_agent_edits",
+    "keep_newer_edits",
+]
 
-@dataclass(frozen=True)
-class Kept:
-    """A change that passed every check, ready to apply."""
-
-    op: str
-    key: str
-    content: str
-    kind: str
-    status: str
-    sources: tuple[str, ...]
-    replaces: str | None  # the change id of the entry's current state, if any
+ProposedT = TypeVar("ProposedT", bound=ProposedChange)
+KeptT = TypeVar("KeptT", bound="Checked")
 
 
-@dataclass(frozen=True)
-class Dropped:
-    """A change that broke a rule, and which one."""
+class Checked(Protocol):
+    """What the checks read of a kept change of either kind."""
 
-    op: str
-    key: str
-    reason: str
-    proposal: str  # the change as the model sent it, as JSON
+    @property
+    def op(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def sources(self) -> tuple[str, ...]: ...
 
 
 WITHHELD = "[withheld: holds a credential]"
@@ -131,6 +136,59 @@ def _problem(
     return None
 
 
+def check_all(
+    proposed: Sequence[Any],
+    model: type[ProposedT],
+    rule: Callable[[ProposedT, str], KeptT | str],
+) -> tuple[list[KeptT], list[Dropped]]:
+    """The one check loop (S9): each proposal is parsed as `model`, a second change of a key is
+    dropped, and the kind's `rule` answers the kept change or why it is dropped."""
+    kept: list[KeptT] = []
+    dropped: list[Dropped] = []
+    claimed: set[str] = set()
+    for raw in proposed:
+        try:
+            change = model.model_validate(raw)
+        except pydantic.ValidationError:
+            fields = raw if isinstance(raw, dict) else {}
+            dropped.append(_drop(fields.get("op"), fields.get("key"), "malformed change", raw))
+            continue
+        key = change.key.strip()
+        if key in claimed:
+            dropped.append(_drop(change.op, key, "a second change for the same key", raw))
+            continue
+        claimed.add(key)
+        judged = rule(change, key)
+        if isinstance(judged, str):
+            dropped.append(_drop(change.op, key, judged, raw))
+        else:
+            kept.append(judged)
+    return kept, dropped
+
+
+def keep_newer(
+    kept: Sequence[KeptT], overtaken: Callable[[KeptT], bool]
+) -> tuple[list[KeptT], list[Dropped]]:
+    """S7: an edit made while the model worked is kept. A change whose entry changed since the
+    model read the memory (`overtaken`) is dropped, not applied."""
+    still: list[KeptT] = []
+    dropped: list[Dropped] = []
+    for change in kept:
+        if overtaken(change):
+            dropped.append(
+                Dropped(
+                    change.op,
+                    change.key,
+                    "the entry changed while the model worked: the newer edit is kept",
+                    _proposal_text({"op": change.op, "key": change.key, "content": change.content,
+                                    "kind": change.kind, "sources": list(change.sources)}),
+                )
+            )
+        else:
+            still.append(change)
+    return still, dropped
+
+
 def check_changes(
     proposed: Sequence[Any],
     current: Mapping[str, Entry],
@@ -143,86 +201,34 @@ def check_changes(
     `readable` are the ids of the unprocessed items this consolidation read; `processed` the
     ids of the branch's items that an earlier consolidation read.
     """
-    kept: list[Kept] = []
-    dropped: list[Dropped] = []
-    claimed: set[str] = set()
-    for raw in proposed:
-        try:
-            change = ProposedChange.model_validate(raw)
-        except pydantic.ValidationError:
-            fields = raw if isinstance(raw, dict) else {}
-            dropped.append(_drop(fields.get("op"), fields.get("key"), "malformed change", raw))
-            continue
-        key = change.key.strip()
-        if key in claimed:
-            dropped.append(_drop(change.op, key, "a second change for the same key", raw))
-            continue
-        claimed.add(key)
+
+    def rule(change: ProposedChange, key: str) -> Kept | str:
         entry = current.get(key)
         problem = _problem(change, entry, readable, processed, allowed_kinds)
         if problem is not None:
-            dropped.append(_drop(change.op, key, problem, raw))
-            continue
+            return problem
         sources = tuple(dict.fromkeys(change.sources))
         if change.op == "forget":
             assert entry is not None
-            kept.append(
-                Kept("forget", key, entry.content, entry.kind, "retracted", sources, entry.change)
-            )
-        else:
-            kept.append(
-                Kept(
-                    "remember",
-                    key,
-                    (change.content or "").strip(),
-                    str(change.kind),
-                    "active",
-                    sources,
-                    entry.change if entry else None,
-                )
-            )
-    return kept, dropped
+            return Kept("forget", key, entry.content, entry.kind, "retracted", sources,
+                        entry.change)
+        return Kept("remember", key, (change.content or "").strip(), str(change.kind), "active",
+                    sources, entry.change if entry else None)
+
+    return check_all(proposed, ProposedChange, rule)
 
 
 def keep_newer_edits(
     kept: Sequence[Kept], seen: Mapping[str, str], current: Mapping[str, Entry]
 ) -> tuple[list[Kept], list[Dropped]]:
-    """S7: an edit made while the model worked is kept. A change to a key whose entry changed
-    since the model read the memory (`seen`: key -> change id then) is dropped, not applied."""
-    still: list[Kept] = []
-    overtaken: list[Dropped] = []
-    for change in kept:
+    """S7: a change to a key whose entry changed since the model read the memory (`seen`:
+    key -> change id then) is dropped: the newer edit is kept."""
+
+    def overtaken(change: Kept) -> bool:
         entry = current.get(change.key)
-        now = entry.change if entry is not None else None
-        if now != seen.get(change.key):
-            overtaken.append(
-                Dropped(
-                    change.op,
-                    change.key,
-                    "the entry changed while the model worked: the newer edit is kept",
-                    _proposal_text({"op": change.op, "key": change.key, "content": change.content,
-                                    "kind": change.kind, "sources": list(change.sources)}),
-                )
-            )
-        else:
-            still.append(change)
-    return still, overtaken
+        return (entry.change if entry is not None else None) != seen.get(change.key)
 
-
-@dataclass(frozen=True)
-class AgentKept:
-    """A learned agent change that passed every check, ready to apply."""
-
-    op: str
-    key: str
-    owner: str
-    content: str
-    kind: str
-    status: str
-    about: str | None
-    visibility: str
-    sources: tuple[str, ...]  # item ids of the session learned from
-    replaces: str | None  # the change id of the entry's current state, if any
+    return keep_newer(kept, overtaken)
 
 
 def _agent_problem(
@@ -257,7 +263,7 @@ def check_agent_changes(
     readable: Mapping[str, Item],
     person: str | None,
     members: Collection[str],
-) -> tuple[list[AgentKept], list[Dropped]]:
+) -> tuple[list[AgentEdit], list[Dropped]]:
     """Split the helper model's proposed agent changes into those that apply and those dropped.
 
     `current` are the agent entries the session's person may see; `readable` the session's
@@ -266,67 +272,34 @@ def check_agent_changes(
     credentials) with the lasting kinds only (A1), plus A4, A5 and A9.
     """
     entries = {(e.key, e.owner): e for e in current}
-    kept: list[AgentKept] = []
-    dropped: list[Dropped] = []
-    claimed: set[str] = set()
-    for raw in proposed:
-        try:
-            change = ProposedAgentChange.model_validate(raw)
-        except pydantic.ValidationError:
-            fields = raw if isinstance(raw, dict) else {}
-            dropped.append(_drop(fields.get("op"), fields.get("key"), "malformed change", raw))
-            continue
-        key = change.key.strip()
-        if key in claimed:
-            dropped.append(_drop(change.op, key, "a second change for the same key", raw))
-            continue
-        claimed.add(key)
+
+    def rule(change: ProposedAgentChange, key: str) -> AgentEdit | str:
         problem = _agent_problem(change, person, members, readable)
         visibility = change.visibility or "shared"
         owner = change.about if visibility == "private" and change.about else SHARED
         entry = entries.get((key, owner))
         if problem is None:
             problem = _problem(
-                change, entry.as_entry() if entry else None, readable, (), AGENT_KINDS
+                change, as_entry(entry) if entry else None, readable, (), AGENT_KINDS
             )
         if problem is not None:
-            dropped.append(_drop(change.op, key, problem, raw))
-            continue
+            return problem
         sources = tuple(dict.fromkeys(change.sources))
         if change.op == "forget":
             assert entry is not None
-            kept.append(
-                AgentKept("forget", key, owner, entry.content, entry.kind, "retracted",
-                          entry.about, entry.visibility, sources, entry.change)
-            )
-        else:
-            kept.append(
-                AgentKept("remember", key, owner, (change.content or "").strip(),
-                          str(change.kind), "active", change.about, visibility, sources,
-                          entry.change if entry else None)
-            )
-    return kept, dropped
+            return AgentEdit("forget", key, owner, entry.content, entry.kind, "retracted",
+                             entry.about, entry.visibility, sources, entry.change)
+        return AgentEdit("remember", key, owner, (change.content or "").strip(),
+                         str(change.kind), "active", change.about, visibility, sources,
+                         entry.change if entry else None)
+
+    return check_all(proposed, ProposedAgentChange, rule)
 
 
 def keep_newer_agent_edits(
-    kept: Sequence[AgentKept], current: Sequence[AgentEntry]
-) -> tuple[list[AgentKept], list[Dropped]]:
+    kept: Sequence[AgentEdit], current: Sequence[AgentEntry]
+) -> tuple[list[AgentEdit], list[Dropped]]:
     """S7 for agents: a change to an entry that changed while the model worked (a person's
     edit) is dropped: the newer edit is kept."""
     now = {(e.key, e.owner): e.change for e in current}
-    still: list[AgentKept] = []
-    overtaken: list[Dropped] = []
-    for change in kept:
-        if now.get((change.key, change.owner)) != change.replaces:
-            overtaken.append(
-                Dropped(
-                    change.op,
-                    change.key,
-                    "the entry changed while the model worked: the newer edit is kept",
-                    _proposal_text({"op": change.op, "key": change.key, "content": change.content,
-                                    "kind": change.kind, "sources": list(change.sources)}),
-                )
-            )
-        else:
-            still.append(change)
-    return still, overtaken
+    return keep_newer(kept, lambda change: now.get((change.key, change.owner)) != change.replaces)

@@ -19,26 +19,25 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from app.config import Settings
+from app.domain.jobs import PENDING, JobKind, Run, RunContext
 from app.errors import NotFound, SessionConflict
-from app.memory.credentials import prescan
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.jobs.checks import check_changes, keep_newer_edits
 from app.memory.jobs.learning import queue_learning
 from app.memory.jobs.prompts import (
     CONSOLIDATION_SCHEMA_NAME,
     consolidation_messages,
-    failure_message,
     memory_changes_schema,
-    parse_answer,
 )
-from app.memory.jobs.runner import Statements, Workers
+from app.memory.jobs.runner import Failed, Workers, ask, count_ended
 from app.memory.model_names import resolve_model
 from app.memory.sessions.sessions import load_view, lock
-from app.memory.sessions.switches import switches_of
+from app.memory.sessions.switches import OrgSettings, Overrides, resolve_switches, switches_of
 from app.memory.values import Item, Principal, SessionView
-from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
+from app.models.base import ContextEntry, ContextItem, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx, settled_list
+from app.store.jobs import JobRepository
 
 log = logging.getLogger("openbot_memory.consolidation")
 
@@ -52,11 +51,10 @@ class Owner(NamedTuple):
     agent: str
 
 
-async def unprocessed_items(tx: Tx, session_id: str) -> list[Item]:
-    """The items consolidation may read, oldest first: after the processed ledger's mark, and
-    not a person's memory edit (one statement over the kept ledger, issue 12)."""
-    rows = await tx.rows("unprocessed_items", id=session_id)
-    return [Item.from_record(row["item"]) for row in rows]
+def generates(context: RunContext) -> bool:
+    """S4, S11: whether the `generate` switch in force for a run's session is on."""
+    overrides = Overrides(generate=context.generate_override)
+    return resolve_switches(OrgSettings(generate=context.org_generate), overrides).generate
 
 
 def first_chunk(items: Sequence[Item], budget_chars: int) -> list[Item]:
@@ -96,15 +94,14 @@ class Consolidation:
     # Called when a run ends (learning may be due, A2): wakes the learning workers.
     on_run_end: Callable[[], None] = field(default=lambda: None)
     pool: Workers = field(init=False)
+    kind: JobKind = field(default="consolidation", init=False)
+    noun: str = field(default="run", init=False)
+    log: logging.Logger = field(default=log, init=False)
 
     def __post_init__(self) -> None:
         self.pool = Workers(
-            name="consolidation",
+            job=self,
             db=self.db,
-            statements=Statements(
-                "waiting_runs", "next_run", "claim_run", "extend_run_lease", "requeue_runs"
-            ),
-            run=self.execute,
             count=self.workers,
             poll_seconds=self.settings.worker_poll_seconds,
             lease_seconds=self.settings.run_lease_seconds,
@@ -119,39 +116,33 @@ class Consolidation:
     async def stop(self) -> None:
         await self.pool.stop()
 
-    async def execute(self, run_id: str) -> None:
-        """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read.
-        Whatever goes wrong, the run ends recorded as failed, never left running."""
-        try:
-            await self._execute(run_id)
-        except Exception as exc:
-            log.exception("run %s failed unexpectedly", run_id)
-            with contextlib.suppress(Exception):
-                await self._finish(run_id, None, "failed",
-                                   f"internal error ({exc.__class__.__name__})")
-        finally:
-            self.on_run_end()
+    def ended(self) -> None:
+        self.on_run_end()
 
-    async def _execute(self, run_id: str) -> None:
-        async def read(
-            tx: Tx,
-        ) -> tuple[dict[str, Any], list[Item], SessionView | None] | None:
-            context = await tx.row("run_context", run=run_id)
+    async def fail(self, run_id: str, error: str) -> None:
+        await self._finish(run_id, None, "failed", error)
+
+    async def work(self, run_id: str) -> None:
+        """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read."""
+
+        async def read(tx: Tx) -> tuple[RunContext, list[Item], SessionView | None] | None:
+            jobs = JobRepository(tx)
+            context = await jobs.run_context(run_id)
             if context is None:
                 return None
-            backlog = await unprocessed_items(tx, context["session"])
-            if not backlog or not switches_of(context, "switches").generate:
+            backlog = await jobs.unprocessed(context.session, Item.from_record)
+            if not backlog or not generates(context):
                 return context, backlog, None  # the run ends here: no view needed
-            view = await load_view(tx, Principal(context["org"]), context["session"])
+            view = await load_view(tx, Principal(context.org), context.session)
             return context, backlog, view
 
         found = await self.db.read(read)  # the run, its session's backlog and view: one read
         if found is None:
             return
         context, backlog, seen_view = found
-        model_name = context["run"]["model"]
-        owner = Owner(context["org"], context["agent"])
-        if not switches_of(context, "switches").generate:  # S11: off since the run was queued
+        model_name = context.model
+        owner = Owner(context.org, context.agent)
+        if not generates(context):  # S11: off since the run was queued
             await self._finish(run_id, owner, "skipped", None)
             return
         if seen_view is None:  # nothing to read: earlier runs read it all
@@ -168,25 +159,16 @@ class Consolidation:
             entries=[ContextEntry(e.key, e.content, e.kind, e.status) for e in entries],
         )
         read_uids = {item.uid for item in items}
-        budget = self.settings.model_timeout_seconds * (self.settings.model_retries + 1) + 5
-        try:
-            model = self.models.get(model_name)
-            content = await asyncio.wait_for(model.complete(request), budget)
-            proposed = parse_answer(content)
-        except (ModelError, ValueError, TimeoutError) as exc:
-            message = failure_message(exc, budget)
-            log.warning("run %s: model %s failed: %s", run_id, model_name, message)
-            await self._finish(run_id, owner, "failed", message, sorted(read_uids))
+        proposed = await ask(self, run_id, self.models, self.settings, str(model_name), request)
+        if isinstance(proposed, Failed):
+            await self._finish(run_id, owner, "failed", proposed.message, sorted(read_uids))
             return
         seen = {entry.key: entry.change for entry in entries}
-        await asyncio.to_thread(prescan, proposed)  # S10's scan, before the lock
         ended = await self.db.write(
-            lambda tx: self._apply(tx, run_id, owner, view, model_name, read_uids, seen, proposed)
+            lambda tx: self._apply(tx, run_id, owner, view, str(model_name), read_uids, seen,
+                                   proposed)
         )
-        for run in ended:  # counted as every run that ends in this process is, without a time
-            self.db.telemetry.metrics.job_ended(
-                "consolidation", str(run["model"] or "none"), "succeeded", None, []
-            )
+        count_ended(self.db, self.kind, ended)
 
     async def _apply(
         self,
@@ -198,9 +180,10 @@ class Consolidation:
         read_uids: set[str],
         seen: dict[str, str],
         proposed: list[Any],
-    ) -> list[dict[str, Any]]:
-        """Apply what the model proposed to the newest memory; the runs queued behind this one
-        that it ended, as it read what they would have."""
+    ) -> list[str | None]:
+        """Apply what the model proposed to the newest memory; the models of the runs queued
+        behind this one that it ended, as it read what they would have."""
+        jobs = JobRepository(tx)
         org, session_id = owner.org, view.session.id
         state = await lock(tx, Principal(org), session_id)
         if (state["revision"], state["head"]) != (view.session.revision, view.session.head):
@@ -212,7 +195,7 @@ class Consolidation:
         if not switches_of(state, "orgSettings").generate:
             await self._finish_in(tx, run_id, owner, "skipped", None)
             return []
-        unprocessed = await unprocessed_items(tx, session_id)
+        unprocessed = await jobs.unprocessed(session_id, Item.from_record)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
@@ -225,43 +208,27 @@ class Consolidation:
             processed=set(view.memory.processed),
         )
         kept, overtaken = keep_newer_edits(kept, seen, view.memory.entries)
-        dropped = [*dropped, *overtaken]
-        uid_of = {item.id: item.uid for item in readable}
-        run = {"id": run_id, "head": new_head(), "at": now_ms()}
         # A run that keeps nothing stays on the head it read, unless a fork shares that head:
         # what it read is this session's, so it then makes a version of its own (else the fork's
         # history would count the items as processed, while the fork never read them).
-        await tx.row(
-            "apply_consolidation" if kept or state["headShared"] else "record_quiet_run",
-            id=session_id,
-            run=run,
+        await jobs.apply_consolidation(
+            session_id,
+            run_id,
+            new_head(),
+            now_ms(),
             read=[item.uid for item in readable],
-            readIds=[item.id for item in readable],
-            readSeq=readable[-1].seq,
-            kept=[
-                {
-                    "id": new_id("chg"),
-                    "op": k.op,
-                    "key": k.key,
-                    "content": k.content,
-                    "kind": k.kind,
-                    "status": k.status,
-                    "replaces": k.replaces,
-                    "sources": [uid_of[source] for source in k.sources],
-                }
-                for k in kept
-            ],
-            dropped=[
-                {"op": d.op, "key": d.key, "reason": d.reason, "proposal": d.proposal}
-                for d in dropped
-            ],
+            read_ids=[item.id for item in readable],
+            read_seq=readable[-1].seq,
+            kept=kept,
+            uid_of={item.id: item.uid for item in readable},
+            dropped=[*dropped, *overtaken],
+            new_version=bool(kept or state["headShared"]),
         )
-        done: list[dict[str, Any]] = []
+        done: list[str | None] = []
         if len(unprocessed) > len(readable):  # a backlog larger than one prompt: read on
-            backlog = {"id": new_id("run"), "model": model_name, "at": now_ms()}
-            await tx.row("queue_backlog_run", id=session_id, run=backlog)
+            await jobs.queue_backlog_run(session_id, new_id("run"), model_name, now_ms())
         else:  # every item is read: the runs queued behind this one have nothing to read
-            done = await tx.rows("finish_read_runs", id=session_id, now=now_ms())
+            done = await jobs.finish_read_runs(session_id, now_ms())
         await self._ended(tx, run_id, owner)
         return done
 
@@ -276,9 +243,7 @@ class Consolidation:
         cls, tx: Tx, run_id: str, owner: Owner | None, status: str, error: str | None,
         tried: Sequence[str] = (),
     ) -> None:
-        await tx.row(
-            "finish_run", run=run_id, status=status, error=error, now=now_ms(), tried=list(tried)
-        )
+        await JobRepository(tx).finish_run(run_id, status, error, now_ms(), tried)
         await cls._ended(tx, run_id, owner)
 
     @staticmethod
@@ -287,10 +252,10 @@ class Consolidation:
         (A2), queued here so that it is never lost. `owner` is the run's org and agent, read
         here when the caller does not know them."""
         if owner is None:
-            context = await tx.row("run_context", run=run_id)
+            context = await JobRepository(tx).run_context(run_id)
             if context is None:
                 return
-            owner = Owner(context["org"], context["agent"])
+            owner = Owner(context.org, context.agent)
         with contextlib.suppress(NotFound):  # an agent deleted meanwhile has nothing to learn
             await queue_learning(tx, owner.org, owner.agent)
 
@@ -305,10 +270,9 @@ class Consolidation:
             model = resolve_model(state["model"], state["agentModel"], view.org.model)
             if model is None:
                 raise SessionConflict("no model is set for this session, its agent or the org")
-            run = {"id": new_id("run"), "model": model, "turn": None, "trigger": "refresh",
-                   "at": now_ms()}
-            await tx.row("queue_run", id=session_id, run=run)
-            return str(run["id"])
+            run_id = new_id("run")
+            await JobRepository(tx).queue_run(session_id, run_id, model, "refresh", None, now_ms())
+            return run_id
 
         run_id = await self.db.write(queue)
         if run_id is not None:
@@ -322,11 +286,11 @@ class Consolidation:
         the wait at once; one of another process is seen within half a second."""
 
         async def status() -> str | None:
-            row = await self.db.read(lambda tx: tx.row("run_context", run=run_id))
-            return None if row is None else str(row["run"]["status"])
+            context = await self.db.read(lambda tx: JobRepository(tx).run_context(run_id))
+            return None if context is None else context.status
 
         async def finished() -> None:
-            while await status() in ("queued", "running"):
+            while await status() in PENDING:
                 await self.pool.finished(0.5)
 
         try:
@@ -335,33 +299,28 @@ class Consolidation:
             return False
         return True
 
-    async def run(self, who: Principal, session_id: str, run_id: str) -> dict[str, Any]:
-        """One run of the session, as `find` answers it; 404 when the session has no such run."""
+    async def run(self, who: Principal, session_id: str, run_id: str) -> Run:
+        """One run of the session; 404 when the session has no such run."""
         found = await self.find(who, [run_id])
-        if run_id not in found or found[run_id]["session"] != session_id:
+        if run_id not in found or found[run_id].session != session_id:
             raise NotFound(f"session {session_id} has no run {run_id}")
         return found[run_id]
 
-    async def find(self, who: Principal, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def find(self, who: Principal, run_ids: Sequence[str]) -> dict[str, Run]:
         """Runs by id: status, model, error, turn, and the items read, changes kept and dropped."""
-        return await self.db.read(lambda tx: self._find_in(tx, who, run_ids))
+        return await self.db.read(
+            lambda tx: JobRepository(tx).runs(who.org, who.person, run_ids)
+        )
 
-    @staticmethod
-    async def _find_in(
-        tx: Tx, who: Principal, run_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
-        rows = await tx.rows("find_runs", **who.scope(), ids=list(run_ids))
-        return {row["run"]["id"]: row["run"] for row in rows}
-
-    async def runs(self, who: Principal, session_id: str) -> list[dict[str, Any]]:
+    async def runs(self, who: Principal, session_id: str) -> list[Run]:
         """One session's runs, newest first; a run seen ended comes with the backlog run it
         queued (`settled_list`)."""
 
-        async def work(tx: Tx) -> list[dict[str, Any]]:
-            async def ids_of() -> list[str]:
-                rows = await tx.rows("session_runs", **who.scope(), ids=[session_id])
-                return list(rows[0]["runs"]) if rows else []
-
-            return await settled_list(ids_of, lambda ids: self._find_in(tx, who, ids))
+        async def work(tx: Tx) -> list[Run]:
+            jobs = JobRepository(tx)
+            return await settled_list(
+                lambda: jobs.session_run_ids(who.org, who.person, session_id),
+                lambda ids: jobs.runs(who.org, who.person, ids),
+            )
 
         return await self.db.read(work)

@@ -12,52 +12,95 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from app.config import Settings
+from app.domain.jobs import PENDING, JobKind
 from app.errors import Unavailable
+from app.memory.credentials import prescan
 from app.memory.ids import now_ms
-from app.store.database import Database, Tx
+from app.memory.jobs.prompts import failure_message, parse_answer
+from app.models.base import ModelError, ModelRequest
+from app.models.registry import Models
+from app.store.database import Database
+from app.store.jobs import JobRepository
 
 log = logging.getLogger("openbot_memory.workers")
+
+
+class Job(Protocol):
+    """One kind of durable job, as the runner drives it."""
+
+    kind: JobKind
+    noun: str  # how the log names one job of the kind ("run", "learning job")
+    log: logging.Logger
+
+    async def work(self, job: str) -> None:
+        """Run one claimed job to its end."""
+
+    async def fail(self, job: str, error: str) -> None:
+        """Record a job that raised as failed with `error`."""
+
+    def ended(self) -> None:
+        """Called after every job of the kind, however it ended."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """A model call that failed (S11): what the job records."""
+
+    message: str
+
+
+async def ask(
+    job: Job, job_id: str, models: Models, settings: Settings, model_name: str,
+    request: ModelRequest,
+) -> list[Any] | Failed:
+    """The changes a model proposes for `request`, scanned for credentials (S10's scan, off
+    the event loop and before any lock); `Failed` when the model fails, times out or answers
+    what is not a list of changes."""
+    budget = settings.model_timeout_seconds * (settings.model_retries + 1) + 5
+    try:
+        model = models.get(model_name)
+        content = await asyncio.wait_for(model.complete(request), budget)
+        proposed = parse_answer(content)
+    except (ModelError, ValueError, TimeoutError) as exc:
+        message = failure_message(exc, budget)
+        job.log.warning("%s %s: model %s failed: %s", job.noun, job_id, model_name, message)
+        return Failed(message)
+    await asyncio.to_thread(prescan, proposed)
+    return proposed
 
 
 async def record_outcome(db: Database, kind: str, job: str, seconds: float) -> None:
     """Count a job that ended in this process: its duration and outcome by model, and the
     reasons of the changes it dropped, as the graph recorded them."""
-    row = await db.read(lambda tx: tx.row("job_outcome", id=job))
-    if row is None or row["status"] in ("queued", "running"):
+    outcome = await db.read(lambda tx: JobRepository(tx).outcome(job))
+    if outcome is None or outcome.status in PENDING:
         return  # gone, or handed back to the queue: it ends (and is counted) later
     db.telemetry.metrics.job_ended(
-        kind, str(row["model"] or "none"), str(row["status"]), seconds, row["dropped"]
+        kind, str(outcome.model or "none"), str(outcome.status), seconds, list(outcome.dropped)
     )
 
 
-@dataclass(frozen=True)
-class Statements:
-    """The statements of one kind of durable job: `waiting` reads whether any job is queued or
-    ran out of its lease (so an idle worker writes nothing), `next` finds a candidate (its `id`,
-    and the `claimKey` no two workers may run at once: a session, an agent) and locks it, `claim`
-    checks again and takes it with a lease, `extend` renews a lease, `requeue` puts back the
-    jobs whose lease ran out."""
-
-    waiting: str
-    next: str
-    claim: str
-    extend: str
-    requeue: str
+def count_ended(db: Database, kind: str, models: Sequence[str | None]) -> None:
+    """Count jobs that ended without running (their work was done by another), without a
+    time."""
+    for model in models:
+        db.telemetry.metrics.job_ended(kind, str(model or "none"), "succeeded", None, [])
 
 
 @dataclass
 class Workers:
-    """`count` loops that claim a job and run it (`run`) under a lease they keep renewing;
+    """`count` loops that claim a job of one kind and run it under a lease they keep renewing;
     jobs whose lease ran out go back to the queue, looked for at most twice a lease period.
-    Each job runs in a span of its own, and how it ended is counted."""
+    Each job runs in a span of its own; whatever goes wrong, it ends recorded (as failed),
+    never left running; and how it ended is counted."""
 
-    name: str
+    job: Job
     db: Database
-    statements: Statements
-    run: Callable[[str], Awaitable[None]]
     count: int
     poll_seconds: float
     lease_seconds: float
@@ -160,6 +203,21 @@ class Workers:
             with contextlib.suppress(Exception):
                 await self._extend(job)
 
+    @property
+    def name(self) -> JobKind:
+        return self.job.kind
+
+    async def execute(self, job: str) -> None:
+        """Run one claimed job to its end; whatever goes wrong, it ends recorded as failed."""
+        try:
+            await self.job.work(job)
+        except Exception as exc:
+            self.job.log.exception("%s %s failed unexpectedly", self.job.noun, job)
+            with contextlib.suppress(Exception):
+                await self.job.fail(job, f"internal error ({exc.__class__.__name__})")
+        finally:
+            self.job.ended()
+
     async def _run_leased(self, job: str) -> None:
         lease = asyncio.create_task(self._keep_lease(job))
         started = time.perf_counter()
@@ -167,7 +225,7 @@ class Workers:
             with self.db.telemetry.tracer.start_as_current_span(
                 f"{self.name} job", attributes={"job": job}
             ):
-                await self.run(job)
+                await self.execute(job)
         finally:
             lease.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -182,26 +240,23 @@ class Workers:
         return int(self.lease_seconds * 1000)
 
     async def _waiting(self) -> tuple[bool, bool]:
-        row = await self.db.read(lambda tx: tx.row(self.statements.waiting, now=now_ms()))
-        return (bool(row["queued"]), bool(row["expired"])) if row else (False, False)
+        return await self.db.read(lambda tx: JobRepository(tx).waiting(self.name, now_ms()))
 
     async def _requeue(self) -> int:
-        row = await self.db.write(lambda tx: tx.row(self.statements.requeue, now=now_ms()))
-        return int(row["requeued"]) if row else 0
+        return await self.db.write(lambda tx: JobRepository(tx).requeue(self.name, now_ms()))
 
     async def _claim(self, busy: frozenset[str]) -> tuple[str, str] | None:
-        async def work(tx: Tx) -> tuple[str, str] | None:
-            candidate = await tx.row(self.statements.next, busy=sorted(busy))
-            if candidate is None:
-                return None
-            claimed = await tx.row(
-                self.statements.claim, job=candidate["id"], now=now_ms(), lease=self._lease_ms
-            )
-            return (candidate["id"], candidate["claimKey"]) if claimed else None
-
-        return await self.db.write(work)
+        claim = await self.db.write(
+            lambda tx: JobRepository(tx).claim(self.name, sorted(busy), now_ms(), self._lease_ms)
+        )
+        return None if claim is None else (claim.job, claim.key)
 
     async def _extend(self, job: str) -> None:
         await self.db.write(
-            lambda tx: tx.row(self.statements.extend, job=job, until=now_ms() + self._lease_ms)
+            lambda tx: JobRepository(tx).extend(self.name, job, now_ms() + self._lease_ms)
         )
+
+
+async def pending_jobs(db: Database) -> dict[tuple[str, str], int]:
+    """How many jobs of each kind are queued and running, by (kind, status)."""
+    return await db.read(lambda tx: JobRepository(tx).pending())

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import NotFound
-from app.memory.agents.entries import AgentEntry, view_of
+from app.memory.agents.entries import AgentEntry, as_entry, view_of
 from app.memory.sessions.switches import OrgSettings, switches_of
 from app.memory.turns.instructions import Instructions, compose
 from app.memory.values import Entry, Principal
@@ -67,7 +67,7 @@ class Reachable:
         agent: list[AgentEntry] = []
         if self.agent_memory:
             agent = list(view_of(Principal(self.org, person=self.viewer), self.agent).values())
-        shown = compose(session, [e.as_entry() for e in agent], max_length, self.shared_agent)
+        shown = compose(session, [as_entry(e) for e in agent], max_length, self.shared_agent)
         saw = {e.key: e.change for e in session}
         saw_agent = {e.key: e.change for e in agent}
         return shown, [saw[k] for k in shown.keys], [saw_agent[k] for k in shown.agent_keys]

@@ -1,0 +1,220 @@
+"""Agents and their lasting memory: the values the store reads and the rules decide over.
+
+An entry is one lasting experience under one key. Its identity is (agent, key, owner): the owner
+is the person a private entry is about, and nobody ("") for a shared one. So ana's private
+`seat` and a shared `seat` are two entries, and no member's write can touch (or reveal) another
+member's private entry. An entry's visibility never changes; a Remember with another visibility
+writes another entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+AgentKind = Literal["procedure", "preference", "decision"]
+AGENT_KINDS: tuple[AgentKind, ...] = ("procedure", "preference", "decision")  # A1
+VISIBILITIES = ("shared", "private")
+SHARED = ""  # the owner of a shared entry
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A configured assistant of an org."""
+
+    id: str
+    name: str
+    shared: bool
+    model: str | None
+    created_at: int
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Agent:
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            shared=bool(row.get("shared")),
+            model=row.get("model"),
+            created_at=row["createdAt"],
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "shared": self.shared, "model": self.model}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A3: an item of a session that supports an agent entry."""
+
+    session: str
+    item: str
+    uid: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"session": self.session, "item": self.item}
+
+
+def _sources(row: Mapping[str, Any]) -> tuple[Source, ...]:
+    return tuple(Source(s["session"], s["item"], s["uid"]) for s in row.get("sources") or ())
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    """The current state of one agent entry."""
+
+    key: str
+    owner: str
+    content: str
+    kind: str
+    status: str
+    about: str | None
+    visibility: str
+    updated_at: int
+    change: str
+    sources: tuple[Source, ...] = ()
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> AgentEntry:
+        return cls(
+            key=row["key"],
+            owner=row["owner"],
+            content=row["content"],
+            kind=row["kind"],
+            status=row["status"],
+            about=row.get("about"),
+            visibility=row["visibility"],
+            updated_at=row["updatedAt"],
+            change=row["change"],
+            sources=_sources(row),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "content": self.content,
+            "kind": self.kind,
+            "sources": [source.to_json() for source in self.sources],
+            "updatedAt": self.updated_at,
+            "status": self.status,
+            "about": self.about,
+            "visibility": self.visibility,
+        }
+
+
+@dataclass(frozen=True)
+class AgentRead:
+    """An agent's memory as a reader sees it: its version, whether the agent is shared, and the
+    entries the reader may see."""
+
+    version: int
+    shared: bool
+    entries: tuple[AgentEntry, ...]
+
+
+@dataclass(frozen=True)
+class AgentMemory:
+    """A10: an agent's memory as one caller may see it."""
+
+    entries: Mapping[str, AgentEntry]
+    version: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
+            "version": self.version,
+        }
+
+
+@dataclass(frozen=True)
+class AgentEdit:
+    """A change to one agent entry, checked and ready to apply: the entry it writes (key and
+    owner) and its new state. A learned change cites the ids of its session's items when it is
+    checked and their uids when it is applied; a promoted one names the session changes it
+    comes from."""
+
+    op: str
+    key: str
+    owner: str
+    content: str
+    kind: str
+    status: str
+    about: str | None
+    visibility: str
+    sources: tuple[str, ...] = ()
+    replaces: str | None = None  # the change id of the entry's current state, if any
+    promoted_from: tuple[str, ...] = ()  # session Change ids, for a promotion
+
+
+@dataclass(frozen=True)
+class Maker:
+    """What made a version: `person` (a person or the org's service), `consolidation` (a
+    learning job) or `promotion`."""
+
+    kind: str
+    person: str | None = None
+    service: str | None = None
+    job: str | None = None
+
+
+@dataclass(frozen=True)
+class AgentChange:
+    """One recorded change of one agent entry."""
+
+    id: str
+    version: int
+    op: str
+    maker: str
+    person: str | None
+    key: str
+    content: str
+    kind: str
+    status: str
+    about: str | None
+    visibility: str
+    before_content: str | None
+    before_status: str | None
+    at: int
+    job: str | None
+    sources: tuple[Source, ...]
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> AgentChange:
+        return cls(
+            id=row["id"],
+            version=row["version"],
+            op=row["op"],
+            maker=row["maker"],
+            person=row.get("person"),
+            key=row["key"],
+            content=row["content"],
+            kind=row["kind"],
+            status=row["status"],
+            about=row.get("about"),
+            visibility=row["visibility"],
+            before_content=row.get("beforeContent"),
+            before_status=row.get("beforeStatus"),
+            at=row["at"],
+            job=row.get("job"),
+            sources=_sources(row),
+        )
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """A11: one version of an agent's memory: when, what made it, the keys the caller may see."""
+
+    version: int
+    at: int
+    maker: str
+    person: str | None
+    keys: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "at": self.at,
+            "maker": self.maker,
+            "person": self.person,
+            "keys": list(self.keys),
+        }

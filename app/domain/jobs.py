@@ -1,0 +1,230 @@
+"""Durable jobs: consolidation runs and learning jobs, what they read, and what they decided.
+
+A run or a job is queued, claimed by one worker under a lease, and ends `succeeded`, `failed`
+or `skipped`; the changes its model proposed are kept (and applied) or dropped with a reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+JobKind = Literal["consolidation", "learning"]
+PENDING = ("queued", "running")  # the statuses of a job that has not ended
+
+ItemT = TypeVar("ItemT")
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A proposed change to a session's memory that passed every check, ready to apply."""
+
+    op: str
+    key: str
+    content: str
+    kind: str
+    status: str
+    sources: tuple[str, ...]
+    replaces: str | None  # the change id of the entry's current state, if any
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A proposed change that broke a rule, and which one."""
+
+    op: str
+    key: str
+    reason: str
+    proposal: str  # the change as the model sent it, as JSON
+    session: str | None = None  # the session a learning job read it from
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Dropped:
+        return cls(row["op"], row["key"], row["reason"], row["proposal"], row.get("session"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "key": self.key, "reason": self.reason, "proposal": self.proposal}
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One consolidation run of a session: its state, what it read, kept and dropped."""
+
+    id: str
+    status: str
+    model: str | None
+    trigger: str | None
+    error: str | None
+    queued_at: int
+    started_at: int | None
+    finished_at: int | None
+    attempts: int
+    head: str | None
+    session: str
+    turn: str | None
+    read: tuple[str, ...]  # the ids of the items it read
+    tried: tuple[str, ...]  # the ids of the items a failed run tried to read
+    kept: tuple[str, ...]  # the ids of the changes it made
+    dropped: tuple[Dropped, ...]
+
+    @property
+    def ended(self) -> bool:
+        return self.status not in PENDING
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Run:
+        return cls(
+            id=row["id"],
+            status=row["status"],
+            model=row.get("model"),
+            trigger=row.get("trigger"),
+            error=row.get("error"),
+            queued_at=row["queuedAt"],
+            started_at=row.get("startedAt"),
+            finished_at=row.get("finishedAt"),
+            attempts=row.get("attempts") or 0,
+            head=row.get("head"),
+            session=row["session"],
+            turn=row.get("turn"),
+            read=tuple(row.get("read") or ()),
+            tried=tuple(row.get("tried") or ()),
+            kept=tuple(row.get("kept") or ()),
+            dropped=tuple(Dropped.from_record(d) for d in row.get("dropped") or ()),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "model": self.model,
+            "trigger": self.trigger,
+            "error": self.error,
+            "queuedAt": self.queued_at,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "attempts": self.attempts,
+            "head": self.head,
+            "session": self.session,
+            "turn": self.turn,
+            "read": list(self.read),
+            "tried": list(self.tried),
+            "kept": list(self.kept),
+            "dropped": [d.to_json() for d in self.dropped],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LearningJob:
+    """One learning job of an agent: its state, the sessions and items it learned from, and the
+    agent changes it kept and dropped."""
+
+    id: str
+    status: str
+    model: str | None
+    error: str | None
+    queued_at: int
+    started_at: int | None
+    finished_at: int | None
+    attempts: int
+    agent: str
+    read: tuple[str, ...]
+    tried: tuple[str, ...]
+    kept: tuple[str, ...]
+    dropped: tuple[Dropped, ...]
+    sessions: tuple[str, ...]
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> LearningJob:
+        return cls(
+            id=row["id"],
+            status=row["status"],
+            model=row.get("model"),
+            error=row.get("error"),
+            queued_at=row["queuedAt"],
+            started_at=row.get("startedAt"),
+            finished_at=row.get("finishedAt"),
+            attempts=row.get("attempts") or 0,
+            agent=row["agent"],
+            read=tuple(row.get("read") or ()),
+            tried=tuple(row.get("tried") or ()),
+            kept=tuple(row.get("kept") or ()),
+            dropped=tuple(Dropped.from_record(d) for d in row.get("dropped") or ()),
+            sessions=tuple(row.get("sessions") or ()),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "model": self.model,
+            "error": self.error,
+            "queuedAt": self.queued_at,
+            "startedAt": self.started_at,
+            "finishedAt": self.finished_at,
+            "attempts": self.attempts,
+            "agent": self.agent,
+            "read": list(self.read),
+            "tried": list(self.tried),
+            "kept": list(self.kept),
+            "dropped": [{**d.to_json(), "session": d.session} for d in self.dropped],
+            "sessions": list(self.sessions),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A job a worker took: its id, and the key no two workers run at once (a session, an
+    agent)."""
+
+    job: str
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a job ended, as the graph recorded it: its status, model and the reasons of the
+    changes it dropped."""
+
+    status: str
+    model: str | None
+    dropped: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """A run and whose it is: its session, agent and org, and what decides its `generate`
+    switch now: the session's override and the org's default."""
+
+    run: str
+    model: str | None
+    status: str
+    session: str
+    agent: str
+    org: str
+    generate_override: bool | None
+    org_generate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInput(Generic[ItemT]):
+    """One session's part of a learning job: its person, its turns to learn from, and their
+    items."""
+
+    session: str
+    person: str | None
+    turns: tuple[str, ...]
+    items: tuple[ItemT, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LearningInput(Generic[ItemT]):
+    """What a learning job reads: whose it is, the org's helper model and members, and for each
+    session with turns left to learn from, its part."""
+
+    agent: str
+    org: str
+    helper_model: str | None
+    agent_memory: bool | None
+    members: tuple[str, ...]
+    sessions: Sequence[SessionInput[ItemT]]

@@ -1,0 +1,117 @@
+"""The agent memory repository: locking an agent's memory, reading its entries as a reader may
+see them (A9), recording a version of changes, and reading its log and entry histories."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentRead, LogEntry, Maker
+from app.errors import NotFound
+from app.store.database import Tx, read_whole
+
+
+def _reader(org: str, person: str | None) -> dict[str, Any]:
+    """The parameters that filter agent entries for a reader: a person sees shared entries and
+    their own private ones; no person (a service) sees all (A9)."""
+    return {"org": org, "person": person, "all": person is None}
+
+
+def _settled(row: dict[str, Any]) -> bool:
+    """Whether an `agent_entries` row was read whole (no version committed while it was)."""
+    return bool(row["version"] == row["versionAfter"])
+
+
+def _edit_param(edit: AgentEdit, session: str | None) -> dict[str, Any]:
+    return {
+        "id": f"ach-{uuid.uuid4().hex}",
+        "op": edit.op,
+        "key": edit.key,
+        "owner": edit.owner,
+        "content": edit.content,
+        "kind": edit.kind,
+        "status": edit.status,
+        "about": edit.about,
+        "visibility": edit.visibility,
+        "sources": [{"session": session, "uid": uid} for uid in edit.sources],
+        "from": list(edit.promoted_from),
+    }
+
+
+class AgentMemoryRepository:
+    """Agent memory in one transaction."""
+
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+
+    async def lock_agent(self, org: str, agent: str) -> int:
+        """Lock the agent's memory for this transaction; answer its current version."""
+        row = await self.tx.row("lock_agent", org=org, agent=agent)
+        if row is None:
+            raise NotFound(f"no agent {agent}")
+        return int(row["version"])
+
+    async def entries(
+        self, org: str, person: str | None, agents: Sequence[str]
+    ) -> dict[str, AgentRead]:
+        """For each agent: its memory's version, whether it is shared, and the entries the reader
+        may see (the current state, one statement, read again until read whole)."""
+        rows = await read_whole(
+            lambda some: self.tx.rows("agent_entries", **_reader(org, person), agents=some),
+            agents,
+            key=lambda row: str(row["aid"]),
+            settled=_settled,
+        )
+        return {
+            str(row["aid"]): AgentRead(
+                row["version"],
+                bool(row["shared"]),
+                tuple(AgentEntry.from_record(e) for e in row["agentEntries"]),
+            )
+            for row in rows
+        }
+
+    async def apply(
+        self, org: str, agent: str, version: int, maker: Maker, edits: Sequence[AgentEdit],
+        at: int, session: str | None = None,
+    ) -> int:
+        """Record `edits` as the next version, made at `at` (the caller holds the agent's lock
+        and read `version`); answer the new version. No edit, no version. The edits' sources
+        are the uids of items of `session`."""
+        if not edits:
+            return version
+        await self.tx.row(
+            "apply_agent_changes",
+            org=org,
+            agent=agent,
+            version=version + 1,
+            at=at,
+            maker=maker.kind,
+            person=maker.person,
+            service=maker.service,
+            job=maker.job,
+            changes=[_edit_param(edit, session) for edit in edits],
+        )
+        return version + 1
+
+    async def log(
+        self, org: str, person: str | None, agent: str, after: int, limit: int
+    ) -> list[LogEntry]:
+        """A11: the versions after `after` (a keyset), at most `limit`, oldest first."""
+        rows = await self.tx.rows(
+            "agent_log", **_reader(org, person), agent=agent, after=after, limit=limit
+        )
+        return [
+            LogEntry(r["version"], r["at"], r["maker"], r["person"], tuple(r["keys"]))
+            for r in rows
+        ]
+
+    async def histories(
+        self, org: str, person: str | None, change_ids: Sequence[str]
+    ) -> dict[str, list[AgentChange]]:
+        """For each current change id, the entry's changes, newest first."""
+        rows = await self.tx.rows(
+            "agent_entry_histories", **_reader(org, person), ids=list(change_ids)
+        )
+        return {row["cid"]: [AgentChange.from_record(c) for c in row["changes"]] for row in rows}
