@@ -9,7 +9,8 @@ from app.errors import NotFound
 from app.memory.model_names import check_model_name
 from app.memory.sessions.switches import OrgSettings
 from app.memory.values import Principal
-from app.store.database import Database, Tx
+from app.store.database import Database
+from app.store.orgs import OrgRepository
 
 
 @dataclass
@@ -19,23 +20,21 @@ class Orgs:
     db: Database
 
     async def settings(self, who: Principal) -> OrgSettings:
-        async def work(tx: Tx) -> OrgSettings:
-            row = await tx.row("org_settings", org=who.org)
-            if row is None:
-                raise NotFound(f"no org {who.org}")
-            return OrgSettings.from_record(row["org"])
-
-        return await self.db.read(work)
+        found = await self.db.read(
+            lambda tx: OrgRepository(tx).settings(who.org, OrgSettings.from_record)
+        )
+        if found is None:
+            raise NotFound(f"no org {who.org}")
+        return found
 
     async def update(self, who: Principal, changes: dict[str, Any]) -> OrgSettings:
         for field in ("model", "helperModel"):
             if field in changes:
                 check_model_name(changes[field], field)
 
-        async def work(tx: Tx) -> OrgSettings:
-            row = await tx.row("update_org_settings", org=who.org, changes=changes)
-            if row is None:
-                raise NotFound(f"no org {who.org}")
-            return OrgSettings.from_record(row["org"])
-
-        return await self.db.write(work)
+        found = await self.db.write(
+            lambda tx: OrgRepository(tx).update(who.org, changes, OrgSettings.from_record)
+        )
+        if found is None:
+            raise NotFound(f"no org {who.org}")
+        return found
