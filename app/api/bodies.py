@@ -9,10 +9,9 @@ import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from starlette.requests import Request
 
+from app.domain.enums import AGENT_KINDS, Kind, SessionKind
 from app.errors import ValidationError
-from app.memory.agents.entries import AGENT_KINDS
 from app.memory.sessions import commands
-from app.memory.values import KINDS, SESSION_KINDS
 
 Body = TypeVar("Body", bound=BaseModel)
 
@@ -33,12 +32,14 @@ def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:
 Key = Annotated[str, _text(commands.MAX_KEY_LENGTH)]
 AgentKey = Annotated[str, _text(commands.MAX_KEY_LENGTH, r"^[^@]*[^\s@][^@]*$")]
 Content = Annotated[str, _text(commands.MAX_CONTENT_LENGTH)]
-Kind = Annotated[str, WithJsonSchema({"enum": list(KINDS)})]
-AgentKind = Annotated[str, WithJsonSchema({"enum": list(AGENT_KINDS)})]
+KindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in Kind]})]
+AgentKindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in AGENT_KINDS]})]
 ModelName = Annotated[
     str | None, WithJsonSchema({"type": ["string", "null"], "pattern": "^(builtin|openai:.+)$"})
 ]
-SessionKind = Annotated[str | None, WithJsonSchema({"enum": [*SESSION_KINDS, None]})]
+SessionKindName = Annotated[
+    str | None, WithJsonSchema({"enum": [*(kind.value for kind in SessionKind), None]})
+]
 
 
 def _whole(value: Any) -> Any:
@@ -67,7 +68,7 @@ class CreateAgent(Strict):
 
 class CreateSession(Strict):
     agent: str
-    kind: SessionKind = None
+    kind: SessionKindName = None
     parent: str | None = None
     person: str | None = None
     model: ModelName = None
@@ -77,7 +78,7 @@ class RememberBody(Strict):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: Key
     content: Content
-    kind: Kind
+    kind: KindName
 
     def to_command(self) -> commands.Command:
         return commands.Remember(key=self.key, content=self.content, kind=self.kind)
@@ -130,7 +131,7 @@ class AgentRememberBody(Strict):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: AgentKey
     content: Content
-    kind: AgentKind
+    kind: AgentKindName
     about: str | None = None
     visibility: Literal["shared", "private"] = "shared"
 

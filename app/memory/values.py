@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
+from app.domain.enums import Kind, SessionKind
 from app.memory.sessions.switches import OrgSettings, Overrides, Switches, resolve_switches
 
-Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
-KINDS: tuple[Kind, ...] = ("fact", "decision", "preference", "procedure", "hypothesis")
-Status = Literal["active", "retracted"]
-SessionKind = Literal["chat", "review", "subagent"]
-SESSION_KINDS: tuple[SessionKind, ...] = ("chat", "review", "subagent")
+KINDS: tuple[Kind, ...] = tuple(Kind)
+SESSION_KINDS: tuple[SessionKind, ...] = tuple(SessionKind)
 
 
 @dataclass(frozen=True)

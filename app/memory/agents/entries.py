@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
+from app.domain.enums import Visibility
 from app.memory.values import Entry, Principal
 
-AgentKind = Literal["procedure", "preference", "decision"]
-AGENT_KINDS: tuple[AgentKind, ...] = ("procedure", "preference", "decision")  # A1
-VISIBILITIES = ("shared", "private")
+VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 SHARED = ""  # the owner of a shared entry
 
 
@@ -92,7 +92,7 @@ class AgentEntry:
 
 def owner_of(visibility: str, about: str | None) -> str:
     """The owner part of an entry's identity: the person a private entry is about."""
-    if visibility == "private":
+    if visibility == Visibility.PRIVATE:
         assert about is not None
         return about
     return SHARED

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.enums import Status
 from app.errors import NotFound, ValidationError
 from app.memory.agents.entries import AgentEntry, view_key
 from app.memory.sessions.sessions import load_view
@@ -24,7 +25,7 @@ from app.store.database import Database, Tx
 MAX_QUERY = 500
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
-STATUSES = ("active", "retracted")
+STATUSES: tuple[Status, ...] = tuple(Status)
 SNIPPET_WIDTH = 160
 SNIPPET_LEAD = 40
 MARK = "**"
