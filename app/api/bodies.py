@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
@@ -89,7 +91,7 @@ class ForgetBody(Strict):
     key: Key
 
     def to_command(self) -> commands.Command:
-        return commands.Forget(key=commands.check_key(self.key, "command.key"))
+        return commands.Forget(key=commands.check_key(self.key))
 
 
 class ConfigureBody(Strict):
@@ -147,7 +149,7 @@ class AgentForgetBody(Strict):
     about: str | None = None
 
     def to_command(self) -> commands.AgentCommand:
-        return commands.AgentForget(commands.check_key(self.key, "command.key"), self.about)
+        return commands.AgentForget(commands.check_key(self.key), self.about)
 
 
 class AgentMemoryCommand(Strict):
@@ -183,6 +185,17 @@ class OrgSettingsPatch(Strict):
             if name in sent:
                 out[name] = getattr(self, name)
         return out
+
+
+@contextmanager
+def nested_command() -> Iterator[None]:
+    """For a body that nests its command (`{expected, command}`): the domain names a command's
+    field as the command has it (`content`), and such a body's client reads it as
+    `command.content`."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ValidationError(exc.message, f"command.{exc.field}") from exc
 
 
 def _field_of(error: Any) -> str:

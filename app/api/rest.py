@@ -15,7 +15,6 @@ from app.api.openapi import NOT_YOURS, PAGE, WAIT, Operations, integer
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
 from app.memory.service import Service
-from app.memory.sessions.commands import Refresh
 from app.memory.turns.turns import TurnItem
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
 
@@ -127,9 +126,10 @@ async def get_agent_memory(request: Request) -> Response:
 async def post_agent_memory(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.AgentMemoryCommand)
-    memory = await service_of(request).agent_memory.command(
-        who, request.path_params["id"], body.expected, body.command.to_command()
-    )
+    with bodies.nested_command():
+        memory = await service_of(request).agent_memory.command(
+            who, request.path_params["id"], body.expected, body.command.to_command()
+        )
     return json(responses.agent_memory_json(memory))
 
 
@@ -201,14 +201,10 @@ async def get_memory(request: Request) -> Response:
 async def post_memory(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.MemoryCommand)
-    command = body.command.to_command()
-    service = service_of(request)
-    session_id = request.path_params["id"]
-    if isinstance(command, Refresh):
-        view = await service.consolidation.refresh(who, session_id)
-    else:
-        view = await service.sessions.command(
-            who, session_id, body.expected, body.revision, command, items=False
+    with bodies.nested_command():
+        view = await service_of(request).sessions.command(
+            who, request.path_params["id"], body.expected, body.revision,
+            body.command.to_command(), items=False,
         )
     return json(responses.session_view_json(view))
 

@@ -29,9 +29,6 @@ class Source:
     item: str
     uid: str
 
-    def to_json(self) -> dict[str, str]:
-        return {"session": self.session, "item": self.item}
-
 
 @dataclass(frozen=True)
 class AgentEntry:
@@ -64,18 +61,6 @@ class AgentEntry:
                 Source(s["session"], s["item"], s["uid"]) for s in row.get("sources") or ()
             ),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": [source.to_json() for source in self.sources],
-            "updatedAt": self.updated_at,
-            "status": self.status,
-            "about": self.about,
-            "visibility": self.visibility,
-        }
 
     def as_entry(self) -> Entry:
         """The shape instructions render (S5, S6 hold for agent entries too, A8)."""
@@ -142,12 +127,6 @@ class AgentMemory:
     entries: Mapping[str, AgentEntry]
     version: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
-            "version": self.version,
-        }
-
 
 @dataclass(frozen=True)
 class AgentChange:
@@ -203,12 +182,3 @@ class LogEntry:
     maker: str
     person: str | None
     keys: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "at": self.at,
-            "maker": self.maker,
-            "person": self.person,
-            "keys": list(self.keys),
-        }

@@ -127,14 +127,6 @@ class Hit:
     agent_entry: AgentEntry | None = None
     listed_as: str = ""  # the key the caller's agent view lists the entry under
 
-    def to_json(self) -> dict[str, Any]:
-        if self.entry is not None:
-            entry = {**self.entry.to_json(), "session": self.session}
-        else:
-            assert self.agent_entry is not None
-            entry = {**self.agent_entry.to_json(), "agent": self.agent}
-        return {"entry": entry, "score": self.score, "snippet": self.snippet}
-
 
 @dataclass(frozen=True)
 class SearchPage:
@@ -143,9 +135,6 @@ class SearchPage:
     hits: tuple[Hit, ...]
     offset: int
     more: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"hits": [hit.to_json() for hit in self.hits]}
 
 
 def hit_of(who: Principal, row: dict[str, Any], terms: Sequence[Term]) -> Hit:
