@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-AgentKind = Literal["procedure", "preference", "decision"]
-AGENT_KINDS: tuple[AgentKind, ...] = ("procedure", "preference", "decision")  # A1
-VISIBILITIES = ("shared", "private")
+from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
+from app.domain.enums import Visibility
+
+VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 SHARED = ""  # the owner of a shared entry
 
 
@@ -39,9 +40,6 @@ class Agent:
             created_at=row["createdAt"],
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "shared": self.shared, "model": self.model}
-
 
 @dataclass(frozen=True)
 class Source:
@@ -50,9 +48,6 @@ class Source:
     session: str
     item: str
     uid: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"session": self.session, "item": self.item}
 
 
 def _sources(row: Mapping[str, Any]) -> tuple[Source, ...]:
@@ -89,18 +84,6 @@ class AgentEntry:
             sources=_sources(row),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": [source.to_json() for source in self.sources],
-            "updatedAt": self.updated_at,
-            "status": self.status,
-            "about": self.about,
-            "visibility": self.visibility,
-        }
-
 
 @dataclass(frozen=True)
 class AgentRead:
@@ -118,12 +101,6 @@ class AgentMemory:
 
     entries: Mapping[str, AgentEntry]
     version: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
-            "version": self.version,
-        }
 
 
 @dataclass(frozen=True)
@@ -209,12 +186,3 @@ class LogEntry:
     maker: str
     person: str | None
     keys: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "at": self.at,
-            "maker": self.maker,
-            "person": self.person,
-            "keys": list(self.keys),
-        }

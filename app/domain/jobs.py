@@ -43,9 +43,6 @@ class Dropped:
     def from_record(cls, row: Mapping[str, Any]) -> Dropped:
         return cls(row["op"], row["key"], row["reason"], row["proposal"], row.get("session"))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "key": self.key, "reason": self.reason, "proposal": self.proposal}
-
 
 @dataclass(frozen=True, slots=True)
 class Run:
@@ -93,26 +90,6 @@ class Run:
             dropped=tuple(Dropped.from_record(d) for d in row.get("dropped") or ()),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "status": self.status,
-            "model": self.model,
-            "trigger": self.trigger,
-            "error": self.error,
-            "queuedAt": self.queued_at,
-            "startedAt": self.started_at,
-            "finishedAt": self.finished_at,
-            "attempts": self.attempts,
-            "head": self.head,
-            "session": self.session,
-            "turn": self.turn,
-            "read": list(self.read),
-            "tried": list(self.tried),
-            "kept": list(self.kept),
-            "dropped": [d.to_json() for d in self.dropped],
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class LearningJob:
@@ -152,24 +129,6 @@ class LearningJob:
             dropped=tuple(Dropped.from_record(d) for d in row.get("dropped") or ()),
             sessions=tuple(row.get("sessions") or ()),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "status": self.status,
-            "model": self.model,
-            "error": self.error,
-            "queuedAt": self.queued_at,
-            "startedAt": self.started_at,
-            "finishedAt": self.finished_at,
-            "attempts": self.attempts,
-            "agent": self.agent,
-            "read": list(self.read),
-            "tried": list(self.tried),
-            "kept": list(self.kept),
-            "dropped": [{**d.to_json(), "session": d.session} for d in self.dropped],
-            "sessions": list(self.sessions),
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from app.domain.agents import (
     LogEntry,
     Source,
 )
+from app.domain.enums import Visibility
 from app.memory.values import Entry, Principal
 
 __all__ = [
@@ -50,7 +51,7 @@ def as_entry(entry: AgentEntry) -> Entry:
 
 def owner_of(visibility: str, about: str | None) -> str:
     """The owner part of an entry's identity: the person a private entry is about."""
-    if visibility == "private":
+    if visibility == Visibility.PRIVATE:
         assert about is not None
         return about
     return SHARED

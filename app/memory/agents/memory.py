@@ -87,11 +87,11 @@ class AgentMemories:
         agent_id: str,
         expected: int,
         command: AgentCommand,
-        field_prefix: str = "command.",
     ) -> AgentMemory:
-        """A10: a person's Remember or Forget, checked against the expected version."""
+        """A10: a person's Remember or Forget, checked against the expected version (a
+        ValidationError names the command's field: `check_agent_remember`)."""
         if isinstance(command, AgentRemember):  # S10's scan is CPU work: off the event loop
-            command = await asyncio.to_thread(check_agent_remember, command, who, field_prefix)
+            command = await asyncio.to_thread(check_agent_remember, command, who)
 
         async def work(tx: Tx) -> AgentMemory:
             memory = AgentMemoryRepository(tx)
@@ -103,9 +103,7 @@ class AgentMemories:
             if command.about is not None and not await PrincipalRepository(tx).has_person(
                 who.org, command.about
             ):
-                raise ValidationError(
-                    f"no person {command.about} in your org", f"{field_prefix}about"
-                )
+                raise ValidationError(f"no person {command.about} in your org", "about")
             read = (await memory.entries(who.org, who.person, [agent_id]))[agent_id]
             edit = edit_of(who, read.entries, command)
             maker = Maker("person", person=who.person, service=who.service)
