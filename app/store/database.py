@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import random
 import re
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -24,6 +22,13 @@ from neo4j.exceptions import (
     TransientError,
 )
 from opentelemetry.trace import SpanKind
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_random,
+)
 
 from app.config import Settings
 from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
@@ -60,6 +65,34 @@ NOT_READY = frozenset({
     "Neo.TransientError.General.DatabaseUnavailable",
     "Neo.TransientError.Database.DatabaseUnavailable",
 })
+
+
+def _resolves_soon(exc: BaseException) -> bool:
+    """A transient error a retry soon resolves (a deadlock between writers): not one of a
+    database that is not ready."""
+    return isinstance(exc, TransientError) and exc.code not in NOT_READY
+
+
+def _transient_retries() -> AsyncRetrying:
+    """How a transaction that failed transiently runs again: after a short random pause, until
+    TRANSIENT_SECONDS have passed; then its last error is raised. (One per operation: a
+    retrying object keeps the state of its calls.)"""
+    return AsyncRetrying(
+        retry=retry_if_exception(_resolves_soon),
+        stop=stop_after_delay(TRANSIENT_SECONDS),
+        wait=wait_random(0.05, 0.5),
+        reraise=True,
+    )
+
+
+def _lost_connection_retries() -> AsyncRetrying:
+    """How an auto-commit read that lost its connection runs again: for RETRY_SECONDS."""
+    return AsyncRetrying(
+        retry=retry_if_exception_type((ServiceUnavailable, SessionExpired)),
+        stop=stop_after_delay(RETRY_SECONDS),
+        wait=wait_random(0.05, 0.2),
+        reraise=True,
+    )
 
 
 def _unavailable(exc: Exception) -> Unavailable:
@@ -348,25 +381,29 @@ class Database:
 
     async def _attempts(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         attempt, done = self._counted(access, work)
-        deadline = time.monotonic() + TRANSIENT_SECONDS
         mode = neo4j.WRITE_ACCESS if access == "write" else neo4j.READ_ACCESS
         async with self._driver.session(
             database=self._database, default_access_mode=mode
         ) as session:
+
+            async def once() -> T:
+                if access == "write":
+                    return await session.execute_write(attempt)
+                if access == "read_in_one":
+                    return await session.execute_read(attempt)
+                return await self._auto_commit(session, attempt)
+
             try:
-                while True:
-                    try:
-                        if access == "write":
-                            return await session.execute_write(attempt)
-                        if access == "read_in_one":
-                            return await session.execute_read(attempt)
-                        return await self._auto_commit(session, attempt)
-                    except TransientError as exc:
-                        if exc.code in NOT_READY:
-                            raise _unavailable(exc) from exc
-                        if time.monotonic() > deadline:
-                            raise
-                        await asyncio.sleep(random.uniform(0.05, 0.5))
+                try:
+                    return await once()  # most operations succeed at once: no retry state
+                except TransientError as exc:
+                    if not _resolves_soon(exc):
+                        raise
+                return await _transient_retries()(once)
+            except TransientError as exc:
+                if exc.code in NOT_READY:
+                    raise _unavailable(exc) from exc
+                raise
             except (ServiceUnavailable, SessionExpired) as exc:
                 raise _unavailable(exc) from exc
             finally:
@@ -379,14 +416,15 @@ class Database:
     ) -> T:
         """Reads in auto-commit transactions, retried as `execute_read` retries its work: a
         lost connection for RETRY_SECONDS (then the caller answers `Unavailable`)."""
-        deadline = time.monotonic() + RETRY_SECONDS
-        while True:
-            try:
-                return await attempt(session)
-            except (ServiceUnavailable, SessionExpired):
-                if time.monotonic() > deadline:
-                    raise
-                await asyncio.sleep(random.uniform(0.05, 0.2))
+
+        async def once() -> T:
+            return await attempt(session)
+
+        try:
+            return await once()  # most reads succeed at once: no retry state
+        except (ServiceUnavailable, SessionExpired):
+            pass
+        return await _lost_connection_retries()(once)
 
     async def clear(self) -> None:
         """Delete every node (tests start each case from an empty graph)."""

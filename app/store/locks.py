@@ -1,26 +1,24 @@
-"""File locks that order the local Neo4j's starters and fetches across processes."""
+"""File locks that order the local Neo4j's starters and fetches across processes (filelock's
+`FileLock`: an exclusive `flock` on the file)."""
 
 from __future__ import annotations
 
-import fcntl
-import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+
+from filelock import FileLock
 
 from app.config import Settings
 
 
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `path` (made if missing) while inside; a second holder waits."""
+    """Hold an exclusive lock on `path` (made if missing, and kept) while inside; a second
+    holder waits."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with FileLock(path, mode=0o600, preserve_lock_file=True):
         yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def cache_lock(settings: Settings, name: str) -> AbstractContextManager[None]:
