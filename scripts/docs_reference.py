@@ -82,9 +82,15 @@ def _schema(name: str, schemas: dict[str, Any]) -> list[str]:
     lines += ["| field | type | required | notes |", "| --- | --- | --- | --- |"]
     for field, spec in schema.get("properties", {}).items():
         notes = ", ".join(p for p in (spec.get("description", ""), _limits(spec)) if p)
-        lines.append(f"| `{field}` | {_type(spec)} | {'yes' if field in required else 'no'} | "
-                     f"{_cell(notes)} |")
+        lines.append(f"| `{field}` | {_linked(_type(spec), schemas)} | "
+                     f"{'yes' if field in required else 'no'} | {_cell(notes)} |")
     return [*lines, ""]
+
+
+def _linked(text: str, schemas: dict[str, Any]) -> str:
+    """A type's text with each schema it names linked to that schema."""
+    return re.sub(r"\b[A-Z]\w*\b", lambda m: _link(m.group(0), schemas)
+                  if m.group(0) in schemas else m.group(0), text)
 
 
 def _answer(answer: dict[str, Any], schemas: dict[str, Any]) -> str:
