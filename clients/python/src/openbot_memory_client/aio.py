@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -307,7 +307,7 @@ class AsyncOpenBotMemory:
 
     async def watch(
         self, session_id: str, *, view_timeout: float | None = None
-    ) -> AsyncIterator[m.SessionView]:
+    ) -> AsyncGenerator[m.SessionView, None]:
         """The Session view now, then one per revision after every change, for as long as
         you iterate (`view_timeout`: seconds to wait for each message, None for ever)."""
         url = live.socket_url(self.base_url)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, TypeVar
 
 import httpx
@@ -301,7 +301,7 @@ class OpenBotMemory:
 
     def watch(
         self, session_id: str, *, view_timeout: float | None = None
-    ) -> Iterator[m.SessionView]:
+    ) -> Generator[m.SessionView, None, None]:
         """The Session view now, then one per revision after every change, for as long as
         you iterate (`view_timeout`: seconds to wait for each message, None for ever)."""
         url = live.socket_url(self.base_url)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
@@ -46,7 +46,7 @@ ID_PREFIX = "lg-"
 class MemoryState(MessagesState):
     """The agent's messages, and how many of them are already recorded as turn items."""
 
-    recorded: int
+    recorded: NotRequired[int]
 
 
 def item_id(message_id: str, part: int = 0) -> str:
