@@ -36,6 +36,10 @@ class Settings(BaseSettings):
     # an operation (fields, with lists multiplied by their page size; app/api/graphql/limits.py).
     graphql_max_tokens: int = Field(default=20_000, ge=100)
     graphql_max_cost: int = Field(default=500_000, ge=100)
+    # GraphQL fields that read what is already loaded are completed in place, not through
+    # graphql-core's per-field round (app/api/graphql/execution.py); off, every field runs
+    # as graphql-core runs it.
+    graphql_fast_path: bool = True
     default_model: str | None = "builtin"
     model_timeout_seconds: float = Field(default=30.0, gt=0)
     model_retries: int = Field(default=2, ge=0)
@@ -68,8 +72,8 @@ class Settings(BaseSettings):
     # Python's young-generation GC threshold once the service has started (objects allocated
     # between two collections; Python's default is 700), and the objects alive at startup are
     # frozen out of every collection: the nested session view allocates tens of thousands of
-    # short-lived objects per request, and collections took about 30% of a busy process
-    # (issue 12). 0 leaves the collector as Python set it.
+    # short-lived objects per request, and young-generation collections would otherwise take a
+    # large share of a busy process. 0 leaves the collector as Python set it.
     gc_threshold: int = Field(default=10_000, ge=0)
     # How long a token's lookup is cached: a revocation made elsewhere is honoured within it.
     token_cache_seconds: float = Field(default=2.0, ge=0, le=60)
