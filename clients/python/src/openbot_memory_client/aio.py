@@ -27,7 +27,9 @@ class AsyncOpenBotMemory:
     """An asyncio client of the memory service, acting with one token.
 
     `base_url` and `token` default to `$OPENBOT_MEMORY_URL` (else http://127.0.0.1:8000) and
-    `$OPENBOT_TOKEN`. A 503 with `Retry-After` is sent again up to `retries` times.
+    `$OPENBOT_TOKEN`. A 503 with `Retry-After` is sent again up to `retries` times. An
+    `http_client` of yours is used as it is, given the service's URL and the token (and left
+    open on close).
     """
 
     def __init__(
