@@ -4,6 +4,7 @@ turn 2, the model's tools change memory, and a step that runs again records noth
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
 from types import ModuleType
@@ -14,10 +15,10 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import RetryPolicy
-from openbot_memory_client import OpenBotMemory
+from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory
 from openbot_memory_client.langgraph import SessionMemory, item_id, items_of, memory_agent
 
-from tests.conftest import ROOT, Graph
+from tests.conftest import ROOT, Graph, RunningServer
 
 TURNS = """query($id: ID!) { session(id: $id) { turns { nodes { id itemIds } }
   items { nodes { id } } } }"""
@@ -67,7 +68,7 @@ def test_the_example_agent_remembers_across_turns(client: OpenBotMemory, graph: 
 
 
 def test_a_retried_record_step_records_the_turn_once(
-    client: OpenBotMemory, server: Any, ana_token: str, graph: Graph
+    client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph
 ) -> None:
     agent = example()
     sid = client.create_session(client.create_agent("a").id).session.id
@@ -114,3 +115,27 @@ def test_item_ids_are_stable_and_valid() -> None:
     assert len(item_id(long_id)) <= 64
     messages = [HumanMessage(content="hi", id="a"), HumanMessage(content="again")]
     assert [i.id for i in items_of(messages, "s")] == [item_id("a"), item_id("s#1")]
+
+
+def test_the_agent_runs_async_with_the_async_client(
+    client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph
+) -> None:
+    agent = example()
+    model = agent.scripted()
+    sid = client.create_session(client.create_agent("a").id).session.id
+
+    async def run() -> None:
+        async with AsyncOpenBotMemory(server.url, ana_token) as aclient:
+            memory = SessionMemory(aclient, wait=30)
+            graph_ = memory_agent(model, memory, checkpointer=InMemorySaver())
+            config: Any = {"configurable": {"thread_id": "a", "session_id": sid}}
+            for text in agent.TURNS:
+                await graph_.ainvoke({"messages": [HumanMessage(content=text)]}, config)
+
+    asyncio.run(run())
+    last = model.seen[-1]
+    assert isinstance(last[0], SystemMessage)
+    assert "1500 EUR" in last[0].text
+    assert "Ana prefers window seats." in last[0].text
+    turns, _ = turns_of(client, sid)
+    assert [len(turn) for turn in turns] == [4, 2]

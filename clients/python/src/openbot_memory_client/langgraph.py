@@ -10,11 +10,14 @@
   the turn once (a retry with the same item ids answers the turn already recorded);
 - `tools()`: `remember`, `forget` and `search_memory`, for the model to call.
 
-`memory_agent(model, memory)` wires them: agent -> tools -> agent ... -> record -> end.
+`memory_agent(model, memory)` wires them: agent -> tools -> agent ... -> record -> end. Each
+piece has an async twin (`aprompt`, `arecord`, the tools' coroutines), for `ainvoke` and an
+`AsyncOpenBotMemory`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Sequence
@@ -29,7 +32,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -37,6 +40,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Checkpointer, RetryPolicy
 
 from openbot_memory_client import models as m
+from openbot_memory_client.aio import AsyncOpenBotMemory
 from openbot_memory_client.client import OpenBotMemory
 from openbot_memory_client.errors import OpenBotMemoryError
 
@@ -81,10 +85,12 @@ def items_of(messages: Sequence[BaseMessage], step: str = "") -> list[m.TurnItem
 
 
 class SessionMemory:
-    """A session of the memory service as a LangGraph agent's memory."""
+    """A session of the memory service as a LangGraph agent's memory. With an
+    `AsyncOpenBotMemory` use the graph's async methods (`ainvoke`, `astream`); with an
+    `OpenBotMemory` both kinds work (the async ones run its calls in a thread)."""
 
     def __init__(
-        self, client: OpenBotMemory, session_id: str | None = None, *,
+        self, client: OpenBotMemory | AsyncOpenBotMemory, session_id: str | None = None, *,
         wait: float | None = None,
     ) -> None:
         """`session_id` is the session of every run that does not name its own in
@@ -101,17 +107,30 @@ class SessionMemory:
             raise ValueError("no session: pass session_id, or configurable.session_id")
         return str(session)
 
+    def _blocking(self) -> OpenBotMemory:
+        if not isinstance(self.client, OpenBotMemory):
+            raise TypeError("an AsyncOpenBotMemory is used from async code: ainvoke the graph")
+        return self.client
+
     def instructions(self, config: RunnableConfig | None = None) -> SystemMessage | None:
         """The session's instructions now, as a system message (None when there are none)."""
-        text = self.client.instructions(self.session_of(config)).memory
-        return SystemMessage(content=text) if text.strip() else None
+        return _system(self._blocking().instructions(self.session_of(config)))
+
+    async def ainstructions(self, config: RunnableConfig | None = None) -> SystemMessage | None:
+        if isinstance(self.client, AsyncOpenBotMemory):
+            return _system(await self.client.instructions(self.session_of(config)))
+        return await asyncio.to_thread(self.instructions, config)
 
     def prompt(
         self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None
     ) -> list[BaseMessage]:
         """What the model is sent: the instructions first, then the conversation."""
-        system = self.instructions(config)
-        return [system, *messages] if system is not None else list(messages)
+        return _first(self.instructions(config), messages)
+
+    async def aprompt(
+        self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None
+    ) -> list[BaseMessage]:
+        return _first(await self.ainstructions(config), messages)
 
     def record(
         self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None,
@@ -122,8 +141,18 @@ class SessionMemory:
         items = items_of(messages, step)
         if not items:
             return None
-        return self.client.record_turn(
-            self.session_of(config), items, wait=self.wait)
+        return self._blocking().record_turn(self.session_of(config), items, wait=self.wait)
+
+    async def arecord(
+        self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None,
+        step: str = "",
+    ) -> m.TurnView | None:
+        if not isinstance(self.client, AsyncOpenBotMemory):
+            return await asyncio.to_thread(self.record, messages, config, step)
+        items = items_of(messages, step)
+        if not items:
+            return None
+        return await self.client.record_turn(self.session_of(config), items, wait=self.wait)
 
     # -- tools ---------------------------------------------------------------------------
     def tools(self) -> list[BaseTool]:
@@ -138,25 +167,56 @@ class SessionMemory:
             (lowercase words joined by '-'); the same key replaces what it held."""
             return self._change(config, m.Remember(key=key, content=content, kind=kind))
 
+        async def aremember(
+            key: str, content: str,
+            kind: Literal["fact", "decision", "preference", "procedure", "hypothesis"],
+            config: RunnableConfig,
+        ) -> str:
+            return await self._achange(config, m.Remember(key=key, content=content, kind=kind))
+
         def forget(key: str, config: RunnableConfig) -> str:
             """Forget the fact under `key`: it is no longer true or wanted."""
             return self._change(config, m.Forget(key=key))
 
+        async def aforget(key: str, config: RunnableConfig) -> str:
+            return await self._achange(config, m.Forget(key=key))
+
         def search_memory(query: str, config: RunnableConfig) -> str:
             """Search what is remembered, by words (Lucene syntax: words, "a phrase", OR)."""
             try:
-                hits = self.client.search(query, session=self.session_of(config), limit=10)
+                hits = self._blocking().search(query, session=self.session_of(config), limit=10)
             except OpenBotMemoryError as exc:
                 return f"search failed: {exc.message}"
-            if not hits:
-                return "nothing found"
-            return "\n".join(f"{hit.entry.key}: {hit.entry.content}" for hit in hits)
+            return _hits(hits)
 
-        return [StructuredTool.from_function(fn) for fn in (remember, forget, search_memory)]
+        async def asearch_memory(query: str, config: RunnableConfig) -> str:
+            if not isinstance(self.client, AsyncOpenBotMemory):
+                return await asyncio.to_thread(search_memory, query, config)
+            try:
+                hits = await self.client.search(query, session=self.session_of(config),
+                                                limit=10)
+            except OpenBotMemoryError as exc:
+                return f"search failed: {exc.message}"
+            return _hits(hits)
+
+        return [
+            StructuredTool.from_function(func=fn, coroutine=afn)
+            for fn, afn in ((remember, aremember), (forget, aforget),
+                            (search_memory, asearch_memory))
+        ]
 
     def _change(self, config: RunnableConfig, command: m.Command) -> str:
         try:
-            view = self.client.update(self.session_of(config), lambda _: command)
+            view = self._blocking().update(self.session_of(config), lambda _: command)
+        except OpenBotMemoryError as exc:
+            return f"not changed: {exc.message}"
+        return f"done (revision {view.session.revision})"
+
+    async def _achange(self, config: RunnableConfig, command: m.Command) -> str:
+        if not isinstance(self.client, AsyncOpenBotMemory):
+            return await asyncio.to_thread(self._change, config, command)
+        try:
+            view = await self.client.update(self.session_of(config), lambda _: command)
         except OpenBotMemoryError as exc:
             return f"not changed: {exc.message}"
         return f"done (revision {view.session.revision})"
@@ -168,6 +228,26 @@ class SessionMemory:
         done = state.get("recorded", 0)
         self.record(messages[done:], config, step=f"turn-from-{done}")
         return {"recorded": len(messages)}
+
+    async def arecord_node(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        messages = state["messages"]
+        done = state.get("recorded", 0)
+        await self.arecord(messages[done:], config, step=f"turn-from-{done}")
+        return {"recorded": len(messages)}
+
+
+def _system(shown: m.Instructions) -> SystemMessage | None:
+    return SystemMessage(content=shown.memory) if shown.memory.strip() else None
+
+
+def _first(system: SystemMessage | None, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    return [system, *messages] if system is not None else list(messages)
+
+
+def _hits(hits: list[m.Hit]) -> str:
+    if not hits:
+        return "nothing found"
+    return "\n".join(f"{hit.entry.key}: {hit.entry.content}" for hit in hits)
 
 
 def memory_agent(
@@ -190,13 +270,19 @@ def memory_agent(
         assert isinstance(answer, AIMessage)
         return {"messages": [answer]}
 
+    async def aagent(state: MemoryState, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
+        answer = await bound.ainvoke(await memory.aprompt(state["messages"], config), config)
+        assert isinstance(answer, AIMessage)
+        return {"messages": [answer]}
+
     def route(state: MemoryState) -> str:
         return "tools" if tools_condition(dict(state)) == "tools" else "record"
 
     graph = StateGraph(MemoryState)
-    graph.add_node("agent", agent)
+    graph.add_node("agent", RunnableLambda(agent, afunc=aagent, name="agent"))
     graph.add_node("tools", ToolNode(every_tool))
-    graph.add_node("record", memory.record_node,
+    graph.add_node("record", RunnableLambda(memory.record_node, afunc=memory.arecord_node,
+                                            name="record"),
                    retry_policy=retry or RetryPolicy(max_attempts=3, retry_on=Exception))
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", route, {"tools": "tools", "record": "record"})
