@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 
@@ -164,14 +165,15 @@ def test_watch_hears_a_remember_made_through_another_server(
                 AsyncOpenBotMemory(other.url, ana_token) as writer:
             sid = (await writer.create_session((await writer.create_agent("a")).id)).session.id
             heard: list[SessionView] = []
-            async for view in client.watch(sid, view_timeout=20):
-                heard.append(view)
-                if len(heard) == 1:
-                    await writer.remember(sid, "budget", "The trip budget is 1500 EUR.")
-                if len(heard) == 2:
-                    await writer.forget(sid, "budget")
-                if len(heard) == 3:
-                    return heard
+            async with contextlib.aclosing(client.watch(sid, view_timeout=20)) as views:
+                async for view in views:
+                    heard.append(view)
+                    if len(heard) == 1:
+                        await writer.remember(sid, "budget", "The trip budget is 1500 EUR.")
+                    if len(heard) == 2:
+                        await writer.forget(sid, "budget")
+                    if len(heard) == 3:
+                        break
             return heard
 
     heard = asyncio.run(run())
