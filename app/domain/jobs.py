@@ -56,7 +56,7 @@ class Run:
     queued_at: int
     started_at: int | None
     finished_at: int | None
-    attempts: int
+    attempts: int | None
     head: str | None
     session: str
     turn: str | None
@@ -80,7 +80,7 @@ class Run:
             queued_at=row["queuedAt"],
             started_at=row.get("startedAt"),
             finished_at=row.get("finishedAt"),
-            attempts=row.get("attempts") or 0,
+            attempts=row.get("attempts"),
             head=row.get("head"),
             session=row["session"],
             turn=row.get("turn"),
@@ -103,7 +103,7 @@ class LearningJob:
     queued_at: int
     started_at: int | None
     finished_at: int | None
-    attempts: int
+    attempts: int | None
     agent: str
     read: tuple[str, ...]
     tried: tuple[str, ...]
@@ -121,7 +121,7 @@ class LearningJob:
             queued_at=row["queuedAt"],
             started_at=row.get("startedAt"),
             finished_at=row.get("finishedAt"),
-            attempts=row.get("attempts") or 0,
+            attempts=row.get("attempts"),
             agent=row["agent"],
             read=tuple(row.get("read") or ()),
             tried=tuple(row.get("tried") or ()),
@@ -156,7 +156,7 @@ class RunContext:
     switch now: the session's override and the org's default."""
 
     run: str
-    model: str | None
+    model: str
     status: str
     session: str
     agent: str

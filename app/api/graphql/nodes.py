@@ -525,7 +525,7 @@ class Run:
             error=run.error,
             queued_at=EpochMillis(run.queued_at),
             finished_at=None if finished is None else EpochMillis(finished),
-            attempts=run.attempts,
+            attempts=run.attempts or 0,
             read=list(run.read),
             tried=list(run.tried),
             dropped=[DroppedChange(op=d.op, key=d.key, reason=d.reason, proposal=d.proposal)
@@ -600,7 +600,7 @@ class LearningJob:
             queued_at=EpochMillis(job.queued_at),
             started_at=None if started is None else EpochMillis(started),
             finished_at=None if finished is None else EpochMillis(finished),
-            attempts=job.attempts,
+            attempts=job.attempts or 0,
             read=list(job.read),
             tried=list(job.tried),
             sessions=list(job.sessions),

@@ -159,14 +159,13 @@ class Consolidation:
             entries=[ContextEntry(e.key, e.content, e.kind, e.status) for e in entries],
         )
         read_uids = {item.uid for item in items}
-        proposed = await ask(self, run_id, self.models, self.settings, str(model_name), request)
+        proposed = await ask(self, run_id, self.models, self.settings, model_name, request)
         if isinstance(proposed, Failed):
             await self._finish(run_id, owner, "failed", proposed.message, sorted(read_uids))
             return
         seen = {entry.key: entry.change for entry in entries}
         ended = await self.db.write(
-            lambda tx: self._apply(tx, run_id, owner, view, str(model_name), read_uids, seen,
-                                   proposed)
+            lambda tx: self._apply(tx, run_id, owner, view, model_name, read_uids, seen, proposed)
         )
         count_ended(self.db, self.kind, ended)
 
