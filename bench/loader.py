@@ -24,9 +24,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from app.domain.principals import Principal
+from app.domain.sessions import item_id
 from app.memory.agents.memory import Maker, NewChange, apply, lock_agent
-from app.memory.ids import item_id, new_head, new_id, now_ms
-from app.memory.values import Principal
+from app.memory.ids import new_head, new_id, now_ms
 from app.store.database import Database, Tx
 
 # Items written per transaction: big enough that a million items is a few hundred commits,

@@ -9,10 +9,10 @@ import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from starlette.requests import Request
 
+from app.domain.sessions import KINDS, SESSION_KINDS
 from app.errors import ValidationError
 from app.memory.agents.entries import AGENT_KINDS
 from app.memory.sessions import commands
-from app.memory.values import KINDS, SESSION_KINDS
 
 Body = TypeVar("Body", bound=BaseModel)
 

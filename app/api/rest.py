@@ -12,10 +12,10 @@ from app.api import bodies, openapi
 from app.api.auth import principal_of
 from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
 from app.api.encoding import JsonResponse
+from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.service import Service
 from app.memory.sessions.commands import Refresh
-from app.memory.turns.turns import TurnItem
 from app.memory.views.search import DEFAULT_LIMIT
 
 
@@ -156,11 +156,12 @@ async def record_turn(request: Request) -> Response:
     answer, created, run_id = await service.turns.record(
         who, session_id, _items(body.items), body.model, body.status
     )
+    body_of = answer.to_json()
     if wait and run_id is not None:
         await service.consolidation.wait_for(run_id, wait)
         run = await service.consolidation.run(who, session_id, run_id)
-        answer["run"] = {"id": run["id"], "status": run["status"]}
-    return json(answer, 201 if created else 200)
+        body_of["run"] = {"id": run["id"], "status": run["status"]}
+    return json(body_of, 201 if created else 200)
 
 
 async def complete_turn(request: Request) -> Response:
@@ -171,7 +172,7 @@ async def complete_turn(request: Request) -> Response:
         who, request.path_params["id"], _items(body.items), None, "completed",
         turn_id=request.path_params["turn"],
     )
-    return json(answer)
+    return json(answer.to_json())
 
 
 async def get_turn(request: Request) -> Response:
@@ -179,7 +180,7 @@ async def get_turn(request: Request) -> Response:
     answer = await service_of(request).turns.turn(
         who, request.path_params["id"], request.path_params["turn"]
     )
-    return json(answer)
+    return json(answer.to_json())
 
 
 async def get_instructions(request: Request) -> Response:
@@ -247,7 +248,7 @@ async def get_version(request: Request) -> Response:
     )
     return json(
         {
-            "version": {"id": version["id"], "cause": version["cause"], "at": version["at"]},
+            "version": {"id": version.id, "cause": version.cause, "at": version.at},
             "memory": {
                 "entries": {entry.key: entry.to_json() for entry in entries},
                 "processed": processed,

@@ -29,7 +29,7 @@ from app.api.graphql.enums import (
 from app.api.graphql.scalars import EpochMillis
 from app.api.graphql.sessions import Session
 from app.api.graphql.timeline import Item
-from app.memory import values
+from app.domain import agents as values
 from app.memory.agents import entries as agent_entries
 from app.memory.sessions import commands
 

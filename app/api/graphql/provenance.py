@@ -10,7 +10,7 @@ import strawberry
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import ChangeOp, EntryStatus, Kind, Maker, Visibility, enum, maybe
 from app.api.graphql.scalars import EpochMillis
-from app.memory.views import provenance
+from app.domain import provenance
 
 if TYPE_CHECKING:
     from app.api.graphql.sessions import Change

@@ -34,7 +34,7 @@ from app.api.graphql.search import SearchQuery
 from app.api.graphql.sessions import SOURCE_TURNS, HistoryMutation, MemoryMutation, Session
 from app.api.graphql.subscriptions import Subscription
 from app.api.graphql.timeline import anywhere, asks, item_fields, selected
-from app.memory.values import ITEM_FIELDS
+from app.domain.sessions import ITEM_FIELDS
 
 
 @strawberry.type

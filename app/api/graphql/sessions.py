@@ -36,7 +36,7 @@ from app.api.graphql.timeline import (
     items_of,
     read_turns_ahead,
 )
-from app.memory import values
+from app.domain import sessions as values
 from app.memory.sessions import commands
 
 if TYPE_CHECKING:

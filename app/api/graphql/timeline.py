@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from strawberry.types.nodes import SelectedField, Selection
@@ -20,8 +20,9 @@ from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import TurnStatus, enum
 from app.api.graphql.execution import NOT_READ, NotRead, in_place
 from app.api.graphql.scalars import EpochMillis
-from app.memory import values
-from app.memory.sessions.history import Version
+from app.domain import sessions as values
+from app.domain.sessions import Version
+from app.domain.turns import Turn as RecordedTurn
 
 if TYPE_CHECKING:
     from app.api.graphql.provenance import Entries
@@ -52,20 +53,18 @@ class Turn:
     session_id: strawberry.Private[str]
 
     @classmethod
-    def maybe(cls, answer: dict[str, Any] | None) -> Turn | None:
-        if answer is None:
+    def maybe(cls, turn: RecordedTurn | None) -> Turn | None:
+        if turn is None:
             return None
-        turn = answer["turn"]
-        completed = turn.get("completedAt")
         return cls(
-            id=turn["id"],
-            status=enum(TurnStatus, turn["status"]),
-            model=turn.get("model"),
-            shown_keys=list(turn.get("shown") or []),
-            shown_agent=list(turn.get("shownAgent") or []),
-            at=EpochMillis(turn["at"]),
-            completed_at=None if completed is None else EpochMillis(completed),
-            session_id=answer["session"]["id"],
+            id=turn.id,
+            status=enum(TurnStatus, turn.status),
+            model=turn.model,
+            shown_keys=list(turn.shown),
+            shown_agent=list(turn.shown_agent),
+            at=EpochMillis(turn.at),
+            completed_at=None if turn.completed_at is None else EpochMillis(turn.completed_at),
+            session_id=turn.session,
         )
 
     @strawberry.field

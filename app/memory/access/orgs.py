@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.principals import Principal
+from app.domain.sessions import OrgSettings
 from app.errors import NotFound
 from app.memory.model_names import check_model_name
-from app.memory.sessions.switches import OrgSettings
-from app.memory.values import Principal
 from app.store.database import Database, Tx
 
 

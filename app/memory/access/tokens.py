@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.domain.principals import Principal
 from app.errors import NotFound, Unauthorized, ValidationError
 from app.memory.ids import now_ms
-from app.memory.values import Principal
 from app.store.database import Database, Tx, uncounted
 
 TOKEN_PREFIX = "obm_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret

@@ -13,81 +13,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from app.memory.values import Entry, Principal
+from app.domain.agents import AgentEntry as AgentEntry  # the value these rules decide over
+from app.domain.agents import Source as Source
+from app.domain.principals import Principal
 
 AgentKind = Literal["procedure", "preference", "decision"]
 AGENT_KINDS: tuple[AgentKind, ...] = ("procedure", "preference", "decision")  # A1
 VISIBILITIES = ("shared", "private")
 SHARED = ""  # the owner of a shared entry
-
-
-@dataclass(frozen=True)
-class Source:
-    """A3: an item of a session that supports an agent entry."""
-
-    session: str
-    item: str
-    uid: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"session": self.session, "item": self.item}
-
-
-@dataclass(frozen=True)
-class AgentEntry:
-    """The current state of one agent entry."""
-
-    key: str
-    owner: str
-    content: str
-    kind: str
-    status: str
-    about: str | None
-    visibility: str
-    updated_at: int
-    change: str
-    sources: tuple[Source, ...] = ()
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> AgentEntry:
-        return cls(
-            key=row["key"],
-            owner=row["owner"],
-            content=row["content"],
-            kind=row["kind"],
-            status=row["status"],
-            about=row.get("about"),
-            visibility=row["visibility"],
-            updated_at=row["updatedAt"],
-            change=row["change"],
-            sources=tuple(
-                Source(s["session"], s["item"], s["uid"]) for s in row.get("sources") or ()
-            ),
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": [source.to_json() for source in self.sources],
-            "updatedAt": self.updated_at,
-            "status": self.status,
-            "about": self.about,
-            "visibility": self.visibility,
-        }
-
-    def as_entry(self) -> Entry:
-        """The shape instructions render (S5, S6 hold for agent entries too, A8)."""
-        return Entry(
-            key=self.key,
-            content=self.content,
-            kind=self.kind,
-            sources=tuple(source.item for source in self.sources),
-            updated_at=self.updated_at,
-            status=self.status,
-            change=self.change,
-        )
 
 
 def owner_of(visibility: str, about: str | None) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.principals import Principal
 from app.errors import AgentConflict, NotFound, ValidationError
 from app.memory.agents.entries import (
     AgentChange,
@@ -30,7 +31,6 @@ from app.memory.sessions.commands import (
     AgentRemember,
     check_agent_remember,
 )
-from app.memory.values import Principal
 from app.store.database import Database, Tx, read_whole
 
 MAX_LOG_PAGE = 200

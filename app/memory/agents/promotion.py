@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.domain.agents import Agent
+from app.domain.principals import Principal
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
 from app.memory.agents.entries import AGENT_KINDS, SHARED, AgentMemory, view_of
 from app.memory.agents.memory import Maker, NewChange, apply, read_entries
 from app.memory.ids import now_ms
-from app.memory.sessions.sessions import load_view, lock
-from app.memory.values import Agent, Principal
 from app.store.database import Database, Tx
+from app.store.sessions import SessionRepository
 
 
 @dataclass
@@ -26,10 +27,10 @@ class Promotion:
         self, who: Principal, session_id: str, name: str | None
     ) -> tuple[Agent, AgentMemory]:
         async def work(tx: Tx) -> tuple[Agent, AgentMemory]:
-            state = await lock(tx, who, session_id)
-            if state["kind"] != "subagent":
+            state = await SessionRepository(tx).lock(who, session_id)
+            if state.kind != "subagent":
                 raise SessionConflict(
-                    f"session {session_id} is a {state['kind']} session: only a subagent is "
+                    f"session {session_id} is a {state.kind} session: only a subagent is "
                     "promoted"
                 )
             earlier = await tx.row("promoted_agent", session=session_id)
@@ -37,7 +38,7 @@ class Promotion:
                 raise SessionConflict(
                     f"session {session_id} was promoted already, to agent {earlier['id']}"
                 )
-            view = await load_view(tx, who, session_id)
+            view = await SessionRepository(tx).view(who, session_id)
             agent = await create_agent(
                 tx, who, name or f"subagent of {session_id}", False, view.session.model
             )

@@ -12,12 +12,12 @@ from typing import Any
 
 import pydantic
 
+from app.domain.sessions import KINDS, Entry, Item
 from app.errors import ValidationError
 from app.memory.agents.entries import AGENT_KINDS, SHARED, VISIBILITIES, AgentEntry
 from app.memory.credentials import credential_reason
 from app.memory.jobs.prompts import ProposedAgentChange, ProposedChange
 from app.memory.sessions.commands import MAX_CONTENT_LENGTH, check_agent_key, check_key, check_text
-from app.memory.values import KINDS, Entry, Item
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from app.config import Settings
+from app.domain.principals import Principal
+from app.domain.sessions import Item, SessionView
 from app.errors import NotFound, SessionConflict
 from app.memory.credentials import prescan
 from app.memory.ids import new_head, new_id, now_ms
@@ -33,12 +35,11 @@ from app.memory.jobs.prompts import (
 )
 from app.memory.jobs.runner import Statements, Workers
 from app.memory.model_names import resolve_model
-from app.memory.sessions.sessions import load_view, lock
 from app.memory.sessions.switches import switches_of
-from app.memory.values import Item, Principal, SessionView
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx, settled_list
+from app.store.sessions import SessionRepository
 
 log = logging.getLogger("openbot_memory.consolidation")
 
@@ -142,7 +143,7 @@ class Consolidation:
             backlog = await unprocessed_items(tx, context["session"])
             if not backlog or not switches_of(context, "switches").generate:
                 return context, backlog, None  # the run ends here: no view needed
-            view = await load_view(tx, Principal(context["org"]), context["session"])
+            view = await SessionRepository(tx).view(Principal(context["org"]), context["session"])
             return context, backlog, view
 
         found = await self.db.read(read)  # the run, its session's backlog and view: one read
@@ -202,14 +203,14 @@ class Consolidation:
         """Apply what the model proposed to the newest memory; the runs queued behind this one
         that it ended, as it read what they would have."""
         org, session_id = owner.org, view.session.id
-        state = await lock(tx, Principal(org), session_id)
-        if (state["revision"], state["head"]) != (view.session.revision, view.session.head):
+        state = await SessionRepository(tx).lock(Principal(org), session_id)
+        if (state.revision, state.head) != (view.session.revision, view.session.head):
             # The session changed while the model worked: its newest memory (S7). Else the
             # view read before the model is the one that holds now, as every change of a
             # session's memory, items or settings grows its revision (S12).
-            view = await load_view(tx, Principal(org), session_id)
+            view = await SessionRepository(tx).view(Principal(org), session_id)
         # the org's default may have changed meanwhile
-        if not switches_of(state, "orgSettings").generate:
+        if not state.switches.generate:
             await self._finish_in(tx, run_id, owner, "skipped", None)
             return []
         unprocessed = await unprocessed_items(tx, session_id)
@@ -232,7 +233,7 @@ class Consolidation:
         # what it read is this session's, so it then makes a version of its own (else the fork's
         # history would count the items as processed, while the fork never read them).
         await tx.row(
-            "apply_consolidation" if kept or state["headShared"] else "record_quiet_run",
+            "apply_consolidation" if kept or state.head_shared else "record_quiet_run",
             id=session_id,
             run=run,
             read=[item.uid for item in readable],
@@ -298,11 +299,11 @@ class Consolidation:
         """S16: consolidate now. Nothing with `generate` off; 409 without a model."""
 
         async def queue(tx: Tx) -> str | None:
-            state = await lock(tx, who, session_id)
-            view = await load_view(tx, who, session_id)
+            state = await SessionRepository(tx).lock(who, session_id)
+            view = await SessionRepository(tx).view(who, session_id)
             if not view.memory.settings.generate:
                 return None
-            model = resolve_model(state["model"], state["agentModel"], view.org.model)
+            model = resolve_model(state.model, state.agent_model, view.org.model)
             if model is None:
                 raise SessionConflict("no model is set for this session, its agent or the org")
             run = {"id": new_id("run"), "model": model, "turn": None, "trigger": "refresh",
@@ -315,7 +316,7 @@ class Consolidation:
             self.wake()
             if not await self.wait_for(run_id, REFRESH_WAIT_SECONDS):
                 raise SessionConflict("consolidation is still running; read the session later")
-        return await self.db.read(lambda tx: load_view(tx, who, session_id))
+        return await self.db.read(lambda tx: SessionRepository(tx).view(who, session_id))
 
     async def wait_for(self, run_id: str, seconds: float) -> bool:
         """Wait up to `seconds` for a run to end; whether it did. A run of this process wakes

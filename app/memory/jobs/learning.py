@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.config import Settings
+from app.domain.principals import Principal
+from app.domain.sessions import Item
 from app.memory.agents.memory import Maker, NewChange, apply, lock_agent, read_entries
 from app.memory.credentials import prescan
 from app.memory.ids import new_id, now_ms
@@ -33,11 +35,10 @@ from app.memory.jobs.prompts import (
     parse_answer,
 )
 from app.memory.jobs.runner import Statements, Workers
-from app.memory.sessions.sessions import lock
-from app.memory.values import Item, Principal
 from app.models.base import ContextEntry, ContextItem, ModelError, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx, settled_list
+from app.store.sessions import SessionRepository
 
 log = logging.getLogger("openbot_memory.learning")
 
@@ -179,7 +180,7 @@ class Learning:
         async def work(tx: Tx) -> None:
             # Session first, then agent: the order every writer takes them in (a turn locks its
             # session, then the agent to queue learning), so no two wait on each other.
-            await lock(tx, Principal(org), part.session)
+            await SessionRepository(tx).lock(Principal(org), part.session)
             version = await lock_agent(tx, Principal(org), agent)
             now = (await read_entries(tx, person, [agent]))[agent][2]
             still = {row["uid"] for row in await tx.rows(

@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from app.domain.sessions import KINDS, Entry, Item
 from app.memory.agents.entries import AGENT_KINDS, VISIBILITIES, AgentEntry
 from app.memory.credentials import scrub
-from app.memory.values import KINDS, Entry, Item
 from app.models.base import LEARNING_SCHEMA, ModelError
 
 CONSOLIDATION_SCHEMA_NAME = "memory_changes"
