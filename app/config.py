@@ -36,6 +36,10 @@ class Settings(BaseSettings):
     # an operation (fields, with lists multiplied by their page size; app/api/graphql/limits.py).
     graphql_max_tokens: int = Field(default=20_000, ge=100)
     graphql_max_cost: int = Field(default=500_000, ge=100)
+    # GraphQL fields that read what is already loaded are completed in place, not through
+    # graphql-core's per-field round (app/api/graphql/execution.py); off, every field runs
+    # as graphql-core runs it.
+    graphql_fast_path: bool = True
     default_model: str | None = "builtin"
     model_timeout_seconds: float = Field(default=30.0, gt=0)
     model_retries: int = Field(default=2, ge=0)

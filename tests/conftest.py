@@ -222,6 +222,18 @@ def start_server(
         running.stop()
 
 
+@pytest.fixture(params=[True, False], ids=["fast_path", "plain_path"])
+def graphql_fast_path(
+    request: pytest.FixtureRequest, server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> bool:
+    """A GraphQL test runs twice: with the execution fast path on and off
+    (`graphql_fast_path`), in the run's server and in any server the test starts."""
+    fast: bool = request.param
+    monkeypatch.setattr(server.settings, "graphql_fast_path", fast)
+    monkeypatch.setenv("OPENBOT_MEMORY_GRAPHQL_FAST_PATH", str(fast).lower())
+    return fast
+
+
 def _idle(graph: Graph) -> bool:
     pending = graph.value(
         "MATCH (r) WHERE (r:Run OR r:LearningJob) AND r.status IN ['queued', 'running'] "

@@ -29,9 +29,6 @@ class Agent:
             created_at=row["createdAt"],
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "shared": self.shared, "model": self.model}
-
 
 @dataclass(frozen=True)
 class Source:
@@ -40,9 +37,6 @@ class Source:
     session: str
     item: str
     uid: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"session": self.session, "item": self.item}
 
 
 def _sources(row: Mapping[str, Any]) -> tuple[Source, ...]:
@@ -78,18 +72,6 @@ class AgentEntry:
             change=row["change"],
             sources=_sources(row),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": [source.to_json() for source in self.sources],
-            "updatedAt": self.updated_at,
-            "status": self.status,
-            "about": self.about,
-            "visibility": self.visibility,
-        }
 
     def as_entry(self) -> Entry:
         """The shape instructions render (S5, S6 hold for agent entries too, A8)."""

@@ -6,15 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
-KINDS: tuple[Kind, ...] = ("fact", "decision", "preference", "procedure", "hypothesis")
-Status = Literal["active", "retracted"]
-SessionKind = Literal["chat", "review", "subagent"]
-SESSION_KINDS: tuple[SessionKind, ...] = ("chat", "review", "subagent")
+from app.domain.enums import Kind, SessionKind
 
-
+KINDS: tuple[Kind, ...] = tuple(Kind)
+SESSION_KINDS: tuple[SessionKind, ...] = tuple(SessionKind)
 
 
 @dataclass(frozen=True)
@@ -31,14 +28,6 @@ class Overrides:
 
     use: bool | None = None
     generate: bool | None = None
-
-    def to_json(self) -> dict[str, bool]:
-        out: dict[str, bool] = {}
-        if self.use is not None:
-            out["use"] = self.use
-        if self.generate is not None:
-            out["generate"] = self.generate
-        return out
 
 
 @dataclass(frozen=True)
@@ -60,14 +49,6 @@ class OrgSettings:
             helper_model=row.get("helperModel"),
             model=row.get("model"),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "memory": {"use": self.use, "generate": self.generate},
-            "agentMemory": self.agent_memory,
-            "helperModel": self.helper_model,
-            "model": self.model,
-        }
 
 
 def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
@@ -148,18 +129,6 @@ class Item:
             turn_known="turn" in row,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": self.type,
-            "role": self.role,
-            "content": self.content,
-            "app": self.app,
-            "author": self.author,
-            "at": self.at,
-            "turn": self.turn,
-        }
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -206,21 +175,6 @@ class Entry:
             raise RuntimeError(f"entry {self.key!r} was read without its sources' items")
         return self.source_items
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": list(self.sources),
-            "updatedAt": self.updated_at,
-            "status": self.status,
-        }
-
-
-def entries_of(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
-    """Entries from their records (`Entry.from_record`), newest first."""
-    return newest_first(Entry.from_record(r) for r in records)
-
 
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
     """Entries newest first, ties by key: the order of every view."""
@@ -239,14 +193,6 @@ class Memory:
     settings: Switches
     overrides: Overrides
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
-            "processed": list(self.processed),
-            "settings": {"use": self.settings.use, "generate": self.settings.generate},
-            "overrides": self.overrides.to_json(),
-        }
-
 
 @dataclass(frozen=True)
 class Session:
@@ -263,21 +209,6 @@ class Session:
     forked_from: str | None
     forked_at: str | None
     created_at: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "agent": self.agent,
-            "kind": self.kind,
-            "head": self.head,
-            "revision": self.revision,
-            "person": self.person,
-            "model": self.model,
-            "parent": self.parent,
-            "forkedFrom": self.forked_from,
-            "forkedAt": self.forked_at,
-            "createdAt": self.created_at,
-        }
 
 
 @dataclass(frozen=True)
@@ -332,10 +263,6 @@ class SessionView:
         settings = resolve_switches(org, self.memory.overrides)
         return replace(self, memory=replace(self.memory, settings=settings), org=org)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"session": self.session.to_json(), "memory": self.memory.to_json()}
-
-
 
 @dataclass(frozen=True)
 class Change:
@@ -384,7 +311,6 @@ class Change:
         )
 
 
-
 @dataclass(frozen=True)
 class Version:
     """A past or present head of a session."""
@@ -410,17 +336,6 @@ class Version:
             added=tuple(row.get("added") or ()),
             current=bool(row.get("current")),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "cause": self.cause,
-            "at": self.at,
-            "parent": self.parent,
-            "revertedFrom": self.reverted_from,
-            "added": list(self.added),
-            "current": self.current,
-        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,22 +61,6 @@ class Turn:
                    shown_agent=tuple(shown_agent or ()), at=at, completed_at=completed_at,
                    session=session, head=head, revision=revision)
 
-    def to_json(self) -> dict[str, Any]:
-        """The turn as the API answers it."""
-        return {
-            "turn": {
-                "id": self.id,
-                "status": self.status,
-                "model": self.model,
-                "items": list(self.items),
-                "shown": list(self.shown),
-                "shownAgent": list(self.shown_agent),
-                "at": self.at,
-                "completedAt": self.completed_at,
-            },
-            "session": {"id": self.session, "head": self.head, "revision": self.revision},
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class TurnItem:

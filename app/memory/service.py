@@ -64,7 +64,7 @@ class Service:
         return cls(
             settings=settings,
             db=db,
-            sessions=Sessions(db, kept),
+            sessions=Sessions(db, kept, consolidation.refresh),
             agents=Agents(db),
             agent_memory=agent_memory,
             orgs=Orgs(db),

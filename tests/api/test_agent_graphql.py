@@ -24,6 +24,8 @@ from tests.api.test_agent_memory import (
 )
 from tests.conftest import Api, Graph, RunningServer, flat, user
 
+pytestmark = pytest.mark.usefixtures("graphql_fast_path")
+
 Body = dict[str, Any]
 
 MEMORY = """

@@ -9,7 +9,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from tests.conftest import Api, Graph, user
+
+pytestmark = pytest.mark.usefixtures("graphql_fast_path")
 
 STUB_MODEL = "openai:gpt-4o-mini"  # the scripted stub: with nothing scripted, no changes
 PAGE = "edges {{ cursor node {{ {n} }} }} nodes {{ {n} }} pageInfo {{ hasNextPage endCursor }}"

@@ -12,6 +12,8 @@ import pytest
 from tests.conftest import Api, Graph, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, changes
 
+pytestmark = pytest.mark.usefixtures("graphql_fast_path")
+
 STUB_MODEL = "openai:gpt-4o-mini"
 
 SESSION_STATE = "head revision memory { settings { use generate } overrides { use generate } }"

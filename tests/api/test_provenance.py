@@ -6,8 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.conftest import Api, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, changes
+
+pytestmark = pytest.mark.usefixtures("graphql_fast_path")
 
 STUB = "openai:test"
 

@@ -6,8 +6,8 @@ upgrade request's `Authorization` header); without a valid one it is closed with
 
 GraphQL over HTTP: a client that accepts `application/graphql-response+json` gets that media
 type, and a request that fails before execution (it does not parse, does not validate, or its
-variables do not coerce) is then a 400 whose body has no `data` entry. Clients that accept only
-`application/json` keep the older answer: 200 with `"data": null`.
+variables do not coerce) is then a 400 whose body has no `data` entry. A client that accepts
+only `application/json` gets 200 with `"data": null`, as GraphQL over HTTP lets it.
 """
 
 from __future__ import annotations

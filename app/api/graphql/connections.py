@@ -147,7 +147,7 @@ def connection(
 
 def keyed_page(entries: Mapping[str, T], page: Page) -> list[tuple[str, T]]:
     """Entries already read whole (a memory view), by key: those after the page's key, at most
-    `first + 1`. The one place a list is paged in Python, until its statement takes `$after`."""
+    `first + 1`. The one kind of list paged in Python: a memory view is read whole."""
     after = page.after_part()
     ordered = sorted(
         (item for item in entries.items() if after is None or item[0] > after),

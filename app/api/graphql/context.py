@@ -12,6 +12,7 @@ from starlette.websockets import WebSocket
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
+from app.config import Settings
 from app.domain import provenance
 from app.domain import sessions as values
 from app.domain.agents import Agent
@@ -172,6 +173,14 @@ class Context:
 
             self._pages[shape] = DataLoader(load_fn=load)
         return self._pages[shape]
+
+
+def settings_of(context: Any) -> Settings:
+    """The serving process's settings (the defaults where a context has none, as in tests that
+    execute the schema directly)."""
+    service = getattr(context, "service", None)
+    settings = getattr(service, "settings", None)
+    return settings if isinstance(settings, Settings) else Settings()
 
 
 def _hashable(key: Any) -> Hashable:

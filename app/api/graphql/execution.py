@@ -17,7 +17,10 @@ in place; every other field runs as graphql-core runs it:
 Whenever a value would be an error of the completion itself (null where the type says non-null,
 a value its scalar refuses, a list that is none, a read that raises), nothing of the field has
 run yet, and the field, or for a leaf its whole object, runs the ordinary way, which reports it
-as it always did.
+as graphql-core reports it.
+
+The setting `graphql_fast_path` (on by default) turns the shortcuts off: every field then runs
+as graphql-core runs it, which the GraphQL tests check gives the same answers.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from graphql.pyutils import AwaitableOrValue, Path
 from graphql.pyutils.gather_with_cancel import gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
+
+from app.api.graphql.context import settings_of
 
 # A leaf read in place: its resolver (called with the source alone), its scalar or enum type,
 # whether it may be null, and whether a str is its own serialization (String and ID).
@@ -106,14 +111,17 @@ ORDINARY = _Ordinary()
 
 
 class Execution(StrawberryGraphQLCoreExecutionContext):
-    """Strawberry's execution context, with plain leaves and object fields completed in place."""
+    """Strawberry's execution context, with plain leaves and object fields completed in place
+    (with `graphql_fast_path` off, it executes exactly as Strawberry's)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # per field set of this execution (graphql-core memoizes them by identity)
         self._plans: dict[int, Plan] = {}
         middleware = self.middleware_manager
-        self._shortcut = middleware is None or not middleware.middlewares
+        self._shortcut = (middleware is None or not middleware.middlewares) and settings_of(
+            self.context_value
+        ).graphql_fast_path
 
     def execute_fields(
         self,

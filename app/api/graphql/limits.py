@@ -14,12 +14,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import suppress
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
 from graphql import (
-    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -37,7 +35,6 @@ from graphql import (
     VariableNode,
     get_named_type,
     get_nullable_type,
-    parse,
 )
 from strawberry.extensions import AddValidationRules, SchemaExtension
 from strawberry.extensions.max_aliases import create_validator as create_alias_validator
@@ -45,16 +42,8 @@ from strawberry.extensions.query_depth_limiter import (
     create_validator as create_depth_validator,
 )
 
+from app.api.graphql.context import settings_of
 from app.api.graphql.scalars import MAX_PAGE
-from app.config import Settings
-
-
-def _settings(context: Any) -> Settings:
-    """The serving process's settings (the defaults where a context has none, as in tests that
-    execute the schema directly)."""
-    service = getattr(context, "service", None)
-    settings = getattr(service, "settings", None)
-    return settings if isinstance(settings, Settings) else Settings()
 
 MAX_COMMENTS = 500
 MAX_DEPTH = 12
@@ -65,33 +54,22 @@ TOO_LARGE = "QUERY_TOO_LARGE"
 TOO_COSTLY = "QUERY_TOO_COSTLY"
 
 
-# Distinct documents kept parsed (here) and validated (`ValidationCache` in the schema):
-# clients send a few documents, again and again.
+# Distinct documents kept parsed (`ParserCache`) and validated (`ValidationCache`): clients
+# send a few documents, again and again.
 DOCUMENTS_CACHED = 256
 
 
-@lru_cache(maxsize=DOCUMENTS_CACHED)
-def _parsed(query: str, max_tokens: int, max_comments: int) -> DocumentNode:
-    """Each document parsed once (clients send a few documents, again and again)."""
-    return parse(query, max_lexical_tokens=max_tokens, max_comments=max_comments)
-
-
 class TokenLimit(SchemaExtension):
-    """The parser stops at `graphql_max_tokens` tokens; its error has code `QUERY_TOO_LARGE`.
-    A document that parses is kept parsed (`_parsed`); one that does not is left to Strawberry,
-    which reports its syntax error."""
+    """The parser stops at `graphql_max_tokens` lexical tokens and MAX_COMMENTS comments; its
+    error has code `QUERY_TOO_LARGE`.
 
-    def on_parse(self) -> Iterator[None]:
-        context = self.execution_context
-        if context.query is not None and context.graphql_document is None:
-            limit = _settings(context.context).graphql_max_tokens
-            with suppress(GraphQLError):
-                context.graphql_document = _parsed(context.query, limit, MAX_COMMENTS)
-        yield
+    Not Strawberry's `MaxTokensLimiter`: that one passes graphql-core's deprecated `max_tokens`
+    (comments counted as tokens) with one count fixed when the schema is built, and leaves the
+    error without a code; this limit is the serving process's setting, read per operation."""
 
     def on_operation(self) -> Iterator[None]:
         options = self.execution_context.parse_options
-        limit = _settings(self.execution_context.context).graphql_max_tokens
+        limit = settings_of(self.execution_context.context).graphql_max_tokens
         options["max_lexical_tokens"] = limit  # type: ignore[typeddict-unknown-key]
         options["max_comments"] = MAX_COMMENTS  # type: ignore[typeddict-unknown-key]
         yield
@@ -205,7 +183,7 @@ class CostLimit(SchemaExtension):
     """Refuse an operation whose estimated cost is over `graphql_max_cost` (`QUERY_TOO_COSTLY`)."""
 
     def on_operation(self) -> Iterator[None]:
-        limit = _settings(self.execution_context.context).graphql_max_cost
+        limit = settings_of(self.execution_context.context).graphql_max_cost
         context = self.execution_context
         context.validation_rules = (*context.validation_rules, _cost_rule(limit))
         yield

@@ -14,10 +14,8 @@ from typing import Any
 
 import strawberry
 
-from app.api.graphql.agents import AgentMemory
 from app.api.graphql.context import GraphInfo
-from app.api.graphql.runs import Run
-from app.api.graphql.sessions import Session
+from app.api.graphql.nodes import AgentMemory, Run, Session
 from app.memory.ids import now_ms
 
 RUNNING = ("queued", "running")

@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from app.domain.agents import AgentEntry as AgentEntry  # the value these rules decide over
 from app.domain.agents import Source as Source
+from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
+from app.domain.enums import Visibility
 from app.domain.principals import Principal
 
-AgentKind = Literal["procedure", "preference", "decision"]
-AGENT_KINDS: tuple[AgentKind, ...] = ("procedure", "preference", "decision")  # A1
-VISIBILITIES = ("shared", "private")
+VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 SHARED = ""  # the owner of a shared entry
 
 
 def owner_of(visibility: str, about: str | None) -> str:
     """The owner part of an entry's identity: the person a private entry is about."""
-    if visibility == "private":
+    if visibility == Visibility.PRIVATE:
         assert about is not None
         return about
     return SHARED
@@ -74,12 +74,6 @@ class AgentMemory:
 
     entries: Mapping[str, AgentEntry]
     version: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
-            "version": self.version,
-        }
 
 
 @dataclass(frozen=True)
@@ -136,12 +130,3 @@ class LogEntry:
     maker: str
     person: str | None
     keys: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "at": self.at,
-            "maker": self.maker,
-            "person": self.person,
-            "keys": list(self.keys),
-        }

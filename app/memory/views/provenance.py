@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from app.domain.principals import Principal
 from app.domain.provenance import Pair, StoryStep
@@ -14,32 +13,6 @@ from app.errors import NotFound
 from app.store.database import Database, Tx
 from app.store.provenance import ProvenanceRepository
 from app.store.sessions import SessionRepository
-
-
-def change_json(change: Change) -> dict[str, Any]:
-    """One change as JSON: before and after, what made it, when, and the items it cites."""
-    return {
-        "id": change.id,
-        "op": change.op,
-        "maker": change.maker,
-        "madeBy": change.made_by,
-        "key": change.key,
-        "content": change.content,
-        "kind": change.kind,
-        "status": change.status,
-        "before": {
-            "content": change.before_content,
-            "kind": change.before_kind,
-            "status": change.before_status,
-        },
-        "at": change.at,
-        "revision": change.revision,
-        "head": change.head,
-        "session": change.session,
-        "run": change.run,
-        "model": change.model,
-        "cites": [item.to_json() for item in change.cites],
-    }
 
 
 @dataclass

@@ -13,8 +13,8 @@ import binascii
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from app.domain.enums import Status
 from app.domain.principals import Principal
 from app.domain.search import Match
 from app.domain.sessions import KINDS, Entry
@@ -27,7 +27,7 @@ from app.store.sessions import SessionRepository
 MAX_QUERY = 500
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
-STATUSES = ("active", "retracted")
+STATUSES: tuple[Status, ...] = tuple(Status)
 SNIPPET_WIDTH = 160
 SNIPPET_LEAD = 40
 MARK = "**"
@@ -129,14 +129,6 @@ class Hit:
     agent_entry: AgentEntry | None = None
     listed_as: str = ""  # the key the caller's agent view lists the entry under
 
-    def to_json(self) -> dict[str, Any]:
-        if self.entry is not None:
-            entry = {**self.entry.to_json(), "session": self.session}
-        else:
-            assert self.agent_entry is not None
-            entry = {**self.agent_entry.to_json(), "agent": self.agent}
-        return {"entry": entry, "score": self.score, "snippet": self.snippet}
-
 
 @dataclass(frozen=True)
 class SearchPage:
@@ -145,9 +137,6 @@ class SearchPage:
     hits: tuple[Hit, ...]
     offset: int
     more: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"hits": [hit.to_json() for hit in self.hits]}
 
 
 def hit_of(who: Principal, match: Match, terms: Sequence[Term]) -> Hit:

@@ -1,0 +1,1 @@
+"""Agents: their sessions, lasting memory, learning jobs, promotion and mutations."""

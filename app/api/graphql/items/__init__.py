@@ -1,0 +1,1 @@
+"""A session's timeline: its items and the turns they came in."""

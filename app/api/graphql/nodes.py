@@ -1,0 +1,825 @@
+"""The graph's node types: sessions, their memory and timeline, runs, agents, and the
+provenance that links them.
+
+They reach each other in circles (a session's agent has sessions, an item's turn has a
+session, an entry's story cites items), so they live in this one module. Each is thin: its
+fields, built from a domain value by `from_domain`, and resolvers that hand the context and
+ids to the per-noun `resolvers` modules, which answer domain values, never these types. The
+per-noun packages hold the leaf types, mutations and root fields, and import this module;
+this module imports only their `types` and `resolvers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Any
+
+import strawberry
+
+from app.api.graphql.agents import resolvers as agents
+from app.api.graphql.agents.resolvers import AGENT_CHANGES, AGENT_ENTRIES, JOBS, LOG
+from app.api.graphql.agents.types import AgentLogEntry, LearnedDrop
+from app.api.graphql.connections import (
+    DEFAULT_FIRST,
+    Connection,
+    Page,
+    connection,
+    keyed_page,
+    page_of,
+)
+from app.api.graphql.context import GraphInfo
+from app.api.graphql.enums import (
+    ChangeOp,
+    EntryStatus,
+    JobStatus,
+    Kind,
+    Maker,
+    SessionKind,
+    TurnStatus,
+    Visibility,
+    enum,
+    maybe,
+)
+from app.api.graphql.execution import NOT_READ, NotRead, in_place
+from app.api.graphql.items import resolvers as items
+from app.api.graphql.items.resolvers import ITEMS, TURNS
+from app.api.graphql.provenance import resolvers as provenance
+from app.api.graphql.provenance.types import Entries
+from app.api.graphql.runs import resolvers as runs
+from app.api.graphql.runs.resolvers import RUNS
+from app.api.graphql.runs.types import DroppedChange
+from app.api.graphql.scalars import EpochMillis
+from app.api.graphql.selections import asks
+from app.api.graphql.sessions import resolvers as sessions
+from app.api.graphql.sessions.resolvers import (
+    CHANGES,
+    ENTRIES,
+    SESSIONS,
+    SOURCE_TURNS,
+    VERSIONS,
+)
+from app.api.graphql.sessions.types import Instructions, Overrides, Switches
+from app.domain import provenance as provenance_values
+from app.domain import sessions as values
+from app.domain.agents import Agent as AgentValue
+from app.domain.sessions import Version
+from app.domain.turns import Turn as RecordedTurn
+from app.memory.agents import entries as agent_entries
+
+
+@strawberry.type
+class Turn:
+    """One model step of a session, with the memory keys it was shown (S5)."""
+
+    id: str
+    status: TurnStatus
+    model: str | None
+    shown_keys: list[str] = strawberry.field(description="The session memory keys it was shown.")
+    shown_agent: list[str] = strawberry.field(description="The agent memory keys it was shown.")
+    @strawberry.field
+    async def item_ids(self, info: GraphInfo) -> list[str]:
+        return [item.id for item in await info.context.turn_items.load(self.id)]
+
+    @strawberry.field
+    async def items(self, info: GraphInfo) -> list[Item]:
+        return [Item.from_domain(item) for item in await info.context.turn_items.load(self.id)]
+
+    at: EpochMillis
+    completed_at: EpochMillis | None
+    session_id: strawberry.Private[str]
+
+    @classmethod
+    def maybe(cls, turn: RecordedTurn | None) -> Turn | None:
+        if turn is None:
+            return None
+        return cls(
+            id=turn.id,
+            status=enum(TurnStatus, turn.status),
+            model=turn.model,
+            shown_keys=list(turn.shown),
+            shown_agent=list(turn.shown_agent),
+            at=EpochMillis(turn.at),
+            completed_at=None if turn.completed_at is None else EpochMillis(turn.completed_at),
+            session_id=turn.session,
+        )
+
+    @strawberry.field
+    async def session(self, info: GraphInfo) -> Session | None:
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+    @strawberry.field(
+        description="The session and agent entries the turn was given, as they then stood "
+        "(S5, A8; one statement per request)."
+    )
+    async def shown(self, info: GraphInfo) -> Entries:
+        return Entries.from_domain(await provenance.shown(info.context, self.id))
+
+
+@strawberry.type
+class Item:
+    """One entry of a session's timeline."""
+
+    id: str
+    type: str
+    role: str | None
+    content: str | None
+    app: str | None
+    author: str | None
+    at: EpochMillis
+    seq: int
+    uid: strawberry.Private[str]
+    turn_id: strawberry.Private[str | None] = None
+    turn_known: strawberry.Private[bool] = False  # else `turn` looks the turn up by the uid
+    # The turn itself, when the list holding the item read it ahead (`read_turns_ahead`).
+    turn_read: strawberry.Private[bool] = False
+    read_turn: strawberry.Private[Turn | None] = None
+
+    @classmethod
+    def from_domain(cls, item: values.Item) -> Item:
+        return cls(
+            uid=item.uid,
+            id=item.id,
+            type=item.type,
+            role=item.role,
+            content=item.content,
+            app=item.app,
+            author=item.author,
+            at=EpochMillis(item.at),
+            seq=item.seq,
+            turn_id=item.turn,
+            turn_known=item.turn_known,
+        )
+
+    @strawberry.field(
+        description="Every session and agent entry change that cites this item, across forks, "
+        "newest first (one statement per request)."
+    )
+    async def supports(self, info: GraphInfo) -> Entries:
+        return Entries.from_domain(await provenance.supports(info.context, self.uid))
+
+    @strawberry.field(
+        description="The turn the item came in (none for a memory edit).",
+        graphql_type=Turn | None,
+    )
+    @in_place(lambda item: item.turn_ahead())
+    def turn(self, info: GraphInfo) -> Turn | Awaitable[Turn | None] | None:
+        # Answered at once when read ahead: a list of items then completes in place (execution).
+        ahead = self.turn_ahead()
+        return self._load_turn(info) if isinstance(ahead, NotRead) else ahead
+
+    def turn_ahead(self) -> Turn | NotRead | None:
+        """The turn `read_turns_ahead` handed over, or NOT_READ when it handed none."""
+        return self.read_turn if self.turn_read else NOT_READ
+
+    async def _load_turn(self, info: GraphInfo) -> Turn | None:
+        return Turn.maybe(
+            await items.turn_of(info.context, self.uid, self.turn_id, self.turn_known)
+        )
+
+
+async def read_turns_ahead(info: GraphInfo, of: Iterable[Item]) -> None:
+    """Read the turns of the items `of` in one batch and hand each item its own, so that a list
+    of items answers `turn` without one await per item. Items whose turn is not known yet are
+    left to look it up themselves."""
+    known = [item for item in of if item.turn_known and not item.turn_read]
+    ids = list({item.turn_id for item in known if item.turn_id is not None})
+    rows = await items.turns_ahead(info.context, ids)
+    if rows is None:
+        return
+    turns = {i: Turn.maybe(row) for i, row in rows.items()}
+    for item in known:
+        item.read_turn = None if item.turn_id is None else turns[item.turn_id]
+        item.turn_read = True
+
+
+async def items_connection(info: GraphInfo, version: str, page: Page) -> Connection[Item]:
+    found = await items.items(info.context, version, page)
+    return connection(ITEMS, page, found, lambda i: (i.seq,), Item.from_domain)
+
+
+@strawberry.type
+class Change:
+    """A recorded memory change: before and after, what made it, the items it cites."""
+
+    id: str
+    op: ChangeOp
+    maker: Maker
+    made_by: str | None = strawberry.field(description="the person or run that made it")
+    key: str
+    content: str | None
+    kind: Kind | None
+    status: EntryStatus | None
+    before_content: str | None
+    before_kind: Kind | None
+    before_status: EntryStatus | None
+    at: EpochMillis
+    revision: int | None
+    head: str | None
+    model: str | None
+    cites: list[Item]
+    session_id: strawberry.Private[str | None]
+    run_id: strawberry.Private[str | None]
+
+    @classmethod
+    def from_domain(cls, change: values.Change) -> Change:
+        return cls(
+            id=change.id,
+            op=enum(ChangeOp, change.op),
+            maker=enum(Maker, change.maker),
+            made_by=change.made_by,
+            key=change.key,
+            content=change.content,
+            kind=maybe(Kind, change.kind),
+            status=maybe(EntryStatus, change.status),
+            before_content=change.before_content,
+            before_kind=maybe(Kind, change.before_kind),
+            before_status=maybe(EntryStatus, change.before_status),
+            at=EpochMillis(change.at),
+            revision=change.revision,
+            head=change.head,
+            model=change.model,
+            cites=[Item.from_domain(item) for item in change.cites],
+            session_id=change.session,
+            run_id=change.run,
+        )
+
+    @strawberry.field(description="The consolidation run that made it, if one did.")
+    async def run(self, info: GraphInfo) -> Run | None:
+        if self.run_id is None:
+            return None
+        return Run.maybe(await info.context.runs.load(self.run_id))
+
+    @strawberry.field
+    async def session(self, info: GraphInfo) -> Session | None:
+        if self.session_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+
+@strawberry.type
+class Entry:
+    """S1: one fact under one key."""
+
+    key: str
+    content: str
+    kind: Kind
+    status: EntryStatus
+    updated_at: EpochMillis
+    sources: list[Item]
+    change_id: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, entry: values.Entry) -> Entry:
+        return cls(
+            key=entry.key,
+            content=entry.content,
+            kind=enum(Kind, entry.kind),
+            status=enum(EntryStatus, entry.status),
+            updated_at=EpochMillis(entry.updated_at),
+            sources=[Item.from_domain(item) for item in entry.items()],
+            change_id=entry.change,
+        )
+
+    @strawberry.field(
+        description="The entry's story, newest change first: what made each change (a person, "
+        "a run with its model and turn, a fork, a promotion), before and after, the items cited "
+        "with their turns and sessions, through forks on into the entry it was copied from "
+        "(one statement per request)."
+    )
+    async def story(self, info: GraphInfo) -> list[StoryStep]:
+        steps = await provenance.story(info.context, self.change_id)
+        return [StoryStep.from_domain(step) for step in steps]
+
+    @strawberry.field(
+        description="The entry's changes, newest first, following each change to the one it "
+        "replaced (through forks on into the entry it was copied from)."
+    )
+    async def changes(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Change]:
+        page = page_of(CHANGES, first, after)
+        found = await sessions.changes(info.context, self.change_id, page)
+        return connection(CHANGES, page, found, lambda c: (c.id,), Change.from_domain)
+
+
+async def entries_connection(
+    info: GraphInfo, by_key: Mapping[str, Entry], first: int, after: str | None
+) -> Connection[Entry]:
+    """A page of a session memory's entries, by key (the view is read whole, so it is paged by
+    `keyed_page`; its total is known)."""
+    page = page_of(ENTRIES, first, after)
+    rows = keyed_page(by_key, page)
+    found = connection(ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(by_key))
+    if any(asks(info.selected_fields, ("entries", *path)) for path in SOURCE_TURNS):
+        await read_turns_ahead(info, (item for entry in found.nodes for item in entry.sources))
+    return found
+
+
+@strawberry.type
+class Memory:
+    """S2: a session's memory view."""
+
+    processed: list[str]
+    settings: Switches
+    overrides: Overrides
+    by_key: strawberry.Private[dict[str, Entry]]
+
+    @classmethod
+    def from_domain(cls, memory: values.Memory) -> Memory:
+        return cls(
+            by_key={key: Entry.from_domain(entry) for key, entry in memory.entries.items()},
+            processed=list(memory.processed),
+            settings=Switches(use=memory.settings.use, generate=memory.settings.generate),
+            overrides=Overrides(use=memory.overrides.use, generate=memory.overrides.generate),
+        )
+
+    @strawberry.field(description="S2: the entries, retracted ones too, by key.")
+    async def entries(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Entry]:
+        return await entries_connection(info, self.by_key, first, after)
+
+    @strawberry.field
+    def entry(self, key: str) -> Entry | None:
+        return self.by_key.get(key)
+
+
+@strawberry.type(name="Version")
+class SessionVersion:
+    """A head the session had: when, what made it, and (on request) everything as it was."""
+
+    id: str
+    cause: str = strawberry.field(
+        description="start, turn, remember, forget, consolidation, fork or revert"
+    )
+    at: EpochMillis
+    parent: str | None
+    reverted_from: str | None
+    added: list[str] = strawberry.field(description="The ids of the items it added.")
+    current: bool
+    depth: strawberry.Private[int]
+
+    @classmethod
+    def from_domain(cls, version: Version) -> SessionVersion:
+        return cls(
+            id=version.id,
+            cause=version.cause,
+            at=EpochMillis(version.at),
+            parent=version.parent,
+            reverted_from=version.reverted_from,
+            added=list(version.added),
+            current=version.current,
+            depth=version.depth,
+        )
+
+    @strawberry.field(description="The memory entries as they were at this version, by key.")
+    async def entries(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Entry]:
+        found = await sessions.memory_at(info.context, self.id)
+        by_key = {e.key: Entry.from_domain(e) for e in found}
+        return await entries_connection(info, by_key, first, after)
+
+    @strawberry.field(description="The timeline as it was at this version, oldest first.")
+    async def items(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Item]:
+        return await items_connection(info, self.id, page_of(ITEMS, first, after))
+
+
+@strawberry.type
+class Session:
+    """One conversation of an agent with a person, with its memory."""
+
+    id: str
+    kind: SessionKind
+    head: str
+    revision: int
+    person: str | None
+    model: str | None
+    created_at: EpochMillis
+    memory: Memory
+    agent_id: strawberry.Private[str]
+    parent_id: strawberry.Private[str | None]
+    forked_from_id: strawberry.Private[str | None]
+    forked_at: str | None
+
+    @classmethod
+    def from_domain(cls, view: values.SessionView) -> Session:
+        s = view.session
+        return cls(
+            id=s.id,
+            kind=enum(SessionKind, s.kind),
+            head=s.head,
+            revision=s.revision,
+            person=s.person,
+            model=s.model,
+            created_at=EpochMillis(s.created_at),
+            memory=Memory.from_domain(view.memory),
+            agent_id=s.agent,
+            parent_id=s.parent,
+            forked_from_id=s.forked_from,
+            forked_at=s.forked_at,
+        )
+
+    @classmethod
+    def maybe(cls, view: values.SessionView | None) -> Session | None:
+        return None if view is None else cls.from_domain(view)
+
+    @strawberry.field
+    async def agent(self, info: GraphInfo) -> Agent | None:
+        return Agent.maybe(await info.context.agents.load(self.agent_id))
+
+    @strawberry.field
+    async def parent(self, info: GraphInfo) -> Session | None:
+        if self.parent_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.parent_id))
+
+    @strawberry.field
+    async def forked_from(self, info: GraphInfo) -> Session | None:
+        if self.forked_from_id is None:
+            return None
+        return Session.maybe(await info.context.sessions.load(self.forked_from_id))
+
+    @strawberry.field(description="Consolidation runs, newest first.")
+    async def runs(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Run]:
+        page = page_of(RUNS, first, after)
+        rows = await runs.runs(info.context, self.id, page)
+        found = [run for run in map(Run.maybe, rows) if run]
+        return connection(RUNS, page, found, lambda r: (r.queued_at, r.id), lambda r: r)
+
+    @strawberry.field(
+        description="The turns recorded in the session, on any branch, oldest first."
+    )
+    async def turns(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Turn]:
+        page = page_of(TURNS, first, after)
+        found = [t for t in map(Turn.maybe, await items.turns(info.context, self.id, page)) if t]
+        return connection(TURNS, page, found, lambda t: (t.at, t.id), lambda t: t)
+
+    @strawberry.field(description="Every head the session ever had, oldest first.")
+    async def versions(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[SessionVersion]:
+        page = page_of(VERSIONS, first, after)
+        found = await sessions.versions(info.context, self.id, page)
+        return connection(
+            VERSIONS, page, found, lambda v: (v.at, v.depth, v.id), SessionVersion.from_domain
+        )
+
+    @strawberry.field(description="S5, S6, A8: the memory text a turn would get now.")
+    async def instructions(self, info: GraphInfo) -> Instructions:
+        shown = await sessions.instructions(info.context, self.id)
+        return Instructions(
+            memory=shown.text, session_keys=list(shown.keys), agent_keys=list(shown.agent_keys)
+        )
+
+    @strawberry.field(description="The timeline up to the head, oldest first.")
+    async def items(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Item]:
+        return await items_connection(info, self.head, page_of(ITEMS, first, after))
+
+
+async def sessions_connection(info: GraphInfo, page: Page, ids: list[str]) -> Connection[Session]:
+    """A page of sessions from the ids a keyset read found (at most `first + 1`)."""
+    found = [Session.from_domain(view) for view in await sessions.views(info.context, ids)]
+    return connection(SESSIONS, page, found, lambda s: (s.created_at, s.id), lambda s: s)
+
+
+@strawberry.type
+class Run:
+    """One consolidation: what it read, the model, the changes it kept and dropped, its error."""
+
+    id: str
+    status: JobStatus
+    model: str | None
+    trigger: str
+    error: str | None
+    queued_at: EpochMillis
+    finished_at: EpochMillis | None
+    attempts: int
+    read: list[str] = strawberry.field(description="The ids of the items it read.")
+    tried: list[str] = strawberry.field(
+        description="The ids of the items a failed run tried to read (they stay unprocessed)."
+    )
+    dropped: list[DroppedChange]
+    kept_ids: strawberry.Private[list[str]]
+    turn_id: strawberry.Private[str | None]
+
+    @classmethod
+    def maybe(cls, run: dict[str, Any] | None) -> Run | None:
+        if run is None:
+            return None
+        finished = run.get("finishedAt")
+        return cls(
+            id=run["id"],
+            status=enum(JobStatus, run["status"]),
+            model=run.get("model"),
+            trigger=run.get("trigger") or "turn",
+            error=run.get("error"),
+            queued_at=EpochMillis(run["queuedAt"]),
+            finished_at=None if finished is None else EpochMillis(finished),
+            attempts=run.get("attempts") or 0,
+            read=list(run.get("read") or []),
+            tried=list(run.get("tried") or []),
+            dropped=[DroppedChange(**d) for d in run.get("dropped") or []],
+            kept_ids=list(run.get("kept") or []),
+            turn_id=run.get("turn"),
+        )
+
+    @strawberry.field(description="The changes it applied.")
+    async def changes(self, info: GraphInfo) -> list[Change]:
+        return [Change.from_domain(c) for c in await runs.kept(info.context, self.kept_ids)]
+
+    @strawberry.field
+    async def turn(self, info: GraphInfo) -> Turn | None:
+        if self.turn_id is None:
+            return None
+        return Turn.maybe(await info.context.turns.load(self.turn_id))
+
+
+@strawberry.type
+class AgentSource:
+    """A3: an item of a session that supports an agent entry; both are null for a caller who
+    may not reach that session (another member's)."""
+
+    session_id: strawberry.Private[str]
+    uid: strawberry.Private[str]
+
+    @strawberry.field
+    async def session(self, info: GraphInfo) -> Session | None:
+        return Session.maybe(await info.context.sessions.load(self.session_id))
+
+    @strawberry.field
+    async def item(self, info: GraphInfo) -> Item | None:
+        found = await info.context.item.load(self.uid)
+        return None if found is None else Item.from_domain(found)
+
+
+def _sources(sources: tuple[agent_entries.Source, ...]) -> list[AgentSource]:
+    return [AgentSource(session_id=s.session, uid=s.uid) for s in sources]
+
+
+@strawberry.type
+class LearningJob:
+    """One learning job of an agent (A2): the helper model, what it read, kept and dropped."""
+
+    id: str
+    status: JobStatus
+    model: str | None
+    error: str | None
+    queued_at: EpochMillis
+    started_at: EpochMillis | None
+    finished_at: EpochMillis | None
+    attempts: int
+    read: list[str] = strawberry.field(description="The ids of the items it learned from.")
+    tried: list[str] = strawberry.field(
+        description="The ids of the items a failed call tried (they stay to learn from)."
+    )
+    sessions: list[str] = strawberry.field(description="The sessions it learned from.")
+    dropped: list[LearnedDrop]
+    kept_ids: strawberry.Private[list[str]]
+
+    @classmethod
+    def maybe(cls, job: dict[str, Any] | None) -> LearningJob | None:
+        if job is None:
+            return None
+        finished, started = job.get("finishedAt"), job.get("startedAt")
+        return cls(
+            id=job["id"],
+            status=enum(JobStatus, job["status"]),
+            model=job.get("model"),
+            error=job.get("error"),
+            queued_at=EpochMillis(job["queuedAt"]),
+            started_at=None if started is None else EpochMillis(started),
+            finished_at=None if finished is None else EpochMillis(finished),
+            attempts=job.get("attempts") or 0,
+            read=list(job.get("read") or []),
+            tried=list(job.get("tried") or []),
+            sessions=list(job.get("sessions") or []),
+            dropped=[LearnedDrop(**d) for d in job.get("dropped") or []],
+            kept_ids=list(job.get("kept") or []),
+        )
+
+    @strawberry.field(description="The agent memory changes it made.")
+    async def changes(self, info: GraphInfo) -> list[AgentChange]:
+        kept = await agents.kept(info.context, self.kept_ids)
+        return [AgentChange.from_domain(change) for change in kept]
+
+
+@strawberry.type
+class AgentChange:
+    """One recorded change of an agent entry: its version, what made it, before and after."""
+
+    id: str
+    version: int
+    op: ChangeOp
+    maker: Maker
+    person: str | None = strawberry.field(description="the person who made it, if one did")
+    key: str
+    before: str | None
+    content: str
+    kind: Kind
+    status: EntryStatus
+    about: str | None
+    visibility: Visibility
+    at: EpochMillis
+    job_id: strawberry.Private[str | None]
+    sources: list[AgentSource]
+
+    @strawberry.field(description="The learning job that made it, if one did.")
+    async def job(self, info: GraphInfo) -> LearningJob | None:
+        if self.job_id is None:
+            return None
+        return LearningJob.maybe(await info.context.jobs.load(self.job_id))
+
+    @classmethod
+    def from_domain(cls, change: agent_entries.AgentChange) -> AgentChange:
+        return cls(
+            id=change.id,
+            version=change.version,
+            op=enum(ChangeOp, change.op),
+            maker=enum(Maker, change.maker),
+            person=change.person,
+            key=change.key,
+            before=change.before_content,
+            content=change.content,
+            kind=enum(Kind, change.kind),
+            status=enum(EntryStatus, change.status),
+            about=change.about,
+            visibility=enum(Visibility, change.visibility),
+            at=EpochMillis(change.at),
+            job_id=change.job,
+            sources=_sources(change.sources),
+        )
+
+
+@strawberry.type
+class AgentEntry:
+    """A1: one lasting experience of an agent under one key."""
+
+    key: str
+    content: str
+    kind: Kind
+    status: EntryStatus
+    about: str | None = strawberry.field(description="the person it is about (A5)")
+    visibility: Visibility
+    updated_at: EpochMillis
+    sources: list[AgentSource]
+    change_id: strawberry.Private[str]
+
+    @classmethod
+    def from_domain(cls, entry: agent_entries.AgentEntry) -> AgentEntry:
+        return cls(
+            key=entry.key,
+            content=entry.content,
+            kind=enum(Kind, entry.kind),
+            status=enum(EntryStatus, entry.status),
+            about=entry.about,
+            visibility=enum(Visibility, entry.visibility),
+            updated_at=EpochMillis(entry.updated_at),
+            sources=_sources(entry.sources),
+            change_id=entry.change,
+        )
+
+    @strawberry.field(description="The entry's changes, newest first.")
+    async def changes(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[AgentChange]:
+        page = page_of(AGENT_CHANGES, first, after)
+        found = await agents.changes(info.context, self.change_id, page)
+        return connection(AGENT_CHANGES, page, found, lambda c: (c.id,), AgentChange.from_domain)
+
+
+@strawberry.type
+class AgentMemory:
+    """A10: an agent's memory as the caller may see it, and its version."""
+
+    version: int
+    agent_id: strawberry.Private[str]
+    by_key: strawberry.Private[dict[str, AgentEntry]]
+
+    @classmethod
+    def from_domain(cls, agent_id: str, memory: agent_entries.AgentMemory) -> AgentMemory:
+        return cls(
+            version=memory.version,
+            agent_id=agent_id,
+            by_key={key: AgentEntry.from_domain(e) for key, e in memory.entries.items()},
+        )
+
+    @strawberry.field(
+        description="The entries the caller may see, by the key each is listed under (a private "
+        "entry of the caller's wins over the shared one of its key)."
+    )
+    def entries(
+        self, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[AgentEntry]:
+        page = page_of(AGENT_ENTRIES, first, after)
+        rows = keyed_page(self.by_key, page)
+        return connection(
+            AGENT_ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(self.by_key)
+        )
+
+    @strawberry.field(description="A11: the versions of the memory, oldest first.")
+    async def log(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[AgentLogEntry]:
+        page = page_of(LOG, first, after)
+        found = await agents.log(info.context, self.agent_id, page)
+        return connection(LOG, page, found, lambda e: (e.version,), AgentLogEntry.from_domain)
+
+
+@strawberry.type
+class Agent:
+    """A configured assistant of an org."""
+
+    id: str
+    name: str
+    shared: bool
+    model: str | None
+    created_at: strawberry.Private[int]
+
+    @classmethod
+    def from_domain(cls, agent: AgentValue) -> Agent:
+        return cls(
+            id=agent.id, name=agent.name, shared=agent.shared, model=agent.model,
+            created_at=agent.created_at,
+        )
+
+    @classmethod
+    def maybe(cls, agent: AgentValue | None) -> Agent | None:
+        return None if agent is None else cls.from_domain(agent)
+
+    @strawberry.field(description="The agent's sessions the caller may reach, oldest first.")
+    async def sessions(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[Session]:
+        page = page_of(SESSIONS, first, after)
+        ids = await agents.session_ids(info.context, self.id, page)
+        return await sessions_connection(info, page, ids)
+
+    @strawberry.field(description="A2: the agent's learning jobs, newest first.")
+    async def learning_jobs(
+        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+    ) -> Connection[LearningJob]:
+        page = page_of(JOBS, first, after)
+        rows = await agents.jobs(info.context, self.id, page)
+        found = [job for job in map(LearningJob.maybe, rows) if job]
+        return connection(JOBS, page, found, lambda j: (j.queued_at, j.id), lambda j: j)
+
+    @strawberry.field(description="A10: the agent's lasting memory, as the caller may see it.")
+    async def memory(self, info: GraphInfo) -> AgentMemory:
+        return AgentMemory.from_domain(self.id, await agents.memory(info.context, self.id))
+
+
+@strawberry.type
+class CitedItem:
+    """An item a change cites, the turn it came in, and that turn's session."""
+
+    turn_id: str | None
+    session_id: str | None
+    record: strawberry.Private[provenance_values.Cited]
+
+    @strawberry.field
+    def item(self) -> Item:
+        return Item.from_domain(self.record.item)
+
+
+@strawberry.type
+class StoryStep:
+    """One change of an entry's story, newest first, and what made it."""
+
+    maker: Maker
+    person: str | None = strawberry.field(description="the person who made it, if one did")
+    run_id: str | None = strawberry.field(description="the consolidation run that made it")
+    run_model: str | None
+    run_turn_id: str | None = strawberry.field(description="the turn whose run made it")
+    copied: bool = strawberry.field(description="a fork's copy of the change it REPLACES")
+    before: str | None
+    content: str | None
+    cites: list[CitedItem]
+    step: strawberry.Private[provenance_values.StoryStep]
+
+    @classmethod
+    def from_domain(cls, step: provenance_values.StoryStep) -> StoryStep:
+        return cls(
+            maker=enum(Maker, step.change.maker),
+            person=step.person,
+            run_id=step.run,
+            run_model=step.run_model,
+            run_turn_id=step.run_turn,
+            copied=step.change.op == "copy",
+            before=step.change.before_content,
+            content=step.change.content,
+            cites=[CitedItem(turn_id=c.turn, session_id=c.session, record=c) for c in step.cites],
+            step=step,
+        )
+
+    @strawberry.field(description="The change itself: op, key, kind, status, when, where.")
+    def change(self) -> Change:
+        return Change.from_domain(self.step.change)

@@ -1,0 +1,1 @@
+"""Full-text search over the entries the caller may read."""

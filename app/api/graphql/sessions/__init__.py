@@ -1,0 +1,1 @@
+"""Sessions: their views, memory, entries and the changes behind them, versions, mutations."""

@@ -1,0 +1,73 @@
+"""Reads of sessions for the node types: views (with their sources' turns where a document
+asks them), pages of sessions, versions and changes, and the instructions a turn would get."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from strawberry.types.nodes import Selection
+
+from app.api.graphql.connections import Keyset, Page
+from app.api.graphql.context import Context
+from app.api.graphql.items.resolvers import item_fields
+from app.api.graphql.selections import anywhere, asks, selected
+from app.domain import sessions as values
+from app.domain.sessions import Version
+from app.memory.turns.instructions import Instructions
+
+ENTRIES = Keyset("entries", (str,))
+CHANGES = Keyset("changes", (str,))
+VERSIONS = Keyset("versions", (int, int, str))
+SESSIONS = Keyset("sessions", (int, str))
+
+# Where a page of entries asks for its sources' turns, read them ahead in one batch.
+SOURCE_TURNS = (("nodes", "sources", "turn"), ("edges", "node", "sources", "turn"))
+
+
+async def view(
+    ctx: Context, session_id: str, selections: list[Selection]
+) -> values.SessionView | None:
+    """A session's view for a document asking `selections` of it.
+
+    A document that asks for its sources' turns reads them with the view (one statement),
+    and of the sources' items, only the properties it asks; unless it reads sessions inside
+    too (a change's, an agent's), which then share the view read whole, so that this session
+    costs one statement however often the document asks it."""
+    entries = ("session", "memory", "entries")
+    if any(asks(selections, (*entries, *path)) for path in SOURCE_TURNS):
+        names = set().union(*(selected(selections, (*entries, *path[:-1]))
+                              for path in SOURCE_TURNS))
+        inside = [selection for field in selections for selection in field.selections]
+        whole = anywhere(inside, {"session", "sessions"})
+        loader = ctx.sessions_with_turns(values.ITEM_FIELDS if whole else item_fields(names))
+    else:
+        loader = ctx.sessions
+    return await loader.load(session_id)
+
+
+async def views(ctx: Context, ids: Iterable[str]) -> list[values.SessionView]:
+    """The views of the sessions `ids` names that the caller may reach, in that order."""
+    return [view for view in await ctx.sessions.load_many(list(ids)) if view is not None]
+
+
+async def session_ids(ctx: Context, agent: str | None, page: Page) -> list[str]:
+    """A page of the ids of the sessions the caller may reach (one agent's, with `agent`)."""
+    return await ctx.service.pages.session_ids(ctx.who, agent, page.after, page.first)
+
+
+async def versions(ctx: Context, session_id: str, page: Page) -> list[Version]:
+    return await ctx.page("versions", page.after, page.first).load(session_id)
+
+
+async def changes(ctx: Context, change_id: str, page: Page) -> list[values.Change]:
+    """A page of an entry's changes, newest first, from its latest change (`change_id`)."""
+    return await ctx.page("changes", page.after_part(), page.first).load(change_id)
+
+
+async def memory_at(ctx: Context, version: str) -> list[values.Entry]:
+    """The memory entries as they were at a version."""
+    return await ctx.memories.load(version)
+
+
+async def instructions(ctx: Context, session_id: str) -> Instructions:
+    return await ctx.service.turns.instructions(ctx.who, session_id)
