@@ -41,8 +41,9 @@ from rich.progress import Progress
 from rich.table import Table
 
 from app.config import Settings
+from app.domain.sessions import item_id
 from app.errors import SetupError
-from app.memory.ids import item_id, new_head, new_id, now_ms
+from app.memory.ids import new_head, new_id, now_ms
 from app.store import local_server
 from app.store.database import Database, Target
 from bench import loader
@@ -604,8 +605,8 @@ async def execution_alone(ctx: Context, sid: str, rounds: int = 30) -> list[floa
     graphql-core cost for this shape alone, with no database, no HTTP and no other client."""
     from app.api.graphql.context import Context as GraphContext
     from app.api.graphql.schema import schema
+    from app.domain.principals import Principal
     from app.memory.service import Service
-    from app.memory.values import Principal
 
     service = Service.build(settings_for(ctx.target), ctx.db)
     context = GraphContext(service, Principal(ctx.org, ctx.person), cast(Any, None),

@@ -18,8 +18,8 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.domain.principals import Principal
 from app.errors import Unauthorized
-from app.memory.values import Principal
 
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/metrics"})
 PUBLIC_PREFIXES = ("/graphql/assets/",)  # GraphiQL's scripts and styles

@@ -21,11 +21,11 @@ from starlette.routing import Route
 
 from app.api import bodies, responses
 from app.api.auth import principal_of
+from app.domain.principals import Principal
+from app.domain.turns import TurnItem
 from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
 from app.memory.service import Service
 from app.memory.sessions import commands
-from app.memory.turns.turns import TurnItem
-from app.memory.values import Principal
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT
 
 PATH = "/mcp"
@@ -202,7 +202,7 @@ def build(service: Service) -> MCPServer:
             answer, _, _ = await service.turns.record(
                 principal(ctx), session_id, turn_items, model, "completed"
             )
-            return answer
+            return dict(responses.turn_view_json(answer))
 
     @server.tool(
         description="Read an agent's lasting memory (procedures, preferences and decisions over "

@@ -7,18 +7,19 @@ same declaration for the response schemas of `/openapi.json`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, NotRequired
 
 from pydantic import WithJsonSchema
 from typing_extensions import TypedDict
 
 from app.domain import jobs
+from app.domain import sessions as values
+from app.domain.agents import Agent as AgentValue
 from app.domain.enums import JobStatus, Kind, Maker, SessionKind, Status, TurnStatus, Visibility
-from app.memory import values
+from app.domain.turns import Turn as TurnValue
 from app.memory.agents import entries
-from app.memory.sessions import history, switches
 from app.memory.turns import instructions
 from app.memory.views import search
 
@@ -43,7 +44,7 @@ class Agent(TypedDict):
     model: str | None
 
 
-def agent_json(agent: values.Agent) -> Agent:
+def agent_json(agent: AgentValue) -> Agent:
     return {"id": agent.id, "name": agent.name, "shared": agent.shared, "model": agent.model}
 
 
@@ -89,7 +90,7 @@ class Overrides(TypedDict):
     generate: NotRequired[bool]
 
 
-def overrides_json(overrides: switches.Overrides) -> Overrides:
+def overrides_json(overrides: values.Overrides) -> Overrides:
     out: Overrides = {}
     if overrides.use is not None:
         out["use"] = overrides.use
@@ -218,6 +219,22 @@ class TurnView(TypedDict):
     turn: Turn
     session: TurnSession
     run: NotRequired[RunRef]
+
+
+def turn_view_json(turn: TurnValue) -> TurnView:
+    return {
+        "turn": {
+            "id": turn.id,
+            "status": turn.status,
+            "model": turn.model,
+            "items": list(turn.items),
+            "shown": list(turn.shown),
+            "shownAgent": list(turn.shown_agent),
+            "at": turn.at,
+            "completedAt": turn.completed_at,
+        },
+        "session": {"id": turn.session, "head": turn.head, "revision": turn.revision},
+    }
 
 
 class IncludedKeys(TypedDict):
@@ -355,7 +372,7 @@ class Version(TypedDict):
     current: bool
 
 
-def version_json(version: history.Version) -> Version:
+def version_json(version: values.Version) -> Version:
     return {
         "id": version.id,
         "cause": version.cause,
@@ -391,11 +408,11 @@ class VersionView(TypedDict):
 
 
 def version_view_json(
-    version: Mapping[str, Any], entries: Iterable[values.Entry], processed: list[str],
+    version: values.VersionRef, entries: Iterable[values.Entry], processed: list[str],
     items: Iterable[values.Item],
 ) -> VersionView:
     return {
-        "version": {"id": version["id"], "cause": version["cause"], "at": version["at"]},
+        "version": {"id": version.id, "cause": version.cause, "at": version.at},
         "memory": {
             "entries": entries_json((entry.key, entry) for entry in entries),
             "processed": processed,
@@ -411,7 +428,7 @@ class OrgSettings(TypedDict):
     model: str | None
 
 
-def org_settings_json(settings: switches.OrgSettings) -> OrgSettings:
+def org_settings_json(settings: values.OrgSettings) -> OrgSettings:
     return {
         "memory": {"use": settings.use, "generate": settings.generate},
         "agentMemory": settings.agent_memory,

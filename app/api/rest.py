@@ -12,10 +12,10 @@ from app.api.auth import principal_of
 from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
 from app.api.encoding import JsonResponse
 from app.api.openapi import NOT_YOURS, PAGE, WAIT, Operations, integer
+from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
 from app.memory.service import Service
-from app.memory.turns.turns import TurnItem
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
 
 
@@ -227,11 +227,12 @@ async def record_turn(request: Request) -> Response:
     answer, created, run_id = await service.turns.record(
         who, session_id, _items(body.items), body.model, body.status
     )
+    view = responses.turn_view_json(answer)
     if wait and run_id is not None:
         await service.consolidation.wait_for(run_id, wait)
         run = await service.consolidation.run(who, session_id, run_id)
-        answer["run"] = {"id": run.id, "status": run.status}
-    return json(answer, 201 if created else 200)
+        view["run"] = {"id": run.id, "status": run.status}
+    return json(view, 201 if created else 200)
 
 
 @operations.post("/v1/sessions/{id}/turns/{turn}/complete",
@@ -245,7 +246,7 @@ async def complete_turn(request: Request) -> Response:
         who, request.path_params["id"], _items(body.items), None, "completed",
         turn_id=request.path_params["turn"],
     )
-    return json(answer)
+    return json(responses.turn_view_json(answer))
 
 
 @operations.get("/v1/sessions/{id}/turns/{turn}", "One turn of the session.", responses.TurnView)
@@ -254,7 +255,7 @@ async def get_turn(request: Request) -> Response:
     answer = await service_of(request).turns.turn(
         who, request.path_params["id"], request.path_params["turn"]
     )
-    return json(answer)
+    return json(responses.turn_view_json(answer))
 
 
 @operations.get("/v1/sessions/{id}/instructions",

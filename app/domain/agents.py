@@ -15,6 +15,7 @@ from typing import Any
 
 from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
 from app.domain.enums import Visibility
+from app.domain.sessions import Entry
 
 VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 SHARED = ""  # the owner of a shared entry
@@ -82,6 +83,18 @@ class AgentEntry:
             updated_at=row["updatedAt"],
             change=row["change"],
             sources=_sources(row),
+        )
+
+    def as_entry(self) -> Entry:
+        """The shape instructions render (S5, S6 hold for agent entries too, A8)."""
+        return Entry(
+            key=self.key,
+            content=self.content,
+            kind=self.kind,
+            sources=tuple(source.item for source in self.sources),
+            updated_at=self.updated_at,
+            status=self.status,
+            change=self.change,
         )
 
 

@@ -15,7 +15,7 @@ from app.memory.credentials import credential_reason
 from app.memory.jobs.consolidation import Consolidation
 from app.memory.jobs.learning import Learning
 from app.memory.sessions.history import History, keep_missing_states
-from app.memory.sessions.kept import KeptViews
+from app.memory.sessions.kept import Kept
 from app.memory.sessions.sessions import Sessions
 from app.memory.turns.turns import Turns
 from app.memory.views.live import Live
@@ -57,18 +57,19 @@ class Service:
         )
 
         agent_memory = AgentMemories(db)
+        kept = Kept(settings.kept_view_entries)
         live = Live(db, agent_memory, settings.live_poll_seconds)
         db.on_commit = live.wake
 
         return cls(
             settings=settings,
             db=db,
-            sessions=Sessions(db, KeptViews(settings.kept_view_entries), consolidation.refresh),
+            sessions=Sessions(db, kept, consolidation.refresh),
             agents=Agents(db),
             agent_memory=agent_memory,
             orgs=Orgs(db),
             tokens=Tokens(db, settings.default_model, settings.token_cache_seconds),
-            turns=Turns(db, settings.max_length, consolidation.wake, learning.wake),
+            turns=Turns(db, settings.max_length, consolidation.wake, learning.wake, kept),
             consolidation=consolidation,
             learning=learning,
             promotion=Promotion(db),

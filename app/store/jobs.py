@@ -1,16 +1,11 @@
 """The job repository: the durable queues of consolidation runs and learning jobs (queue, claim
-under a lease, renew, requeue, finish), what a job reads, and what it records.
-
-Items are parsed by the caller's `parse` (the item value lives with session memory), so a job
-reads the same item values as a session's view does.
-"""
+under a lease, renew, requeue, finish), what a job reads, and what it records."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from app.domain.jobs import (
     Claim,
@@ -24,10 +19,8 @@ from app.domain.jobs import (
     RunContext,
     SessionInput,
 )
+from app.domain.sessions import Item
 from app.store.database import Tx
-
-ItemT = TypeVar("ItemT")
-ParseItem = Callable[[Mapping[str, Any]], ItemT]
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +128,11 @@ class JobRepository:
             org_generate=row["switches"].get("memoryGenerate", True) is not False,
         )
 
-    async def unprocessed(self, session: str, parse: ParseItem[ItemT]) -> list[ItemT]:
+    async def unprocessed(self, session: str) -> list[Item]:
         """The items consolidation may read, oldest first: after the processed ledger's mark,
         and not a person's memory edit."""
         rows = await self.tx.rows("unprocessed_items", id=session)
-        return [parse(row["item"]) for row in rows]
+        return [Item.from_record(row["item"]) for row in rows]
 
     async def apply_consolidation(
         self, session: str, run: str, head: str, at: int, read: Sequence[str],
@@ -204,9 +197,7 @@ class JobRepository:
         row = await self.tx.row("queue_learning", agent=agent, job={"id": id, "at": at})
         return row is not None
 
-    async def learning_input(
-        self, job: str, parse: ParseItem[ItemT]
-    ) -> LearningInput[ItemT] | None:
+    async def learning_input(self, job: str) -> LearningInput[Item] | None:
         """What a learning job reads; None when there is no such job."""
         row = await self.tx.row("learning_input", job=job)
         if row is None:
@@ -219,7 +210,7 @@ class JobRepository:
             members=tuple(row["members"]),
             sessions=[
                 SessionInput(s["session"], s["person"], tuple(s["turns"]),
-                             tuple(parse(i) for i in s["items"]))
+                             tuple(Item.from_record(i) for i in s["items"]))
                 for s in row["sessions"]
             ],
         )

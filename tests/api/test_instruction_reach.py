@@ -14,9 +14,9 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
+from app.domain.sessions import Entry
+from app.domain.turns import Reachable
 from app.memory.turns.instructions import compose
-from app.memory.turns.reach import Reachable
-from app.memory.values import Entry
 from app.store.catalog import statement
 from app.store.database import Target
 from tests import conftest

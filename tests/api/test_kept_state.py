@@ -12,7 +12,7 @@ from typing import Any
 import hypothesis.strategies as st
 from hypothesis import HealthCheck, given, settings
 
-from app.memory.values import Entry
+from app.domain.sessions import Entry
 from app.store.catalog import statement
 from tests.conftest import Api, Graph, RunningServer, assistant, user
 from tests.openai_stub import OpenAIStub, Reply

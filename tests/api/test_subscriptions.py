@@ -17,8 +17,8 @@ from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
 from app.api.responses import session_view_json
+from app.domain.principals import Principal
 from app.memory.agents.memory import AgentMemories
-from app.memory.values import Principal
 from app.memory.views.live import Live
 from app.store.database import Database, Target
 from tests.api.test_agent_memory import agent_remember

@@ -7,6 +7,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.api.bodies import nested_command
+from app.domain.principals import Principal
+from app.domain.sessions import KINDS
 from app.errors import ValidationError
 from app.memory.agents.entries import (
     AGENT_KINDS,
@@ -17,7 +19,6 @@ from app.memory.agents.entries import (
     view_of,
 )
 from app.memory.sessions.commands import AgentRemember, check_agent_remember
-from app.memory.values import KINDS, Principal
 
 BEN = Principal("acme", person="ben")
 ANA = Principal("acme", person="ana")

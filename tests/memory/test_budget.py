@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from app.domain.sessions import KINDS, Entry
 from app.memory.turns.instructions import (
     AGENT_FRAMING,
     FRAMING,
@@ -21,7 +22,6 @@ from app.memory.turns.instructions import (
     render,
     split_budget,
 )
-from app.memory.values import KINDS, Entry
 
 # Keys and contents use alphabets without "[" or newline, so a line `- [kind] key: content\n`
 # can only start at a line start: a line is in the text exactly when its entry is.

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.domain.sessions import KINDS, Entry
 from app.memory.jobs.checks import Dropped, Kept, check_changes
-from app.memory.values import KINDS, Entry
 
 READABLE = {"i-03", "i-04"}
 PROCESSED = {"i-01", "i-02"}

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from app.domain.sessions import KINDS, Entry
 from app.memory.turns.instructions import FRAMING, line_of, render
-from app.memory.values import KINDS, Entry
 
 
 def entry(

@@ -1,11 +1,24 @@
-"""The views a process keeps (issue 12) stay within their entry budget, and serve only their own
+"""The views a process keeps stay within their entry budget, and serve only their own
 head and revision."""
 
 from __future__ import annotations
 
+from app.domain.sessions import (
+    ITEM_FIELDS,
+    Entry,
+    Memory,
+    Overrides,
+    Session,
+    SessionView,
+    Switches,
+)
+from app.domain.turns import Turn
 from app.memory.sessions.kept import KeptView, KeptViews
-from app.memory.sessions.switches import Overrides, Switches
-from app.memory.values import ITEM_FIELDS, Entry, Memory, Session, SessionView
+
+
+def turn(turn_id: str) -> Turn:
+    return Turn(id=turn_id, status="completed", model=None, shown=(), shown_agent=(), at=0,
+                completed_at=0, session="s1", head="v", revision=1)
 
 
 def view(session_id: str, entries: int, revision: int = 1) -> SessionView:
@@ -56,14 +69,14 @@ def test_a_kept_view_is_at_its_own_head_and_revision_only() -> None:
 
 def test_a_views_turns_count_against_the_budget_with_its_entries() -> None:
     kept = KeptViews(budget=5)
-    kept.keep(KeptView(ITEM_FIELDS, view("s1", 3), turns={"t1": {}, "t2": {}}))
+    kept.keep(KeptView(ITEM_FIELDS, view("s1", 3), turns={"t1": turn("t1"), "t2": turn("t2")}))
     assert (list(kept.views), kept.size) == (["s1"], 5)
-    kept.keep(KeptView(ITEM_FIELDS, view("s2", 0), turns={"t3": {}}))  # 6: s1 goes
+    kept.keep(KeptView(ITEM_FIELDS, view("s2", 0), turns={"t3": turn("t3")}))  # 6: s1 goes
     assert (list(kept.views), kept.size) == (["s2"], 1)
 
 
 def test_a_view_read_for_a_selection_serves_only_what_it_read() -> None:
-    # issue 12: a nested view read for a GraphQL selection reads only the item properties it
+    # a nested view read for a GraphQL selection reads only the item properties it
     # asks, so its kept view serves a later selection of those alone
     kept = KeptView(("uid", "id", "content"), view("s1", 1), turns={})
     assert kept.serves(("uid", "id"))

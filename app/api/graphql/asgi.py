@@ -34,8 +34,8 @@ from app.api.bodies import load_json
 from app.api.encoding import dumps
 from app.api.graphql.context import Context
 from app.api.graphql.schema import schema
+from app.domain.principals import Principal
 from app.errors import Unauthorized
-from app.memory import values
 from app.memory.service import Service
 
 PLAYGROUND = Path(__file__).resolve().parents[1] / "playground"
@@ -194,5 +194,5 @@ class GraphQLApp(GraphQL[Context, None]):
         # Without a principal only GraphiQL's page gets here, and it runs no operation, or a
         # WebSocket, which runs none before `on_ws_connect` signed it in: the org-less
         # principal they are given reaches nothing.
-        who = principal_of(request) if request.user.is_authenticated else values.Principal("")
+        who = principal_of(request) if request.user.is_authenticated else Principal("")
         return Context(service=self.service, who=who, request=request, response=response)

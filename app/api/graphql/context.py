@@ -13,11 +13,13 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
 from app.config import Settings
-from app.domain import jobs
-from app.memory import values
+from app.domain import jobs, provenance
+from app.domain import sessions as values
+from app.domain.agents import Agent
+from app.domain.principals import Principal
+from app.domain.turns import Turn
 from app.memory.agents.entries import AgentChange, AgentMemory
 from app.memory.service import Service
-from app.memory.views import provenance
 
 # One keyset read of a growing list: the parents' ids, the key to start after, how many.
 PageFetch = Callable[[list[str], Any, int], Awaitable[dict[str, list[Any]]]]
@@ -28,13 +30,13 @@ class Context:
     """Per request: the service, the caller, and the loaders that batch each nesting level."""
 
     service: Service
-    who: values.Principal
+    who: Principal
     request: Request | WebSocket
     response: Response | WebSocket
     # A WebSocket's `connection_init` payload (Strawberry sets it): where its token is.
     connection_params: dict[str, object] | None = None
 
-    def renew(self, who: values.Principal | None = None) -> None:
+    def renew(self, who: Principal | None = None) -> None:
         """Fresh loaders (for `who`, when given): a WebSocket's one context signs in after it
         was made, and each event of a subscription reads the graph anew, not from a cache."""
         if who is not None:
@@ -49,7 +51,7 @@ class Context:
             return [found.get(i) for i in ids]
 
 
-        async def load_agents(ids: list[str]) -> list[values.Agent | None]:
+        async def load_agents(ids: list[str]) -> list[Agent | None]:
             found = await self.service.agents.find(who, ids)
             return [found.get(i) for i in ids]
 
@@ -63,7 +65,7 @@ class Context:
             found = await service.turns.turns_of_items(uids)
             return [found.get(uid) for uid in uids]
 
-        async def load_turns(ids: list[str]) -> list[dict[str, Any] | None]:
+        async def load_turns(ids: list[str]) -> list[Turn | None]:
             found = await service.turns.find(who, ids)
             return [found.get(i) for i in ids]
 

@@ -12,7 +12,6 @@ this module imports only their `types` and `resolvers`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable, Mapping
-from typing import Any
 
 import strawberry
 
@@ -60,10 +59,12 @@ from app.api.graphql.sessions.resolvers import (
 )
 from app.api.graphql.sessions.types import Instructions, Overrides, Switches
 from app.domain import jobs as domain_jobs
-from app.memory import values
+from app.domain import provenance as provenance_values
+from app.domain import sessions as values
+from app.domain.agents import Agent as AgentValue
+from app.domain.sessions import Version
+from app.domain.turns import Turn as RecordedTurn
 from app.memory.agents import entries as agent_entries
-from app.memory.sessions.history import Version
-from app.memory.views import provenance as provenance_values
 
 
 @strawberry.type
@@ -88,20 +89,18 @@ class Turn:
     session_id: strawberry.Private[str]
 
     @classmethod
-    def maybe(cls, answer: dict[str, Any] | None) -> Turn | None:
-        if answer is None:
+    def maybe(cls, turn: RecordedTurn | None) -> Turn | None:
+        if turn is None:
             return None
-        turn = answer["turn"]
-        completed = turn.get("completedAt")
         return cls(
-            id=turn["id"],
-            status=enum(TurnStatus, turn["status"]),
-            model=turn.get("model"),
-            shown_keys=list(turn.get("shown") or []),
-            shown_agent=list(turn.get("shownAgent") or []),
-            at=EpochMillis(turn["at"]),
-            completed_at=None if completed is None else EpochMillis(completed),
-            session_id=answer["session"]["id"],
+            id=turn.id,
+            status=enum(TurnStatus, turn.status),
+            model=turn.model,
+            shown_keys=list(turn.shown),
+            shown_agent=list(turn.shown_agent),
+            at=EpochMillis(turn.at),
+            completed_at=None if turn.completed_at is None else EpochMillis(turn.completed_at),
+            session_id=turn.session,
         )
 
     @strawberry.field
@@ -749,14 +748,14 @@ class Agent:
     created_at: strawberry.Private[int]
 
     @classmethod
-    def from_domain(cls, agent: values.Agent) -> Agent:
+    def from_domain(cls, agent: AgentValue) -> Agent:
         return cls(
             id=agent.id, name=agent.name, shared=agent.shared, model=agent.model,
             created_at=agent.created_at,
         )
 
     @classmethod
-    def maybe(cls, agent: values.Agent | None) -> Agent | None:
+    def maybe(cls, agent: AgentValue | None) -> Agent | None:
         return None if agent is None else cls.from_domain(agent)
 
     @strawberry.field(description="The agent's sessions the caller may reach, oldest first.")

@@ -43,7 +43,7 @@ class Subscription:
             yield Session.from_domain(told)
             while True:
                 marks = await watch.changed()
-                if marks["revision"] <= told.session.revision:
+                if marks.revision <= told.session.revision:
                     continue
                 views = await ctx.service.live.session_views(
                     ctx.who, sid, told.session.revision, told.session.head
@@ -70,9 +70,9 @@ class Subscription:
             ended: tuple[int, int] | None = None
             while True:
                 marks = await watch.changed()
-                if (marks["ended"], marks["lastEnded"]) == ended:
+                if (marks.ended, marks.last_ended) == ended:
                     continue
-                ended = marks["ended"], marks["lastEnded"]
+                ended = marks.ended, marks.last_ended
                 for run in ended_runs(await consolidation.runs(ctx.who, sid), told):
                     told.add(run.id)
                     ctx.renew()
@@ -97,7 +97,7 @@ class Subscription:
             told = memory.version
             while True:
                 marks = await watch.changed()
-                if marks["version"] <= told:
+                if marks.version <= told:
                     continue
                 told, news = await ctx.service.live.agent_news(ctx.who, aid, told)
                 if news is not None:

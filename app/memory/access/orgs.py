@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.principals import Principal
+from app.domain.sessions import OrgSettings
 from app.errors import NotFound
 from app.memory.model_names import check_model_name
-from app.memory.sessions.switches import OrgSettings
-from app.memory.values import Principal
 from app.store.database import Database
 from app.store.orgs import OrgRepository
 
@@ -21,7 +21,7 @@ class Orgs:
 
     async def settings(self, who: Principal) -> OrgSettings:
         found = await self.db.read(
-            lambda tx: OrgRepository(tx).settings(who.org, OrgSettings.from_record)
+            lambda tx: OrgRepository(tx).settings(who.org)
         )
         if found is None:
             raise NotFound(f"no org {who.org}")
@@ -33,7 +33,7 @@ class Orgs:
                 check_model_name(changes[field], field)
 
         found = await self.db.write(
-            lambda tx: OrgRepository(tx).update(who.org, changes, OrgSettings.from_record)
+            lambda tx: OrgRepository(tx).update(who.org, changes)
         )
         if found is None:
             raise NotFound(f"no org {who.org}")

@@ -14,10 +14,10 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 
+from app.domain.principals import Principal
 from app.domain.tokens import Grant, TokenInfo
 from app.errors import NotFound, Unauthorized, ValidationError
 from app.memory.ids import now_ms
-from app.memory.values import Principal
 from app.store.database import Database, uncounted
 from app.store.principals import PrincipalRepository
 

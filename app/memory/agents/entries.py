@@ -16,7 +16,7 @@ from app.domain.agents import (
     Source,
 )
 from app.domain.enums import Visibility
-from app.memory.values import Entry, Principal
+from app.domain.principals import Principal
 
 __all__ = [
     "AGENT_KINDS",
@@ -27,26 +27,12 @@ __all__ = [
     "AgentMemory",
     "LogEntry",
     "Source",
-    "as_entry",
     "may_see",
     "owner_of",
     "target_of",
     "view_key",
     "view_of",
 ]
-
-
-def as_entry(entry: AgentEntry) -> Entry:
-    """An agent entry in the shape instructions render (S5, S6 hold for agent entries too, A8)."""
-    return Entry(
-        key=entry.key,
-        content=entry.content,
-        kind=entry.kind,
-        sources=tuple(source.item for source in entry.sources),
-        updated_at=entry.updated_at,
-        status=entry.status,
-        change=entry.change,
-    )
 
 
 def owner_of(visibility: str, about: str | None) -> str:

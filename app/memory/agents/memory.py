@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentMemory, LogEntry, Maker
+from app.domain.principals import Principal
 from app.errors import AgentConflict, NotFound, ValidationError
 from app.memory.agents.entries import owner_of, target_of, view_of
 from app.memory.ids import now_ms
@@ -23,7 +24,6 @@ from app.memory.sessions.commands import (
     AgentRemember,
     check_agent_remember,
 )
-from app.memory.values import Principal
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.agents import AgentRepository
 from app.store.database import Database, Tx

@@ -7,15 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.agents import AGENT_KINDS, SHARED, Agent, AgentEdit, AgentMemory, Maker
+from app.domain.principals import Principal
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
 from app.memory.agents.memory import memory_of
 from app.memory.ids import now_ms
-from app.memory.sessions.sessions import load_view, lock
-from app.memory.values import Principal
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.agents import AgentRepository
 from app.store.database import Database, Tx
+from app.store.sessions import SessionRepository
 
 
 @dataclass
@@ -29,10 +29,11 @@ class Promotion:
     ) -> tuple[Agent, AgentMemory]:
         async def work(tx: Tx) -> tuple[Agent, AgentMemory]:
             agents = AgentRepository(tx)
-            state = await lock(tx, who, session_id)
-            if state["kind"] != "subagent":
+            sessions = SessionRepository(tx)
+            state = await sessions.lock(who, session_id)
+            if state.kind != "subagent":
                 raise SessionConflict(
-                    f"session {session_id} is a {state['kind']} session: only a subagent is "
+                    f"session {session_id} is a {state.kind} session: only a subagent is "
                     "promoted"
                 )
             earlier = await agents.promoted(session_id)
@@ -40,7 +41,7 @@ class Promotion:
                 raise SessionConflict(
                     f"session {session_id} was promoted already, to agent {earlier}"
                 )
-            view = await load_view(tx, who, session_id)
+            view = await sessions.view(who, session_id)
             agent = await create_agent(
                 tx, who, name or f"subagent of {session_id}", False, view.session.model
             )

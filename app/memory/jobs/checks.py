@@ -13,12 +13,11 @@ import pydantic
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
 from app.domain.jobs import Dropped, Kept
+from app.domain.sessions import KINDS, Entry, Item
 from app.errors import ValidationError
-from app.memory.agents.entries import as_entry
 from app.memory.credentials import credential_reason
 from app.memory.jobs.prompts import ProposedAgentChange, ProposedChange
 from app.memory.sessions.commands import MAX_CONTENT_LENGTH, check_agent_key, check_key, check_text
-from app.memory.values import KINDS, Entry, Item
 
 __all__ = [
     "Dropped",
@@ -280,7 +279,7 @@ def check_agent_changes(
         entry = entries.get((key, owner))
         if problem is None:
             problem = _problem(
-                change, as_entry(entry) if entry else None, readable, (), AGENT_KINDS
+                change, entry.as_entry() if entry else None, readable, (), AGENT_KINDS
             )
         if problem is not None:
             return problem

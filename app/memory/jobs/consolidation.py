@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 
 from app.config import Settings
 from app.domain.jobs import PENDING, JobKind, Run, RunContext
+from app.domain.principals import Principal
+from app.domain.sessions import Item, OrgSettings, Overrides, SessionView, resolve_switches
 from app.errors import NotFound, SessionConflict
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.jobs.checks import check_changes, keep_newer_edits
@@ -31,13 +33,11 @@ from app.memory.jobs.prompts import (
 )
 from app.memory.jobs.runner import Failed, Workers, ask, count_ended
 from app.memory.model_names import resolve_model
-from app.memory.sessions.sessions import load_view, lock
-from app.memory.sessions.switches import OrgSettings, Overrides, resolve_switches, switches_of
-from app.memory.values import Item, Principal, SessionView
 from app.models.base import ContextEntry, ContextItem, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx, settled_list
 from app.store.jobs import JobRepository
+from app.store.sessions import SessionRepository
 
 log = logging.getLogger("openbot_memory.consolidation")
 
@@ -130,10 +130,10 @@ class Consolidation:
             context = await jobs.run_context(run_id)
             if context is None:
                 return None
-            backlog = await jobs.unprocessed(context.session, Item.from_record)
+            backlog = await jobs.unprocessed(context.session)
             if not backlog or not generates(context):
                 return context, backlog, None  # the run ends here: no view needed
-            view = await load_view(tx, Principal(context.org), context.session)
+            view = await SessionRepository(tx).view(Principal(context.org), context.session)
             return context, backlog, view
 
         found = await self.db.read(read)  # the run, its session's backlog and view: one read
@@ -184,17 +184,18 @@ class Consolidation:
         behind this one that it ended, as it read what they would have."""
         jobs = JobRepository(tx)
         org, session_id = owner.org, view.session.id
-        state = await lock(tx, Principal(org), session_id)
-        if (state["revision"], state["head"]) != (view.session.revision, view.session.head):
+        sessions = SessionRepository(tx)
+        state = await sessions.lock(Principal(org), session_id)
+        if (state.revision, state.head) != (view.session.revision, view.session.head):
             # The session changed while the model worked: its newest memory (S7). Else the
             # view read before the model is the one that holds now, as every change of a
             # session's memory, items or settings grows its revision (S12).
-            view = await load_view(tx, Principal(org), session_id)
+            view = await sessions.view(Principal(org), session_id)
         # the org's default may have changed meanwhile
-        if not switches_of(state, "orgSettings").generate:
+        if not state.switches.generate:
             await self._finish_in(tx, run_id, owner, "skipped", None)
             return []
-        unprocessed = await jobs.unprocessed(session_id, Item.from_record)
+        unprocessed = await jobs.unprocessed(session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
@@ -221,7 +222,7 @@ class Consolidation:
             kept=kept,
             uid_of={item.id: item.uid for item in readable},
             dropped=[*dropped, *overtaken],
-            new_version=bool(kept or state["headShared"]),
+            new_version=bool(kept or state.head_shared),
         )
         done: list[str | None] = []
         if len(unprocessed) > len(readable):  # a backlog larger than one prompt: read on
@@ -262,11 +263,12 @@ class Consolidation:
         """S16: consolidate now. Nothing with `generate` off; 409 without a model."""
 
         async def queue(tx: Tx) -> str | None:
-            state = await lock(tx, who, session_id)
-            view = await load_view(tx, who, session_id)
+            sessions = SessionRepository(tx)
+            state = await sessions.lock(who, session_id)
+            view = await sessions.view(who, session_id)
             if not view.memory.settings.generate:
                 return None
-            model = resolve_model(state["model"], state["agentModel"], view.org.model)
+            model = resolve_model(state.model, state.agent_model, view.org.model)
             if model is None:
                 raise SessionConflict("no model is set for this session, its agent or the org")
             run_id = new_id("run")
@@ -278,7 +280,7 @@ class Consolidation:
             self.wake()
             if not await self.wait_for(run_id, REFRESH_WAIT_SECONDS):
                 raise SessionConflict("consolidation is still running; read the session later")
-        return await self.db.read(lambda tx: load_view(tx, who, session_id))
+        return await self.db.read(lambda tx: SessionRepository(tx).view(who, session_id))
 
     async def wait_for(self, run_id: str, seconds: float) -> bool:
         """Wait up to `seconds` for a run to end; whether it did. A run of this process wakes

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 from app.config import Settings
 from app.domain.agents import Maker
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
+from app.domain.principals import Principal
+from app.domain.sessions import Item
 from app.memory.ids import new_id, now_ms
 from app.memory.jobs.checks import check_agent_changes, keep_newer_agent_edits
 from app.memory.jobs.prompts import (
@@ -28,13 +30,12 @@ from app.memory.jobs.prompts import (
     learning_messages,
 )
 from app.memory.jobs.runner import Failed, Workers, ask
-from app.memory.sessions.sessions import lock
-from app.memory.values import Item, Principal
 from app.models.base import ContextEntry, ContextItem, ModelRequest
 from app.models.registry import Models
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.database import Database, Tx, settled_list
 from app.store.jobs import JobRepository
+from app.store.sessions import SessionRepository
 
 log = logging.getLogger("openbot_memory.learning")
 
@@ -97,7 +98,7 @@ class Learning:
         """Run one claimed job to its end: a helper call per session with items to learn from,
         each session's changes applied as it answers."""
         found = await self.db.read(
-            lambda tx: JobRepository(tx).learning_input(job, Item.from_record)
+            lambda tx: JobRepository(tx).learning_input(job)
         )
         if found is None:
             return
@@ -150,7 +151,7 @@ class Learning:
             memory, jobs = AgentMemoryRepository(tx), JobRepository(tx)
             # Session first, then agent: the order every writer takes them in (a turn locks its
             # session, then the agent to queue learning), so no two wait on each other.
-            await lock(tx, Principal(org), part.session)
+            await SessionRepository(tx).lock(Principal(org), part.session)
             version = await memory.lock_agent(org, agent)
             now = (await memory.entries(org, person or "", [agent]))[agent].entries
             still = await jobs.unlearned([i.uid for i in part.items])

@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from app.domain.enums import AGENT_KINDS, ChangeOp, Kind, Visibility
+from app.domain.sessions import Entry, Item
 from app.memory.agents.entries import AgentEntry
 from app.memory.credentials import scrub
-from app.memory.values import Entry, Item
 from app.models.base import LEARNING_SCHEMA, ModelError
 
 CONSOLIDATION_SCHEMA_NAME = "memory_changes"

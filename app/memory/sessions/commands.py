@@ -5,10 +5,11 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from app.domain.principals import Principal
+from app.domain.sessions import KINDS
 from app.errors import ValidationError
 from app.memory.agents.entries import AGENT_KINDS, VISIBILITIES
 from app.memory.credentials import credential_reason
-from app.memory.values import KINDS, Principal
 
 MAX_KEY_LENGTH = 200
 MAX_CONTENT_LENGTH = 4000

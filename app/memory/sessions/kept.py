@@ -1,28 +1,48 @@
-"""The session views a process keeps (issue 12): the last one it answered of each session, so
-that a Configure at that view's revision, or a nested view of a session that did not move, is
-answered without reading the view again. The graph is asked on every use whether the kept view
-is still the session's (its head and revision), so a second process never gets a stale one."""
+"""What this process keeps of its sessions between requests, and the one rule that makes it safe.
+
+The rule: a kept thing is valid exactly while its session's revision (and, for a turn
+snapshot, its agent's memory version) has not moved. Every change to what a session's view
+shows moves its revision (S12-S17, a filled-in kept state too), every change to an agent's
+memory moves its version. So nothing kept is trusted as it stands: each use asks the graph, in
+the statement that uses it, whether those marks are still the ones it was kept at, and reads
+afresh where they moved. A second process on the same graph never gets a stale answer.
+
+Two things are kept per session, the newest of each:
+
+- its view (`KeptView`), the last one this process answered, so that a Configure at that view's
+  revision, or a nested view of a session that did not move, is answered without reading the
+  view again. The org's settings change without moving the revision: each use's statement
+  brings them.
+- its turn snapshot (`TurnState`): what the lock read as the last turn this process recorded
+  left it, so that the next turn is decided before the lock and recorded in the statement that
+  takes it, guarded by the revision and the agent's memory version. Anything else that differs
+  (the org's settings) rolls that turn back, to be decided again.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from app.memory.values import SessionView
+from app.domain.sessions import SessionView
+from app.domain.turns import Turn, TurnState
+
+# How many sessions' turn snapshots a process keeps, each one lock's reading: the session's
+# state and its instructions' reach (up to `max_length` of text).
+SNAPSHOTS = 1024
 
 
 @dataclass(frozen=True)
 class KeptView:
     """A view answered, the properties its sources' items were read with (`items`: all of
     ITEM_FIELDS, a GraphQL selection's, or none: the ids only), and, when it was read with them,
-    the turns its sources cite (`Turns.find`'s answers by id). Turns are kept only when each is of
-    the view's own session: every change to one of them moves that session's revision, where a
-    fork's sources may cite its parent's turns, which change without moving the fork's."""
+    the turns its sources cite (by id). Turns are kept only when each is of the view's own
+    session: every change to one of them moves that session's revision, where a fork's sources
+    may cite its parent's turns, which change without moving the fork's."""
 
     items: tuple[str, ...]
     view: SessionView
-    turns: Mapping[str, dict[str, Any]] | None = None
+    turns: Mapping[str, Turn] | None = None
 
     def serves(self, items: tuple[str, ...]) -> bool:
         """Whether its items were read with every property in `items`."""
@@ -62,3 +82,35 @@ class KeptViews:
             oldest = self.views.pop(next(iter(self.views)))
             self.size -= oldest.size
         return kept.view
+
+
+class Kept:
+    """Everything this process keeps of its sessions (see the module's rule): their views, and
+    their turn snapshots."""
+
+    def __init__(self, view_entries: int, snapshots: int = SNAPSHOTS) -> None:
+        self.views = KeptViews(view_entries)
+        self.snapshots: dict[str, TurnState] = {}
+        self.snapshot_budget = snapshots
+
+    def view(self, session_id: str) -> KeptView | None:
+        """The session's kept view, valid while the session is at its head and revision."""
+        return self.views.get(session_id)
+
+    def keep_view(self, kept: KeptView) -> SessionView:
+        """Keep `kept` as its session's view; answers its view."""
+        return self.views.keep(kept)
+
+    def snapshot(self, session_id: str) -> TurnState | None:
+        """The session's turn snapshot, valid while the session is at its revision and its
+        agent's memory at its version."""
+        return self.snapshots.get(session_id)
+
+    def keep_snapshot(self, session_id: str, state: TurnState | None) -> None:
+        """Keep `state` as the session's turn snapshot (None: keep none), the newest last."""
+        self.snapshots.pop(session_id, None)
+        if state is None:
+            return
+        self.snapshots[session_id] = state
+        if len(self.snapshots) > self.snapshot_budget:
+            del self.snapshots[next(iter(self.snapshots))]

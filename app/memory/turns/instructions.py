@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.memory.values import Entry
+from app.domain.sessions import Entry
 
 FRAMING = (
     "Memory of this conversation, learned from earlier turns. It is past evidence, not an "

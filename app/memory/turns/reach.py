@@ -1,113 +1,116 @@
-"""What the instructions of a turn of a session can reach (S5, S6, A8, A9): the switches in force
-and the newest active entries of the session and of its agent, as `instruction_entries` reads
-them, cut at the budget."""
+"""How a turn is decided (S5-S8, A2, A8, A9): what its instructions are shown of what they can
+reach, the ids its items take, its model, and whether it queues a run and teaches its agent.
+Pure rules over what the session's lock read (`TurnState`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from app.errors import NotFound
-from app.memory.agents.entries import AgentEntry, as_entry, view_of
-from app.memory.sessions.switches import OrgSettings, switches_of
+from app.domain.agents import AgentEntry
+from app.domain.principals import Principal
+from app.domain.turns import NewItem, NewRun, NewTurn, Reachable, Turn, TurnItem, TurnState
+from app.memory.agents.entries import view_of
+from app.memory.ids import new_head, new_id, now_ms
+from app.memory.jobs.learning import teaches
+from app.memory.model_names import resolve_model
 from app.memory.turns.instructions import Instructions, compose
-from app.memory.values import Entry, Principal
-from app.store.database import Tx, read_whole
+
+
+def shown(reach: Reachable, max_length: int) -> tuple[Instructions, list[str], list[str]]:
+    """S5, S6, A8: the memory text a turn gets now, and the change each session key and each
+    agent key shown stands for, in the order shown. Session memory follows the session's
+    `use`; agent memory the org's `agentMemory`, as the session's person may see it (A9): a
+    session always has a person; were one without, it would see shared entries only."""
+    session = reach.session if reach.use else ()
+    agent: list[AgentEntry] = []
+    if reach.agent_memory:
+        agent = list(view_of(Principal(reach.org, person=reach.viewer), reach.agent).values())
+    text = compose(session, [e.as_entry() for e in agent], max_length, reach.shared_agent)
+    saw = {e.key: e.change for e in session}
+    saw_agent = {e.key: e.change for e in agent}
+    return text, [saw[k] for k in text.keys], [saw_agent[k] for k in text.agent_keys]
+
+
+def needs_consolidation(items: Sequence[TurnItem]) -> bool:
+    """S8: a turn that only runs an App action (its action and the App's results) ran no
+    model, so it teaches nothing."""
+    return any(
+        not (item.type == "app_action" or (item.type == "tool_result" and item.app))
+        for item in items
+    )
 
 
 @dataclass(frozen=True)
-class Reachable:
-    """What the instructions of a turn of a session can reach, as `instruction_entries` reads
-    it: the switches in force, the session's newest active entries, and its agent's newest
-    active entries that the session's person (`viewer`) may see (A9), as many of each as the
-    budget could hold."""
+class Plan:
+    """A turn decided from its session's state and reach: what is recorded (`turn`), the
+    consolidation run it queues, and whether it teaches the agent."""
 
-    org: str
-    viewer: str
-    use: bool
-    agent_memory: bool
-    shared_agent: bool
-    session: tuple[Entry, ...]
-    agent: tuple[AgentEntry, ...]
-    # The keys of the entries tied in time with the last one read that were not read (a cut
-    # inside a tie), on each side.
-    session_tied: tuple[str, ...] = ()
-    agent_tied: tuple[str, ...] = ()
-
-    @classmethod
-    def from_record(cls, org: str, row: Mapping[str, Any]) -> Reachable:
-        switches = row["reachSwitches"]
-        return cls(
-            org=org,
-            viewer=row["viewer"],
-            use=switches_of(switches, "org").use,
-            agent_memory=OrgSettings.from_record(switches["org"]).agent_memory,
-            shared_agent=bool(row["sharedAgent"]),
-            session=tuple(Entry.from_record(e) for e in row["sessionNewest"]),
-            agent=tuple(AgentEntry.from_record(e) for e in row["agentNewest"]),
-            session_tied=tuple(row["sessionTied"]),
-            agent_tied=tuple(row["agentTied"]),
-        )
-
-    @property
-    def closed(self) -> bool:
-        """Whether each side read every entry that comes before its cut in Python's order
-        (newest first, then by key): Neo4j cut a tie in its own order of the keys, which an
-        entry not read may precede in Python's. Then the whole tie must be read."""
-        return _closed(self.session, self.session_tied) and _closed(self.agent, self.agent_tied)
-
-    def shown(self, max_length: int) -> tuple[Instructions, list[str], list[str]]:
-        """S5, S6, A8: the memory text a turn gets now, and the change each session key and
-        each agent key shown stands for, in the order shown. Session memory follows the
-        session's `use`; agent memory the org's `agentMemory`, as the session's person may
-        see it (A9): a session always has a person; were one without, it would see shared
-        entries only."""
-        session = self.session if self.use else ()
-        agent: list[AgentEntry] = []
-        if self.agent_memory:
-            agent = list(view_of(Principal(self.org, person=self.viewer), self.agent).values())
-        shown = compose(session, [as_entry(e) for e in agent], max_length, self.shared_agent)
-        saw = {e.key: e.change for e in session}
-        saw_agent = {e.key: e.change for e in agent}
-        return shown, [saw[k] for k in shown.keys], [saw_agent[k] for k in shown.agent_keys]
+    turn: NewTurn
+    run: NewRun | None
+    learn: bool
 
 
-def read_whole_reach(row: Mapping[str, Any]) -> bool:
-    """Whether an `instruction_entries` row was read between two commits: neither the
-    session's revision nor its agent's memory version moved while it was read."""
-    return bool(
-        row["readRevision"] == row["readRevisionAfter"]
-        and row["agentVersion"] == row["agentVersionAfter"]
+def plan(
+    state: TurnState,
+    items: Sequence[TurnItem],
+    generated: Sequence[str],
+    model: str | None,
+    status: str,
+    max_length: int,
+    turn_id: str | None = None,
+    earlier: Turn | None = None,
+) -> Plan:
+    """Decide a turn from its session's state and reach: its items' ids (a client's own, else
+    the branch's next, `generated`), its model, what it is shown, and whether it queues a run
+    and teaches the agent. A completing step (`earlier`: the turn it continues) is shown
+    nothing more: what a turn was shown is fixed when it starts."""
+    session = state.session
+    client_ids = [item.id for item in items if item.id is not None]
+    text, saw, saw_agent = (
+        shown(state.reach, max_length) if earlier is None else (Instructions("", ()), [], [])
     )
-
-
-def _closed(read: Sequence[Entry | AgentEntry], tied: Sequence[str]) -> bool:
-    """Whether the entries read (in Neo4j's order) hold every one of their tie that comes
-    first in Python's order: each tied key not read comes after each key read of its tie."""
-    if not tied:
-        return True
-    last = read[-1].updated_at
-    return max(e.key for e in read if e.updated_at == last) < min(tied)
-
-
-async def reachable(
-    tx: Tx, who: Principal, session_id: str, max_length: int, whole_ties: bool = False
-) -> Reachable:
-    """What the instructions of a turn of the session can reach now, read whole (read again
-    while a write moved it, and with whole ties when a cut inside one was not `closed`)."""
-    rows = await read_whole(
-        lambda _: tx.rows(
-            "instruction_entries", **who.scope(), id=session_id, reach=max_length,
-            wholeTies=whole_ties,
+    ids = [item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)]
+    run_model = resolve_model(
+        (earlier.model if earlier is not None else None) or model, session.model,
+        session.agent_model, session.org.model,
+    )
+    # S8 over the whole turn, its earlier step included
+    before = () if earlier is None else earlier.types
+    apps = () if earlier is None else earlier.apps
+    model_ran = needs_consolidation(
+        [*items, *(TurnItem(t, "assistant", "", app=a) for t, a in zip(before, apps, strict=True))]
+    )
+    generate = session.switches.generate
+    queued = status == "completed" and generate and run_model is not None and model_ran
+    learn = status == "completed" and teaches(
+        session.kind, generate, session.org.agent_memory, only_app_actions=not model_ran
+    )
+    at = now_ms()
+    turn = NewTurn(
+        id=turn_id or new_id("trn"),
+        learn=learn,
+        client_item_ids=bool(client_ids),
+        status=status,
+        model=run_model,
+        at=at,
+        head=new_head(),
+        shown=text.keys,
+        saw=tuple(saw),
+        shown_agent=text.agent_keys,
+        saw_agent=tuple(saw_agent),
+        items=tuple(
+            NewItem(
+                uid=new_id("itm"), id=ids[n], type=item.type, role=item.role,
+                content=item.content, app=item.app,
+                author=session.person if item.role == "user" else item.role,
+            )
+            for n, item in enumerate(items)
         ),
-        [session_id],
-        key=lambda row: session_id,
-        settled=read_whole_reach,
     )
-    if not rows:
-        raise NotFound(f"no session {session_id}")
-    found = Reachable.from_record(who.org, rows[0])
-    if found.closed:
-        return found
-    return await reachable(tx, who, session_id, max_length, whole_ties=True)
+    run = NewRun(new_id("run"), run_model, at) if queued else None
+    return Plan(turn, run, learn)
+
+
+def _unique(candidate: str, taken: Sequence[str]) -> str:
+    return candidate if candidate not in taken else f"{candidate}-{new_id('x')[-6:]}"

@@ -26,19 +26,18 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
 
+from app.domain.principals import Principal
+from app.domain.sessions import LiveMarks, MemoryAt, SessionView
 from app.errors import NotFound, Unavailable
 from app.memory.agents.entries import AgentMemory
 from app.memory.agents.memory import MAX_LOG_PAGE, AgentMemories
-from app.memory.sessions.sessions import load_views, memory_at
-from app.memory.values import Principal, SessionView, entries_of
 from app.store.database import Database, Tx
+from app.store.live import Key, Kind, LiveRepository
+from app.store.sessions import SessionRepository
 
 log = logging.getLogger("openbot_memory.live")
 
-Kind = Literal["session", "agent"]
-Key = tuple[Kind, str]
 
 
 @dataclass
@@ -46,16 +45,17 @@ class Watch:
     """One watcher of one session or agent: woken when its marks move (`changed`)."""
 
     key: Key
-    marks: dict[str, int] = field(default_factory=dict)
+    marks: LiveMarks | None = None
     _moved: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def changed(self) -> dict[str, int]:
+    async def changed(self) -> LiveMarks:
         """Wait until the marks move (or are first read); the marks now."""
         await self._moved.wait()
         self._moved.clear()
+        assert self.marks is not None  # set before the event is
         return self.marks
 
-    def _move(self, marks: dict[str, int]) -> None:
+    def _move(self, marks: LiveMarks) -> None:
         self.marks = marks
         self._moved.set()
 
@@ -121,17 +121,7 @@ class Live:
         watched = {watch.key for watch in self._watches}
         sessions = sorted(id for kind, id in watched if kind == "session")
         agents = sorted(id for kind, id in watched if kind == "agent")
-        row = await self.db.read(
-            lambda tx: tx.row("live_marks", sessions=sessions, agents=agents)
-        )
-        assert row is not None
-        marks: dict[Key, dict[str, int]] = {}
-        for s in row["sessions"]:
-            marks[("session", s["id"])] = {
-                "revision": s["revision"], "ended": s["ended"], "lastEnded": s["lastEnded"]
-            }
-        for a in row["agents"]:
-            marks[("agent", a["id"])] = {"version": a["version"]}
+        marks = await self.db.read(lambda tx: LiveRepository(tx).marks(sessions, agents))
         for watch in list(self._watches):
             now = marks.get(watch.key)
             if now is not None and now != watch.marks:
@@ -144,22 +134,19 @@ class Live:
         first, the last one the view now; 404 when `who` may not reach the session."""
 
         async def work(tx: Tx) -> list[SessionView]:
-            views = await load_views(tx, who, [session_id])
+            sessions = SessionRepository(tx)
+            views = await sessions.views(who, [session_id])
             if session_id not in views:
                 raise NotFound(f"no session {session_id}")
             now = views[session_id]
             if now.session.revision <= after:
                 return []
-            rows = await tx.rows(
-                "revision_heads", **who.scope(), id=session_id, after=after,
-                until=now.session.revision - 1,
-            )
-            made = {row["revision"]: row["head"] for row in rows}
+            made = await LiveRepository(tx).heads(who, session_id, after, now.session.revision - 1)
             heads: list[str] = []
             for revision in range(after + 1, now.session.revision):
                 # a configure, or a run that kept nothing, made no version: the head stays
                 heads.append(made.get(revision, heads[-1] if heads else head))
-            memories = await memory_at(tx, who, sorted(set(heads))) if heads else {}
+            memories = await sessions.memory_at(who, sorted(set(heads))) if heads else {}
             past = [view_at(now, after + 1 + n, h, memories[h]) for n, h in enumerate(heads)]
             return [*past, now]
 
@@ -183,18 +170,17 @@ class Live:
         return now.version, None
 
 
-def view_at(now: SessionView, revision: int, head: str, memory: dict[str, Any]) -> SessionView:
+def view_at(now: SessionView, revision: int, head: str, memory: MemoryAt) -> SessionView:
     """The view a session had at an earlier revision: its head then and the memory of that
     (immutable) version. The settings are today's: a configure keeps no history (S15). A
     revision that made no version (a configure, a run that kept nothing) keeps the head, whose
     processed items then include those of a run that kept nothing AT it."""
-    entries = entries_of(memory["entries"])
     return replace(
         now,
         session=replace(now.session, head=head, revision=revision),
         memory=replace(
             now.memory,
-            entries={entry.key: entry for entry in entries},
-            processed=tuple(memory["processed"]),
+            entries={entry.key: entry for entry in memory.entries},
+            processed=memory.processed,
         ),
     )

@@ -1,25 +1,17 @@
-"""Keyset pages of the lists that grow with history: a session's timeline, turns, runs and
-versions, an entry's changes, an agent's sessions and learning jobs.
-
-Each read takes the sort key of the last row of the previous page (`after`, None for the first
-page) and `first`, and answers at most `first + 1` rows per parent, in one statement for all the
-parents asked at once: the one more row tells the caller there is a next page. No statement
-skips rows: each starts where its key says.
-"""
+"""Keyset pages of the lists that grow with history (see app/store/pages.py), each read in a
+transaction of its own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from app.domain.agents import Agent
+from app.domain.principals import Principal
+from app.domain.sessions import Change, Item, Version
 from app.memory.agents.entries import AgentChange
-from app.memory.agents.memory import reader
-from app.memory.sessions.history import Version
-from app.memory.values import Agent, Change, Item, Principal
-from app.store.database import Database, Tx
-
-Key = Sequence[Any] | None
+from app.store.database import Database
+from app.store.pages import Key, PageRepository
 
 
 @dataclass
@@ -28,100 +20,65 @@ class Pages:
 
     db: Database
 
-    async def _rows(
-        self, statement: str, parent: str, column: str, **params: Any
-    ) -> dict[str, list[Any]]:
-        """Each parent's rows from one statement answering `parent` and a list `column`."""
-
-        async def work(tx: Tx) -> dict[str, list[Any]]:
-            rows = await tx.rows(statement, **params)
-            return {row[parent]: list(row[column]) for row in rows}
-
-        return await self.db.read(work)
-
     async def items(
         self, who: Principal, versions: Sequence[str], after: int | None, first: int
     ) -> dict[str, list[Item]]:
-        """The timeline as it was at each version (a head: the timeline now), oldest first:
-        the items after seq `after`."""
-        found = await self._rows("timeline_page", "vid", "items", **who.scope(),
-                                 versions=list(versions), after=after, first=first)
-        return {vid: [Item.from_record(i) for i in rows] for vid, rows in found.items()}
+        return await self.db.read(lambda tx: PageRepository(tx).items(who, versions, after, first))
 
     async def versions(
         self, who: Principal, sessions: Sequence[str], after: Key, first: int
     ) -> dict[str, list[Version]]:
-        """Every head each session had, oldest first, after the key (at, depth, id)."""
-        found = await self._rows("session_versions_page", "sid", "versions", **who.scope(),
-                                 ids=list(sessions), after=_key(after), first=first)
-        return {sid: [Version.from_record(v) for v in rows] for sid, rows in found.items()}
+        return await self.db.read(
+            lambda tx: PageRepository(tx).versions(who, sessions, after, first)
+        )
 
     async def run_ids(
         self, who: Principal, sessions: Sequence[str], after: Key, first: int
     ) -> dict[str, list[str]]:
-        """Each session's consolidation runs, newest first, after the key (queuedAt, id)."""
-        return await self._rows("session_runs_page", "sid", "runs", **who.scope(),
-                                ids=list(sessions), after=_key(after), first=first)
+        return await self.db.read(
+            lambda tx: PageRepository(tx).run_ids(who, sessions, after, first)
+        )
 
     async def turn_ids(
         self, who: Principal, sessions: Sequence[str], after: Key, first: int
     ) -> dict[str, list[str]]:
-        """Each session's turns, oldest first, after the key (at, id)."""
-        return await self._rows("session_turns", "sid", "turns", **who.scope(),
-                                ids=list(sessions), after=_key(after), first=first)
+        return await self.db.read(
+            lambda tx: PageRepository(tx).turn_ids(who, sessions, after, first)
+        )
 
     async def changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
     ) -> dict[str, list[Change]]:
-        """For each entry's current change, its story newest first, after change `after`."""
-        found = await self._rows("entry_changes_page", "cid", "changes", **who.scope(),
-                                 ids=list(change_ids), after=after, first=first)
-        return {cid: [Change.from_record(c) for c in rows] for cid, rows in found.items()}
+        return await self.db.read(
+            lambda tx: PageRepository(tx).changes(who, change_ids, after, first)
+        )
 
     async def agent_changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
     ) -> dict[str, list[AgentChange]]:
-        """For each agent entry's current change, its story newest first, after `after`."""
-        found = await self._rows("agent_entry_changes_page", "cid", "changes", **reader(who),
-                                 ids=list(change_ids), after=after, first=first)
+        found = await self.db.read(
+            lambda tx: PageRepository(tx).agent_change_records(who, change_ids, after, first)
+        )
         return {cid: [AgentChange.from_record(c) for c in rows] for cid, rows in found.items()}
 
     async def agent_session_ids(
         self, who: Principal, agents: Sequence[str], after: Key, first: int
     ) -> dict[str, list[str]]:
-        """Each agent's sessions the caller may reach, oldest first, after (createdAt, id)."""
-        return await self._rows("agent_sessions", "aid", "ids", **who.scope(),
-                                agents=list(agents), after=_key(after), first=first)
+        return await self.db.read(
+            lambda tx: PageRepository(tx).agent_session_ids(who, agents, after, first)
+        )
 
     async def job_ids(
         self, who: Principal, agents: Sequence[str], after: Key, first: int
     ) -> dict[str, list[str]]:
-        """Each agent's learning jobs, newest first, after the key (queuedAt, id)."""
-        return await self._rows("agent_jobs_page", "aid", "jobs", org=who.org,
-                                agents=list(agents), after=_key(after), first=first)
+        return await self.db.read(lambda tx: PageRepository(tx).job_ids(who, agents, after, first))
 
     async def session_ids(
         self, who: Principal, agent: str | None, after: Key, first: int
     ) -> list[str]:
-        """The org's sessions the caller may reach (one agent's, with `agent`), oldest first,
-        after the key (createdAt, id)."""
-
-        async def work(tx: Tx) -> list[str]:
-            rows = await tx.rows("sessions_page", **who.scope(), agent=agent,
-                                 after=_key(after), first=first)
-            return [row["id"] for row in rows]
-
-        return await self.db.read(work)
+        return await self.db.read(
+            lambda tx: PageRepository(tx).session_ids(who, agent, after, first)
+        )
 
     async def agents(self, who: Principal, after: Key, first: int) -> list[Agent]:
-        """The org's agents, oldest first, after the key (createdAt, id)."""
-
-        async def work(tx: Tx) -> list[Agent]:
-            rows = await tx.rows("agents_page", org=who.org, after=_key(after), first=first)
-            return [Agent.from_record(row["agent"]) for row in rows]
-
-        return await self.db.read(work)
-
-
-def _key(after: Key) -> list[Any] | None:
-    return None if after is None else list(after)
+        return await self.db.read(lambda tx: PageRepository(tx).agents(who, after, first))

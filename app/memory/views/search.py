@@ -1,4 +1,4 @@
-"""Full-text search over the entries a caller may read (issue 14): session entries as they stand
+"""Full-text search over the entries a caller may read: session entries as they stand
 at each session's head, and agent entries as the caller's view shows them (A9), best first.
 
 Ranking is an exact key match first, then Neo4j's full-text (Lucene) score. The snippet is the
@@ -13,14 +13,16 @@ import binascii
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from app.domain.enums import Status
+from app.domain.principals import Principal
+from app.domain.search import Match
+from app.domain.sessions import KINDS, Entry
 from app.errors import NotFound, ValidationError
 from app.memory.agents.entries import AgentEntry, view_key
-from app.memory.sessions.sessions import load_view
-from app.memory.values import KINDS, Entry, Principal
 from app.store.database import Database, Tx
+from app.store.search import SearchRepository
+from app.store.sessions import SessionRepository
 
 MAX_QUERY = 500
 MAX_LIMIT = 100
@@ -137,19 +139,18 @@ class SearchPage:
     more: bool
 
 
-def hit_of(who: Principal, row: dict[str, Any], terms: Sequence[Term]) -> Hit:
-    record = row["entry"]
-    text = snippet(record["content"] or "", terms)
-    score = float(row["score"])
-    if row["source"] == "session":
+def hit_of(who: Principal, match: Match, terms: Sequence[Term]) -> Hit:
+    """A match as a hit: its snippet, and the key the caller's view lists it under."""
+    if match.entry is not None:
         return Hit(
-            score, bool(row["exact"]), text, row["agent"], session=row["session"],
-            entry=Entry.from_record(record), listed_as=record["key"],
+            match.score, match.exact, snippet(match.entry.content or "", terms), match.agent,
+            session=match.session, entry=match.entry, listed_as=match.entry.key,
         )
-    entry = AgentEntry.from_record(record)
+    assert match.agent_entry is not None
+    entry = match.agent_entry
     return Hit(
-        score, bool(row["exact"]), text, row["agent"], agent_entry=entry,
-        listed_as=view_key(who, entry),
+        match.score, match.exact, snippet(entry.content or "", terms), match.agent,
+        agent_entry=entry, listed_as=view_key(who, entry),
     )
 
 
@@ -186,23 +187,16 @@ class Search:
         terms = terms_of(query)
 
         async def work(tx: Tx) -> SearchPage:
+            sessions = SessionRepository(tx)
             if session is not None:
-                await load_view(tx, who, session)
-            if agent is not None and not await tx.rows("find_agents", org=who.org, ids=[agent]):
+                await sessions.view(who, session)
+            if agent is not None and not await sessions.agent_known(who.org, agent):
                 raise NotFound(f"no agent {agent}")
-            rows = await tx.rows(
-                "search_entries",
-                **who.scope(),
-                query=query,
-                exact=query.lower(),
-                session=session,
-                agent=agent,
-                kinds=None if kinds is None else list(kinds),
-                status=status,
-                offset=offset,
-                limit=limit + 1,
+            found = await SearchRepository(tx).matches(
+                who, query, session=session, agent=agent, kinds=kinds, status=status,
+                offset=offset, limit=limit + 1,
             )
-            hits = tuple(hit_of(who, row, terms) for row in rows[:limit])
-            return SearchPage(hits, offset, len(rows) > limit)
+            hits = tuple(hit_of(who, match, terms) for match in found[:limit])
+            return SearchPage(hits, offset, len(found) > limit)
 
         return await self.db.read(work)

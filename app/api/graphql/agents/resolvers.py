@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
+from app.domain.agents import Agent
 from app.domain.jobs import LearningJob
-from app.memory import values
 from app.memory.agents.entries import AgentChange, AgentMemory, LogEntry
 
 AGENT_ENTRIES = Keyset("agentEntries", (str,))
@@ -51,6 +51,6 @@ async def log(ctx: Context, agent_id: str, page: Page) -> list[LogEntry]:
     )
 
 
-async def agents(ctx: Context, page: Page) -> list[values.Agent]:
+async def agents(ctx: Context, page: Page) -> list[Agent]:
     """A page of the org's agents, oldest first."""
     return await ctx.service.pages.agents(ctx.who, page.after, page.first)

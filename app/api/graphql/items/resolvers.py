@@ -3,11 +3,10 @@ of items."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
-from app.memory import values
+from app.domain import sessions as values
+from app.domain.turns import Turn
 
 ITEMS = Keyset("items", (int,))
 TURNS = Keyset("turns", (int, str))
@@ -24,7 +23,7 @@ async def items(ctx: Context, version: str, page: Page) -> list[values.Item]:
     return await ctx.page("items", page.after_part(), page.first).load(version)
 
 
-async def turns(ctx: Context, session_id: str, page: Page) -> list[dict[str, Any] | None]:
+async def turns(ctx: Context, session_id: str, page: Page) -> list[Turn | None]:
     """A page of the turns recorded in a session, oldest first."""
     ids = await ctx.page("turns", page.after, page.first).load(session_id)
     return await ctx.turns.load_many(ids)
@@ -32,13 +31,13 @@ async def turns(ctx: Context, session_id: str, page: Page) -> list[dict[str, Any
 
 async def turn_of(
     ctx: Context, uid: str, turn_id: str | None, known: bool
-) -> dict[str, Any] | None:
+) -> Turn | None:
     """The turn an item came in (`turn_id` when `known`, else looked up by the item's uid)."""
     found = turn_id if known else await ctx.turn_ids.load(uid)
     return None if found is None else await ctx.turns.load(found)
 
 
-async def turns_ahead(ctx: Context, ids: list[str]) -> dict[str, dict[str, Any] | None] | None:
+async def turns_ahead(ctx: Context, ids: list[str]) -> dict[str, Turn | None] | None:
     """The turns `ids` name, for a list of items to answer `turn` without one await per item;
     None when the read fails (each item's own lookup then meets the error, on its nullable
     `turn`, so a failed read ahead costs those fields, not the whole page of entries).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.api.graphql.context import Context
-from app.memory.views import provenance
+from app.domain import provenance
 
 
 async def story(ctx: Context, change_id: str) -> list[provenance.StoryStep]:

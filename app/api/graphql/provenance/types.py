@@ -6,7 +6,7 @@ import strawberry
 
 from app.api.graphql.enums import ChangeOp, EntryStatus, Kind, Visibility, maybe
 from app.api.graphql.scalars import EpochMillis
-from app.memory.views import provenance
+from app.domain import provenance
 
 
 @strawberry.type

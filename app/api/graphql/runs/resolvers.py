@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
+from app.domain import sessions as values
 from app.domain.jobs import Run
-from app.memory import values
 
 RUNS = Keyset("runs", (int, str))
 

@@ -11,8 +11,8 @@ from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
 from app.api.graphql.items.resolvers import item_fields
 from app.api.graphql.selections import anywhere, asks, selected
-from app.memory import values
-from app.memory.sessions.history import Version
+from app.domain import sessions as values
+from app.domain.sessions import Version
 from app.memory.turns.instructions import Instructions
 
 ENTRIES = Keyset("entries", (str,))

@@ -1,4 +1,5 @@
-"""Domain values: what the service reads and answers, independent of transport and storage."""
+"""Session memory's values: a session, its timeline's items, its memory's entries and changes,
+its versions, and the switches in force (S1-S4, S12-S15)."""
 
 from __future__ import annotations
 
@@ -7,27 +8,66 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from app.domain.agents import Agent as Agent  # an agent is a value of its own noun
 from app.domain.enums import Kind, SessionKind
-from app.memory.sessions.switches import OrgSettings, Overrides, Switches, resolve_switches
 
 KINDS: tuple[Kind, ...] = tuple(Kind)
 SESSION_KINDS: tuple[SessionKind, ...] = tuple(SessionKind)
 
 
 @dataclass(frozen=True)
-class Principal:
-    """Who a request acts for: a person of an org, or an org's service token (no person), which
-    reaches every session of its org and every agent entry. The service itself, working for an
-    org (consolidation, learning), acts as a principal with neither."""
+class Switches:
+    """The `use` and `generate` switches in force."""
 
-    org: str
-    person: str | None = None
-    service: str | None = None
+    use: bool
+    generate: bool
 
-    def scope(self) -> dict[str, str | None]:
-        """The parameters every statement that reaches sessions filters by."""
-        return {"org": self.org, "person": self.person}
+
+@dataclass(frozen=True)
+class Overrides:
+    """What a session set itself; None means it follows the org default."""
+
+    use: bool | None = None
+    generate: bool | None = None
+
+
+@dataclass(frozen=True)
+class OrgSettings:
+    """An org's defaults."""
+
+    use: bool = True
+    generate: bool = True
+    agent_memory: bool = True
+    helper_model: str | None = None
+    model: str | None = None
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> OrgSettings:
+        return cls(
+            use=row.get("memoryUse", True) is not False,
+            generate=row.get("memoryGenerate", True) is not False,
+            agent_memory=row.get("agentMemory", True) is not False,
+            helper_model=row.get("helperModel"),
+            model=row.get("model"),
+        )
+
+
+def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
+    """S4: each switch follows the org default unless the session overrides it."""
+    return Switches(
+        use=org.use if overrides.use is None else overrides.use,
+        generate=org.generate if overrides.generate is None else overrides.generate,
+    )
+
+
+# An item's id by its place in the branch: the prefix, then the seq zero-padded to the digits.
+# (record_memory_edit.cypher builds the same from these two, passed as parameters.)
+ITEM_PREFIX = "i-"
+ITEM_DIGITS = 2
+
+
+def item_id(seq: int) -> str:
+    """The id of the seq-th item of a branch, e.g. `i-02`."""
+    return f"{ITEM_PREFIX}{seq:0{ITEM_DIGITS}d}"
 
 
 # An item's properties, as a view reads them (session_views' `$itemFields`), in Item's order.
@@ -136,20 +176,12 @@ class Entry:
         return self.source_items
 
 
-def entries_of(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
-    """Entries from their records (`Entry.from_record`), newest first."""
-    return newest_first(Entry.from_record(r) for r in records)
-
-
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
     """Entries newest first, ties by key: the order of every view."""
     return sorted(entries, key=lambda e: (-e.updated_at, e.key))
 
 
 # A turn as session_views answers it (a list: see its header), by position; `turn_record` names
-# them as find_turns does. Its entries and items are read by `Entry.from_row`, `Item.from_row`.
-TURN_ROW = ("id", "status", "model", "shown", "shownAgent", "at", "completedAt", "head",
-            "revision", "session")
 
 
 @dataclass(frozen=True)
@@ -217,20 +249,17 @@ class SessionView:
         )
         return cls(session=session, memory=memory, org=org)
 
-    def configured(self, row: Mapping[str, Any]) -> SessionView:
-        """This view after a Configure made at its revision, from configure_session's row (the
-        new revision and overrides, the org's settings now). A view at a revision stays what it
-        is: every change to what it shows moves the revision, but for the org's settings, which
-        the row brings."""
-        overrides = Overrides(use=row["useOverride"], generate=row["generateOverride"])
-        view = replace(self, session=replace(self.session, revision=row["configured"]),
-                       memory=replace(self.memory, overrides=overrides))
-        return view.at_org(row["orgSettings"])
+    def configured(self, done: Configured) -> SessionView:
+        """This view after a Configure made at its revision (`done`: the new revision and
+        overrides, the org's settings now). A view at a revision stays what it is: every change
+        to what it shows moves the revision, but for the org's settings, which `done` brings."""
+        view = replace(self, session=replace(self.session, revision=done.revision),
+                       memory=replace(self.memory, overrides=done.overrides))
+        return view.at_org(done.org)
 
-    def at_org(self, record: Mapping[str, Any]) -> SessionView:
-        """This view with the org's settings of `record` (an org's row), which change without
-        moving a session's revision, and the switches they and its overrides resolve to."""
-        org = OrgSettings.from_record(record)
+    def at_org(self, org: OrgSettings) -> SessionView:
+        """This view with the org's settings `org`, which change without moving a session's
+        revision, and the switches they and its overrides resolve to."""
         settings = resolve_switches(org, self.memory.overrides)
         return replace(self, memory=replace(self.memory, settings=settings), org=org)
 
@@ -282,24 +311,165 @@ class Change:
         )
 
 
-def turn_record(row: Sequence[Any]) -> dict[str, Any]:
-    """A turn as session_views answers it (a list, in `TURN_ROW`'s order) as find_turns
-    answers it (a map)."""
-    return dict(zip(TURN_ROW, row, strict=True))
+@dataclass(frozen=True)
+class Version:
+    """A past or present head of a session."""
+
+    id: str
+    cause: str
+    at: int
+    depth: int
+    parent: str | None
+    reverted_from: str | None
+    added: tuple[str, ...]
+    current: bool
+
+    @classmethod
+    def from_record(cls, row: dict[str, Any]) -> Version:
+        return cls(
+            id=row["id"],
+            cause=row["cause"],
+            at=row["at"],
+            depth=row["depth"],
+            parent=row.get("parent"),
+            reverted_from=row.get("revertedFrom"),
+            added=tuple(row.get("added") or ()),
+            current=bool(row.get("current")),
+        )
 
 
-def turn_json(turn: Mapping[str, Any]) -> dict[str, Any]:
-    """A turn's record (find_turns' projection) as the API answers it."""
-    return {
-        "turn": {
-            "id": turn["id"],
-            "status": turn["status"],
-            "model": turn.get("model"),
-            "items": turn.get("items", []),
-            "shown": turn.get("shown") or [],
-            "shownAgent": turn.get("shownAgent") or [],
-            "at": turn["at"],
-            "completedAt": turn.get("completedAt"),
-        },
-        "session": {"id": turn["session"], "head": turn["head"], "revision": turn["revision"]},
-    }
+@dataclass(frozen=True, slots=True)
+class SessionState:
+    """A session as its lock reads it: what a command checks (S12), what a turn or a run
+    decides from, and with a key that key's entry as it stands (`current`: its change, or None
+    where the memory has no such key)."""
+
+    id: str
+    agent: str
+    kind: str
+    head: str
+    depth: int
+    revision: int
+    items: int  # the items on the head's branch
+    client_item_ids: bool  # whether a client ever chose an item id here
+    person: str | None
+    model: str | None
+    agent_model: str | None
+    agent_shared: bool
+    overrides: Overrides
+    org: OrgSettings
+    head_shared: bool  # another version continues the head (a fork made at it)
+    current: str | None = None
+
+    @property
+    def switches(self) -> Switches:
+        return resolve_switches(self.org, self.overrides)
+
+
+@dataclass(frozen=True, slots=True)
+class Configured:
+    """What a Configure leaves: the session's new revision and overrides, and its org's
+    settings now."""
+
+    revision: int
+    overrides: Overrides
+    org: OrgSettings
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMark:
+    """Where a session stands (its head and revision), and its org's settings now."""
+
+    id: str
+    head: str
+    revision: int
+    org: OrgSettings
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAt:
+    """The memory at a version: its entries (newest first), the items processed, and the
+    newest processed item's seq."""
+
+    entries: tuple[Entry, ...]
+    processed: tuple[str, ...]
+    processed_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeadState:
+    """What a session keeps of its head's memory: its entries' changes and the processed
+    items with their mark (`processed_seq`)."""
+
+    changes: tuple[str, ...]
+    processed: tuple[str, ...]
+    processed_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class BranchItem:
+    """An item on the branch of a session's head, with the turn it came in."""
+
+    id: str
+    uid: str
+    turn: str | None
+    type: str
+    role: str | None
+    content: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """A session about to be created."""
+
+    id: str
+    agent: str
+    kind: str
+    parent: str | None
+    person: str
+    model: str | None
+    head: str
+    created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEdit:
+    """A person's (or the org service's) Remember or Forget, as it is recorded: the change,
+    and the item that records it on the timeline (`item_id`: None takes the branch's next)."""
+
+    op: str
+    key: str
+    content: str | None
+    kind: str | None
+    status: str
+    person: str | None
+    service: str | None
+    item_uid: str
+    item_content: str
+    head: str
+    change: str
+    at: int
+    item_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRef:
+    """A version of a session's history as one is looked up: its id, cause and time, its
+    depth and the items on its branch."""
+
+    id: str
+    cause: str
+    at: int
+    depth: int
+    items: int
+
+
+@dataclass(frozen=True, slots=True)
+class LiveMarks:
+    """What says a watched session or agent moved: a session's revision and its ended runs
+    (how many, and when the last one ended), an agent's memory version. Never shown."""
+
+    revision: int = 0
+    ended: int = 0
+    last_ended: int = 0
+    version: int = 0

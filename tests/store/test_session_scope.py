@@ -8,9 +8,10 @@ from typing import Any, cast
 
 import pytest
 
-from app.memory.sessions.sessions import with_view
-from app.memory.values import ITEM_FIELDS, Principal
+from app.domain.principals import Principal
+from app.domain.sessions import ITEM_FIELDS
 from app.store.database import Tx
+from app.store.sessions import SessionRepository
 
 
 class Recorded:
@@ -29,15 +30,17 @@ ANA = Principal("acme", person="ana")
 @pytest.mark.parametrize("changed", [{"person": None}, {"person": "ben"}, {"org": "globex"}])
 def test_params_that_would_change_the_callers_scope_are_refused(changed: dict[str, Any]) -> None:
     tx = Recorded()
+    sessions = SessionRepository(cast(Tx, tx))
     with pytest.raises(ValueError, match="would change the caller's scope"):
-        asyncio.run(with_view(cast(Tx, tx), ANA, "s-1", "lock_session", **changed))
+        asyncio.run(sessions.with_view(ANA, "s-1", "lock_session", **changed))
     assert tx.calls == []  # nothing ran
 
 
 def test_params_may_name_the_callers_scope_again() -> None:
     tx = Recorded()
+    sessions = SessionRepository(cast(Tx, tx))
     answer = asyncio.run(
-        with_view(cast(Tx, tx), ANA, "s-1", "lock_session", org="acme", person="ana", id="s-1")
+        sessions.with_view(ANA, "s-1", "lock_session", org="acme", person="ana", id="s-1")
     )
     assert answer is None
     assert tx.calls == [("lock_session+session_views",

@@ -1,0 +1,77 @@
+"""Provenance's records: the story of an entry, change by change, with what made each and the
+items it cites, and the entry changes that cite an item or that a turn was shown."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.domain.sessions import Change, Item
+
+
+@dataclass(frozen=True)
+class Cited:
+    """An item a change cites, with the turn it came in and that turn's session."""
+
+    item: Item
+    turn: str | None
+    session: str | None
+
+
+@dataclass(frozen=True)
+class StoryStep:
+    """One change of an entry's story and what made it: a person, a run (its model and turn),
+    a fork's copy, a promotion."""
+
+    change: Change
+    person: str | None
+    run: str | None
+    run_model: str | None
+    run_turn: str | None
+    cites: tuple[Cited, ...]
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> StoryStep:
+        return cls(
+            change=Change.from_record({**row["change"], "madeBy": row["person"] or row["run"],
+                                       "run": row["run"], "cites": []}),
+            person=row["person"],
+            run=row["run"],
+            run_model=row["runModel"],
+            run_turn=row["runTurn"],
+            cites=tuple(
+                Cited(Item.from_record(c["item"]), c["turn"], c["session"]) for c in row["cites"]
+            ),
+        )
+
+
+@dataclass(frozen=True)
+class Citing:
+    """A change of a session entry or an agent entry that cites an item (what it supports)."""
+
+    key: str
+    change: str
+    op: str | None
+    content: str | None
+    kind: str | None
+    status: str | None
+    at: int
+    session: str | None = None
+    agent: str | None = None
+    version: int | None = None
+    about: str | None = None
+    visibility: str | None = None
+
+    @classmethod
+    def from_record(cls, row: Mapping[str, Any]) -> Citing:
+        return cls(
+            key=row["key"], change=row.get("change") or row["id"], op=row.get("op"),
+            content=row.get("content"), kind=row.get("kind"), status=row.get("status"),
+            at=row["at"], session=row.get("session"), agent=row.get("agent"),
+            version=row.get("version"), about=row.get("about"),
+            visibility=row.get("visibility"),
+        )
+
+
+Pair = tuple[list[Citing], list[Citing]]  # (session entries, agent entries)

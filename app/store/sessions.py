@@ -1,0 +1,321 @@
+"""The session repository: a session's lock and state, its views, the memory at its versions,
+and the statements of its memory commands, each answered as typed values."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from app.domain.principals import Principal
+from app.domain.sessions import (
+    ITEM_DIGITS,
+    ITEM_FIELDS,
+    ITEM_PREFIX,
+    BranchItem,
+    Change,
+    Configured,
+    Entry,
+    HeadState,
+    Item,
+    MemoryAt,
+    MemoryEdit,
+    NewSession,
+    OrgSettings,
+    Overrides,
+    SessionMark,
+    SessionState,
+    SessionView,
+    item_id,
+    newest_first,
+)
+from app.domain.turns import Turn
+from app.errors import NotFound
+from app.store.catalog import together
+from app.store.database import Tx, read_whole
+
+
+def state_of(row: Mapping[str, Any], session_id: str) -> SessionState:
+    """A session's state from lock_session's columns (in a row of its own or of a statement
+    that runs it together with others)."""
+    current = row["current"]
+    return SessionState(
+        id=session_id,
+        agent=row["agent"],
+        kind=row["kind"],
+        head=row["head"],
+        depth=row["depth"],
+        revision=row["revision"],
+        items=row["items"],
+        client_item_ids=bool(row["clientItemIds"]),
+        person=row["person"],
+        model=row["model"],
+        agent_model=row["agentModel"],
+        agent_shared=bool(row["agentShared"]),
+        overrides=Overrides(use=row["useOverride"], generate=row["generateOverride"]),
+        org=OrgSettings.from_record(row["orgSettings"]),
+        head_shared=bool(row["headShared"]),
+        current=None if current is None else current["id"],
+    )
+
+
+def memory_of(row: Mapping[str, Any]) -> MemoryAt:
+    """The memory at a version from memory_at's row."""
+    return MemoryAt(
+        entries=tuple(newest_first(Entry.from_record(e) for e in row["entries"])),
+        processed=tuple(row["processed"]),
+        processed_seq=row["processedSeq"],
+    )
+
+
+class SessionRepository:
+    """Sessions in one transaction. A person reaches only their own sessions, a service token
+    all of its org's: every statement that reaches sessions filters by the caller's scope."""
+
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+
+    async def lock(self, who: Principal, session_id: str, key: str | None = None) -> SessionState:
+        """Lock the session for this transaction, then read its state, with a `key` that key's
+        entry as it stands (`current`), all in one statement."""
+        row = await self.tx.row("lock_session", **who.scope(), id=session_id, key=key)
+        if row is None:
+            raise NotFound(f"no session {session_id}")
+        return state_of(row, session_id)
+
+    async def _view_rows(
+        self, who: Principal, ids: Sequence[str], items: bool = True, turns: bool = False,
+        fields: tuple[str, ...] = ITEM_FIELDS,
+    ) -> list[dict[str, Any]]:
+        """`session_views`' rows, each read whole between two commits: a view that a write
+        changed while it was read (its revision moved) is read again (see session_views.cypher).
+        With `items`, each entry has its sources' items (their properties in `fields`: see
+        `Item.from_row`); with `turns` too, each row also has the turns its sources cite."""
+        return await read_whole(
+            lambda some: self.tx.rows(
+                "session_views", **who.scope(), ids=some, items=items or turns, turns=turns,
+                itemFields=list(fields),
+            ),
+            ids,
+            key=lambda row: str(row["session"]["id"]),
+            settled=lambda row: bool(row["session"]["revision"] == row["revisionAfter"]),
+        )
+
+    async def views(
+        self, who: Principal, ids: Sequence[str], items: bool = True
+    ) -> dict[str, SessionView]:
+        """Session views by id, in one statement over the kept state (no history walked); ids
+        the caller may not reach (another org's, another member's) are simply absent. Without
+        `items` each entry names its sources' ids only (`source_items` is None)."""
+        rows = await self._view_rows(who, ids, items)
+        return {row["session"]["id"]: SessionView.from_record(row) for row in rows}
+
+    async def view(self, who: Principal, session_id: str, items: bool = True) -> SessionView:
+        """The session's view; NotFound where the caller may not reach it."""
+        views = await self.views(who, [session_id], items)
+        if session_id not in views:
+            raise NotFound(f"no session {session_id}")
+        return views[session_id]
+
+    async def views_with_turns(
+        self, who: Principal, ids: Sequence[str], fields: tuple[str, ...]
+    ) -> list[tuple[SessionView, dict[str, Turn]]]:
+        """Session views with their sources' items (the properties in `fields`), each with the
+        turns its sources cite by id, in one statement."""
+        rows = await self._view_rows(who, ids, turns=True, fields=fields)
+        return [
+            (SessionView.from_record(row, fields),
+             {turn.id: turn for turn in map(Turn.from_row, row["turns"])})
+            for row in rows
+        ]
+
+    async def head_state(self, who: Principal, session_id: str) -> HeadState:
+        """What the session keeps of its head's memory, read from the kept state."""
+        [row] = await self._view_rows(who, [session_id], items=False)
+        return HeadState(
+            changes=tuple(Entry.from_row(entry).change for entry in row["entries"]),
+            processed=tuple(row["processed"]),
+            processed_seq=row["processedSeq"],
+        )
+
+    async def marks(self, who: Principal, ids: Sequence[str]) -> list[SessionMark]:
+        """Where each session stands now, in one small statement; only those the caller may
+        reach answer."""
+        rows = await self.tx.rows("session_marks", **who.scope(), ids=list(ids))
+        return [
+            SessionMark(
+                row["id"], row["head"], row["revision"], OrgSettings.from_record(row["org"])
+            )
+            for row in rows
+        ]
+
+    async def memory_at(self, who: Principal, versions: Sequence[str]) -> dict[str, MemoryAt]:
+        """The memory as it was at each version, derived from the history in one statement.
+        A head's is read from the kept state instead (`views`, `head_state`)."""
+        rows = await self.tx.rows("memory_at", **who.scope(), versions=list(versions))
+        return {row["vid"]: memory_of(row) for row in rows}
+
+    async def list_ids(
+        self, who: Principal, agent: str | None, offset: int, limit: int
+    ) -> list[str]:
+        rows = await self.tx.rows(
+            "list_sessions", **who.scope(), agent=agent, offset=offset, limit=limit
+        )
+        return [row["id"] for row in rows]
+
+    async def agent_known(self, org: str, agent: str) -> bool:
+        return bool(await self.tx.rows("find_agents", org=org, ids=[agent]))
+
+    async def person_known(self, org: str, person: str) -> bool:
+        return await self.tx.row("find_person", org=org, person=person) is not None
+
+    async def create(self, org: str, session: NewSession) -> None:
+        await self.tx.row("create_session", org=org, session={
+            "id": session.id,
+            "agent": session.agent,
+            "kind": session.kind,
+            "parent": session.parent,
+            "person": session.person,
+            "model": session.model,
+            "head": session.head,
+            "createdAt": session.created_at,
+        })
+
+    async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
+        """Items by uid, those of sessions the caller may reach."""
+        rows = await self.tx.rows("find_items", **who.scope(), uids=list(uids))
+        return {row["item"]["uid"]: Item.from_record(row["item"]) for row in rows}
+
+    async def histories(
+        self, who: Principal, change_ids: Sequence[str]
+    ) -> dict[str, list[Change]]:
+        """For each change id, the chain of changes it replaced, newest first."""
+        rows = await self.tx.rows("entry_histories", **who.scope(), ids=list(change_ids))
+        return {row["cid"]: [Change.from_record(c) for c in row["changes"]] for row in rows}
+
+    async def branch_items(self, session_id: str, ids: Sequence[str]) -> list[BranchItem]:
+        """Those of `ids` that are items on the branch of the session's head, with their turn."""
+        if not ids:
+            return []
+        rows = await self.tx.rows("branch_item_ids", id=session_id, ids=list(ids))
+        return [
+            BranchItem(row["id"], row["uid"], row["turn"], row["type"], row["role"],
+                       row["content"])
+            for row in rows
+        ]
+
+    async def fresh_item_ids(self, state: SessionState, count: int) -> list[str]:
+        """Ids `i-NN` for the next `count` items of the session's branch, skipping any a client
+        already took (looked for only where a client ever chose an id)."""
+        wanted = [item_id(state.items + 1 + n) for n in range(count)]
+        if not state.client_item_ids:
+            return wanted
+        taken = {item.id for item in await self.branch_items(state.id, wanted)}
+        return [
+            candidate if candidate not in taken else f"{candidate}-{uuid.uuid4().hex[-6:]}"
+            for candidate in wanted
+        ]
+
+    async def with_view(
+        self, who: Principal, session_id: str, name: str, items: bool = True, **params: Any
+    ) -> tuple[dict[str, Any], SessionView] | None:
+        """Statement `name`, then the session's view after it (with its sources' items, unless
+        not `items`), in one round trip (`together`): its row and the view, or None when `name`
+        answered no row. Run under the session's lock, the view cannot move while it is read;
+        were it read unsettled all the same, it is read again."""
+        scope = who.scope()
+        # `params` may name the caller's scope again, never widen or change it
+        changed = [key for key, value in scope.items() if params.get(key, value) != value]
+        if changed:
+            raise ValueError(f"{', '.join(changed)} would change the caller's scope")
+        params = scope | params
+        row = await self.tx.row(together(name, "session_views"), **params, ids=[session_id],
+                                items=items, turns=False, itemFields=list(ITEM_FIELDS))
+        if row is None:
+            return None
+        if row["session"]["revision"] != row["revisionAfter"]:
+            return row, await self.view(who, session_id, items)
+        return row, SessionView.from_record(row)
+
+    async def configure(
+        self, who: Principal, session_id: str, expected: str, revision: int,
+        use: bool | None, set_use: bool, generate: bool | None, set_generate: bool,
+    ) -> Configured | None:
+        """S15's change, where the session is still at `expected` and `revision` (the statement
+        takes the lock itself): what it left, or None where it changed nothing."""
+        row = await self.tx.row(
+            "configure_session", **who.scope(), id=session_id, key=None, expected=expected,
+            revision=revision, setUse=set_use, use=use, setGenerate=set_generate,
+            generate=generate,
+        )
+        return None if row is None else configured_of(row)
+
+    async def configure_with_view(
+        self, who: Principal, session_id: str, expected: str, revision: int, items: bool,
+        use: bool | None, set_use: bool, generate: bool | None, set_generate: bool,
+    ) -> SessionView | None:
+        """`configure`, and the session's view after it, in one statement."""
+        done = await self.with_view(
+            who, session_id, "configure_session", items, id=session_id, key=None,
+            expected=expected, revision=revision, setUse=set_use, use=use,
+            setGenerate=set_generate, generate=generate,
+        )
+        return None if done is None else done[1]
+
+    async def edit_with_view(
+        self, who: Principal, session_id: str, expected: str, revision: int, items: bool,
+        edit: MemoryEdit, locked: bool,
+    ) -> SessionView | None:
+        """S13, S14: record a Remember or Forget, where the session is still at `expected` and
+        `revision`, and read the view after it, in one statement; unless the transaction holds
+        the session's lock already (`locked`), the statement takes it first. None where it
+        changed nothing."""
+        name = "record_memory_edit" if locked else together("lock_session", "record_memory_edit")
+        done = await self.with_view(
+            who, session_id, name, items, id=session_id, key=edit.key, expected=expected,
+            revision=revision, edit=edit_params(edit),
+        )
+        return None if done is None else done[1]
+
+    async def keep_state(self, session_id: str, state: HeadState, *, counted: bool) -> None:
+        """Keep `state` as the state of the session's head; unless the change was `counted`
+        already (a revert's new head), it moves the revision (S15)."""
+        await self.tx.row("keep_state", id=session_id, state={
+            "changes": list(state.changes),
+            "processed": list(state.processed),
+            "processedSeq": state.processed_seq,
+        }, moves=0 if counted else 1)
+
+    async def without_kept_state(self, batch: int) -> list[tuple[str, str, str]]:
+        """Up to `batch` sessions made before their head's state was kept: (org, id, head)."""
+        rows = await self.tx.rows("sessions_without_kept_state", batch=batch)
+        return [(row["org"], row["id"], row["head"]) for row in rows]
+
+
+def configured_of(row: Mapping[str, Any]) -> Configured:
+    return Configured(
+        revision=row["configured"],
+        overrides=Overrides(use=row["useOverride"], generate=row["generateOverride"]),
+        org=OrgSettings.from_record(row["orgSettings"]),
+    )
+
+
+def edit_params(edit: MemoryEdit) -> dict[str, Any]:
+    """record_memory_edit's `$edit`."""
+    return {
+        "op": edit.op,
+        "key": edit.key,
+        "content": edit.content,
+        "kind": edit.kind,
+        "status": edit.status,
+        "person": edit.person,
+        "service": edit.service,
+        "itemUid": edit.item_uid,
+        "itemId": edit.item_id,
+        "itemPrefix": ITEM_PREFIX,
+        "itemDigits": ITEM_DIGITS,
+        "itemContent": edit.item_content,
+        "head": edit.head,
+        "change": edit.change,
+        "at": edit.at,
+    }

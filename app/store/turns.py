@@ -1,0 +1,173 @@
+"""The turn repository: the lock a turn is decided under (the session's state and what its
+instructions can reach), recording a turn, and reading turns back, as typed values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from app.domain.agents import AgentEntry
+from app.domain.principals import Principal
+from app.domain.sessions import Entry, Item, OrgSettings, Overrides, resolve_switches
+from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnState
+from app.errors import NotFound
+from app.store.catalog import maybe, together
+from app.store.database import Tx, read_whole
+from app.store.sessions import state_of
+
+# The statement that locks a session and reads what a turn needs (its state and its reach),
+# and the one that also records the turn when the session is still as a snapshot had it.
+LOCK_FOR_TURN = together("lock_session", "instruction_entries")
+LOCK_AND_RECORD = together("lock_session", "instruction_entries", maybe("record_turn"))
+
+
+def reach_of(org: str, row: Mapping[str, Any]) -> Reachable:
+    """What a turn's instructions can reach, from instruction_entries' columns."""
+    switches = row["reachSwitches"]
+    settings = OrgSettings.from_record(switches["org"])
+    overrides = Overrides(use=switches["useOverride"], generate=switches["generateOverride"])
+    return Reachable(
+        org=org,
+        viewer=row["viewer"],
+        use=resolve_switches(settings, overrides).use,
+        agent_memory=settings.agent_memory,
+        shared_agent=bool(row["sharedAgent"]),
+        session=tuple(Entry.from_record(e) for e in row["sessionNewest"]),
+        agent=tuple(AgentEntry.from_record(e) for e in row["agentNewest"]),
+        session_tied=tuple(row["sessionTied"]),
+        agent_tied=tuple(row["agentTied"]),
+    )
+
+
+def read_whole_reach(row: Mapping[str, Any]) -> bool:
+    """Whether an `instruction_entries` row was read between two commits: neither the
+    session's revision nor its agent's memory version moved while it was read."""
+    return bool(
+        row["readRevision"] == row["readRevisionAfter"]
+        and row["agentVersion"] == row["agentVersionAfter"]
+    )
+
+
+def turn_params(turn: NewTurn, **guard: Any) -> dict[str, Any]:
+    """record_turn's `$turn`, with the revision (and agent memory version) it was decided at."""
+    return {
+        "id": turn.id,
+        "learn": turn.learn,
+        "clientItemIds": turn.client_item_ids,
+        "status": turn.status,
+        "model": turn.model,
+        "at": turn.at,
+        "head": turn.head,
+        "shown": list(turn.shown),
+        "saw": list(turn.saw),
+        "shownAgent": list(turn.shown_agent),
+        "sawAgent": list(turn.saw_agent),
+        "items": [
+            {"uid": item.uid, "id": item.id, "type": item.type, "role": item.role,
+             "content": item.content, "app": item.app, "author": item.author}
+            for item in turn.items
+        ],
+        **guard,
+    }
+
+
+def run_params(run: NewRun | None) -> dict[str, Any] | None:
+    return None if run is None else {"id": run.id, "model": run.model, "at": run.at}
+
+
+class TurnRepository:
+    """Turns in one transaction, reached in the caller's scope."""
+
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+
+    async def lock(
+        self, who: Principal, session_id: str, max_length: int,
+        turn: NewTurn | None = None, run: NewRun | None = None,
+        at: TurnState | None = None,
+    ) -> tuple[TurnState, bool, Recorded | None]:
+        """Lock the session, then read under the lock its state and what its turn's
+        instructions can reach, in one round trip (the reach read again while the agent's
+        memory moved, or when a cut inside a tie was not `closed`). With a `turn` decided from
+        the state `at` (a snapshot), the same statement records it (and queues its `run`)
+        when the session is still at that state's revision and its agent's memory at its
+        version. Answers the state, whether its reach is the row's own (not read again), and
+        what the turn recorded left (None where it recorded nothing)."""
+        if turn is not None and at is not None:
+            guard = {"revision": at.session.revision, "agentVersion": at.agent_version}
+            row = await self.tx.row(
+                LOCK_AND_RECORD, **who.scope(), id=session_id, key=None, reach=max_length,
+                wholeTies=False, turn=turn_params(turn, **guard), run=run_params(run),
+            )
+        else:
+            row = await self.tx.row(
+                LOCK_FOR_TURN, **who.scope(), id=session_id, key=None, reach=max_length,
+                wholeTies=False,
+            )
+        if row is None:
+            raise NotFound(f"no session {session_id}")
+        state = TurnState(state_of(row, session_id), reach_of(who.org, row),
+                          row["agentVersion"], read_whole_reach(row))
+        recorded = recorded_of(row) if row.get("recorded") is not None else None
+        if state.whole and state.reach.closed:
+            return state, True, recorded
+        reach = await self.reach(who, session_id, max_length)
+        return replace(state, reach=reach), False, recorded
+
+    async def reach(
+        self, who: Principal, session_id: str, max_length: int, whole_ties: bool = False
+    ) -> Reachable:
+        """What the instructions of a turn of the session can reach now, read whole (read
+        again while a write moved it, and with whole ties when a cut inside one was not
+        `closed`)."""
+        rows = await read_whole(
+            lambda _: self.tx.rows(
+                "instruction_entries", **who.scope(), id=session_id, reach=max_length,
+                wholeTies=whole_ties,
+            ),
+            [session_id],
+            key=lambda row: session_id,
+            settled=read_whole_reach,
+        )
+        if not rows:
+            raise NotFound(f"no session {session_id}")
+        found = reach_of(who.org, rows[0])
+        if found.closed:
+            return found
+        return await self.reach(who, session_id, max_length, whole_ties=True)
+
+    async def record(
+        self, session_id: str, turn: NewTurn, run: NewRun | None, revision: int
+    ) -> Recorded | None:
+        """Record `turn` (and queue its `run`) where the session is still at `revision`."""
+        row = await self.tx.row("record_turn", id=session_id,
+                                turn=turn_params(turn, revision=revision), run=run_params(run))
+        return None if row is None else recorded_of(row)
+
+    async def turn(self, who: Principal, session_id: str, turn: str) -> Turn:
+        """A turn of the session with its items' ids, types and Apps; NotFound without it."""
+        row = await self.tx.row("turn_view", **who.scope(), id=session_id, turn=turn)
+        if row is None:
+            raise NotFound(f"no turn {turn} in session {session_id}")
+        return Turn.from_record(row["turn"])
+
+    async def find(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, Turn]:
+        """Turns by id, without their items (`items` reads them)."""
+        rows = await self.tx.rows("find_turns", **who.scope(), ids=list(turn_ids))
+        return {turn["id"]: Turn.from_record(turn) for row in rows for turn in row["turns"]}
+
+    async def items(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, list[Item]]:
+        """The items of turns by id, in their order."""
+        rows = await self.tx.rows("turn_items", **who.scope(), ids=list(turn_ids))
+        return {row["id"]: [Item.from_record(i) for i in row["records"]] for row in rows}
+
+    async def turns_of_items(self, uids: Sequence[str]) -> dict[str, str]:
+        """The turn id of each item (by uid) that came in a turn."""
+        rows = await self.tx.rows("turns_of_items", uids=list(uids))
+        return {row["uid"]: row["turn"] for row in rows}
+
+
+def recorded_of(row: Mapping[str, Any]) -> Recorded:
+    return Recorded(row["recorded"], row["revisionAfter"], row["headAfter"], row["depthAfter"],
+                    row["itemsAfter"])
