@@ -72,8 +72,8 @@ class Settings(BaseSettings):
     # Python's young-generation GC threshold once the service has started (objects allocated
     # between two collections; Python's default is 700), and the objects alive at startup are
     # frozen out of every collection: the nested session view allocates tens of thousands of
-    # short-lived objects per request, and collections took about 30% of a busy process
-    # (issue 12). 0 leaves the collector as Python set it.
+    # short-lived objects per request, and young-generation collections would otherwise take a
+    # large share of a busy process. 0 leaves the collector as Python set it.
     gc_threshold: int = Field(default=10_000, ge=0)
     # How long a token's lookup is cached: a revocation made elsewhere is honoured within it.
     token_cache_seconds: float = Field(default=2.0, ge=0, le=60)

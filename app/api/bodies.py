@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
 import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from starlette.requests import Request
 
+from app.domain.enums import AGENT_KINDS, Kind, SessionKind
 from app.errors import ValidationError
-from app.memory.agents.entries import AGENT_KINDS
 from app.memory.sessions import commands
-from app.memory.values import KINDS, SESSION_KINDS
 
 Body = TypeVar("Body", bound=BaseModel)
 
@@ -33,12 +34,14 @@ def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:
 Key = Annotated[str, _text(commands.MAX_KEY_LENGTH)]
 AgentKey = Annotated[str, _text(commands.MAX_KEY_LENGTH, r"^[^@]*[^\s@][^@]*$")]
 Content = Annotated[str, _text(commands.MAX_CONTENT_LENGTH)]
-Kind = Annotated[str, WithJsonSchema({"enum": list(KINDS)})]
-AgentKind = Annotated[str, WithJsonSchema({"enum": list(AGENT_KINDS)})]
+KindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in Kind]})]
+AgentKindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in AGENT_KINDS]})]
 ModelName = Annotated[
     str | None, WithJsonSchema({"type": ["string", "null"], "pattern": "^(builtin|openai:.+)$"})
 ]
-SessionKind = Annotated[str | None, WithJsonSchema({"enum": [*SESSION_KINDS, None]})]
+SessionKindName = Annotated[
+    str | None, WithJsonSchema({"enum": [*(kind.value for kind in SessionKind), None]})
+]
 
 
 def _whole(value: Any) -> Any:
@@ -67,7 +70,7 @@ class CreateAgent(Strict):
 
 class CreateSession(Strict):
     agent: str
-    kind: SessionKind = None
+    kind: SessionKindName = None
     parent: str | None = None
     person: str | None = None
     model: ModelName = None
@@ -77,7 +80,7 @@ class RememberBody(Strict):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: Key
     content: Content
-    kind: Kind
+    kind: KindName
 
     def to_command(self) -> commands.Command:
         return commands.Remember(key=self.key, content=self.content, kind=self.kind)
@@ -88,7 +91,7 @@ class ForgetBody(Strict):
     key: Key
 
     def to_command(self) -> commands.Command:
-        return commands.Forget(key=commands.check_key(self.key, "command.key"))
+        return commands.Forget(key=commands.check_key(self.key))
 
 
 class ConfigureBody(Strict):
@@ -130,7 +133,7 @@ class AgentRememberBody(Strict):
     tag: Literal["Remember"] = Field(alias="_tag")
     key: AgentKey
     content: Content
-    kind: AgentKind
+    kind: AgentKindName
     about: str | None = None
     visibility: Literal["shared", "private"] = "shared"
 
@@ -146,7 +149,7 @@ class AgentForgetBody(Strict):
     about: str | None = None
 
     def to_command(self) -> commands.AgentCommand:
-        return commands.AgentForget(commands.check_key(self.key, "command.key"), self.about)
+        return commands.AgentForget(commands.check_key(self.key), self.about)
 
 
 class AgentMemoryCommand(Strict):
@@ -182,6 +185,17 @@ class OrgSettingsPatch(Strict):
             if name in sent:
                 out[name] = getattr(self, name)
         return out
+
+
+@contextmanager
+def nested_command() -> Iterator[None]:
+    """For a body that nests its command (`{expected, command}`): the domain names a command's
+    field as the command has it (`content`), and such a body's client reads it as
+    `command.content`."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ValidationError(exc.message, f"command.{exc.field}") from exc
 
 
 def _field_of(error: Any) -> str:

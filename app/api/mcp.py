@@ -19,14 +19,13 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from app.api import bodies
+from app.api import bodies, responses
 from app.api.auth import principal_of
 from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
 from app.memory.service import Service
 from app.memory.sessions import commands
 from app.memory.turns.turns import TurnItem
 from app.memory.values import Principal
-from app.memory.views.provenance import change_json
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT
 
 PATH = "/mcp"
@@ -115,7 +114,7 @@ def build(service: Service) -> MCPServer:
     async def read_memory(session_id: SessionId, ctx: Context) -> dict[str, Any]:
         with service_errors():
             view = await service.sessions.view(principal(ctx), session_id, items=False)
-            return view.to_json()
+            return dict(responses.session_view_json(view))
 
     @server.tool(
         description="Remember one fact in a session's memory: add the entry under `key` or "
@@ -134,10 +133,9 @@ def build(service: Service) -> MCPServer:
         with service_errors():
             command = commands.Remember(key=key, content=content, kind=kind)
             view = await service.sessions.command(
-                principal(ctx), session_id, expected, revision, command, field_prefix="",
-                items=False,
+                principal(ctx), session_id, expected, revision, command, items=False
             )
-            return view.to_json()
+            return dict(responses.session_view_json(view))
 
     @server.tool(
         description="Forget one fact of a session: mark the entry under `key` retracted (it "
@@ -151,10 +149,9 @@ def build(service: Service) -> MCPServer:
         with service_errors():
             command = commands.Forget(key=commands.check_key(key))
             view = await service.sessions.command(
-                principal(ctx), session_id, expected, revision, command, field_prefix="",
-                items=False,
+                principal(ctx), session_id, expected, revision, command, items=False
             )
-            return view.to_json()
+            return dict(responses.session_view_json(view))
 
     @server.tool(
         description="Switch a session's memory on or off: `use` (memory goes into the model's "
@@ -171,10 +168,9 @@ def build(service: Service) -> MCPServer:
             set_generate, generate_value = switch(generate)
             command = commands.Configure(use_value, generate_value, set_use, set_generate)
             view = await service.sessions.command(
-                principal(ctx), session_id, expected, revision, command, field_prefix="",
-                items=False,
+                principal(ctx), session_id, expected, revision, command, items=False
             )
-            return view.to_json()
+            return dict(responses.session_view_json(view))
 
     @server.tool(
         description="The memory text the next turn of a session would be given now (session "
@@ -184,11 +180,7 @@ def build(service: Service) -> MCPServer:
     async def instructions(session_id: SessionId, ctx: Context) -> dict[str, Any]:
         with service_errors():
             shown = await service.turns.instructions(principal(ctx), session_id)
-        # As GET /v1/sessions/:id/instructions answers.
-        return {
-            "memory": shown.text,
-            "included": {"session": list(shown.keys), "agent": list(shown.agent_keys)},
-        }
+        return dict(responses.instructions_json(shown))
 
     @server.tool(
         description="Record a completed turn of a session: its items in order (each {type: "
@@ -220,7 +212,8 @@ def build(service: Service) -> MCPServer:
     )
     async def agent_memory(agent_id: AgentId, ctx: Context) -> dict[str, Any]:
         with service_errors():
-            return (await service.agent_memory.view(principal(ctx), agent_id)).to_json()
+            memory = await service.agent_memory.view(principal(ctx), agent_id)
+            return dict(responses.agent_memory_json(memory))
 
     @server.tool(
         description="Remember lasting experience for an agent: a procedure, preference or "
@@ -243,9 +236,9 @@ def build(service: Service) -> MCPServer:
         with service_errors():
             command = commands.AgentRemember(key, content, kind, about, visibility)
             memory = await service.agent_memory.command(
-                principal(ctx), agent_id, expected, command, field_prefix=""
+                principal(ctx), agent_id, expected, command
             )
-            return memory.to_json()
+            return dict(responses.agent_memory_json(memory))
 
     @server.tool(
         description="Forget an agent entry: mark it retracted (your own private entry of the "
@@ -259,9 +252,9 @@ def build(service: Service) -> MCPServer:
         with service_errors():
             command = commands.AgentForget(commands.check_key(key), None)
             memory = await service.agent_memory.command(
-                principal(ctx), agent_id, expected, command, field_prefix=""
+                principal(ctx), agent_id, expected, command
             )
-            return memory.to_json()
+            return dict(responses.agent_memory_json(memory))
 
     @server.tool(
         description="Find memory by its words: full-text search (Lucene syntax: words, \"a "
@@ -283,7 +276,7 @@ def build(service: Service) -> MCPServer:
             found = await service.search.search(
                 principal(ctx), query, session=session_id, agent=agent_id, limit=limit
             )
-            return found.to_json()
+            return dict(responses.search_json(found))
 
     @server.tool(
         description="The story of one fact of a session: every change behind the entry under "
@@ -294,7 +287,7 @@ def build(service: Service) -> MCPServer:
     async def fact_story(session_id: SessionId, key: Key, ctx: Context) -> dict[str, Any]:
         with service_errors():
             story = await service.provenance.fact_story(principal(ctx), session_id, key)
-            return {"key": key, "changes": [change_json(change) for change in story]}
+            return {"key": key, "changes": [responses.change_json(change) for change in story]}
 
     @server.resource(
         "openbot://sessions/{session_id}/memory",
@@ -307,7 +300,7 @@ def build(service: Service) -> MCPServer:
             view = await service.sessions.view(principal(ctx), session_id, items=False)
         except ServiceError as exc:
             raise ResourceError(json.dumps(exc.body())) from exc
-        return json.dumps(view.memory.to_json())
+        return json.dumps(responses.memory_json(view.memory))
 
     @server.resource(
         "openbot://agents/{agent_id}/memory",
@@ -320,7 +313,7 @@ def build(service: Service) -> MCPServer:
             memory = await service.agent_memory.view(principal(ctx), agent_id)
         except ServiceError as exc:
             raise ResourceError(json.dumps(exc.body())) from exc
-        return json.dumps(memory.to_json())
+        return json.dumps(responses.agent_memory_json(memory))
 
     return server
 

@@ -6,17 +6,17 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from app.api import bodies, openapi
+from app.api import bodies, openapi, responses
 from app.api.auth import principal_of
 from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
 from app.api.encoding import JsonResponse
+from app.api.openapi import NOT_YOURS, PAGE, WAIT, Operations, integer
 from app.errors import ValidationError
+from app.memory.agents.memory import MAX_LOG_PAGE
 from app.memory.service import Service
-from app.memory.sessions.commands import Refresh
 from app.memory.turns.turns import TurnItem
-from app.memory.views.search import DEFAULT_LIMIT
+from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
 
 
 def service_of(request: Request) -> Service:
@@ -62,16 +62,23 @@ def json(body: Any, status: int = 200) -> JsonResponse:
     return JsonResponse(body, status_code=status)
 
 
+operations = Operations()
+
+
+@operations.get("/healthz", "The process answers.", responses.Health)
 async def healthz(request: Request) -> Response:
     return json({"status": "ok"})
 
 
+@operations.get("/readyz", "Neo4j answers (503 `Unavailable` when it does not).", responses.Health,
+                also=((503, "Neo4j does not answer", "Unavailable"),))
 async def readyz(request: Request) -> Response:
     if await service_of(request).db.ping():
         return json({"status": "ready"})
     return json({"_tag": "Unavailable", "message": "Neo4j does not answer"}, 503)
 
 
+@operations.get("/openapi.json", "This document.", dict[str, Any])
 async def openapi_document(request: Request) -> Response:
     """OpenAPI 3.1 of every route below, built once per process."""
     if not hasattr(request.app.state, "openapi"):
@@ -79,74 +86,137 @@ async def openapi_document(request: Request) -> Response:
     return json(request.app.state.openapi)
 
 
+@operations.post("/v1/agents", "Create an agent of your org.", responses.Agent,
+                 body=bodies.CreateAgent, status=201)
 async def create_agent(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateAgent)
     agent = await service_of(request).agents.create(who, body.name, body.shared, body.model)
-    return json(agent.to_json(), 201)
+    return json(responses.agent_json(agent), 201)
 
 
+@operations.get("/v1/agents", "The agents of your org, oldest first.", responses.Agents,
+                query=PAGE)
 async def list_agents(request: Request) -> Response:
     who = principal_of(request)
     offset, limit = page_of(request)
     agents = await service_of(request).agents.page(who, offset, limit)
-    return json({"agents": [agent.to_json() for agent in agents]})
+    return json({"agents": [responses.agent_json(agent) for agent in agents]})
 
 
+@operations.get("/v1/agents/{id}", "One agent.", responses.Agent)
 async def get_agent(request: Request) -> Response:
     who = principal_of(request)
     agent = await service_of(request).agents.get(who, request.path_params["id"])
-    return json(agent.to_json())
+    return json(responses.agent_json(agent))
 
 
+@operations.get("/v1/agents/{id}/memory",
+                "The agent's memory as you may see it, and its version (A10).",
+                responses.AgentMemory)
+async def get_agent_memory(request: Request) -> Response:
+    who = principal_of(request)
+    memory = await service_of(request).agent_memory.view(who, request.path_params["id"])
+    return json(responses.agent_memory_json(memory))
+
+
+@operations.post("/v1/agents/{id}/memory",
+                 "Remember or Forget in the agent's memory at the version you last saw (A10).",
+                 responses.AgentMemory, body=bodies.AgentMemoryCommand, conflict="AgentConflict")
+async def post_agent_memory(request: Request) -> Response:
+    who = principal_of(request)
+    body = await bodies.parse(request, bodies.AgentMemoryCommand)
+    with bodies.nested_command():
+        memory = await service_of(request).agent_memory.command(
+            who, request.path_params["id"], body.expected, body.command.to_command()
+        )
+    return json(responses.agent_memory_json(memory))
+
+
+@operations.get("/v1/agents/{id}/memory/log",
+                "Each version of the agent's memory you may see, oldest first (A11).",
+                responses.AgentLog,
+                query=(("after", integer(0), "versions after this one (default 0)"),
+                       ("limit", integer(1, MAX_LOG_PAGE),
+                        f"versions to answer, 1 to {MAX_LOG_PAGE} (default 50)")))
+async def get_agent_log(request: Request) -> Response:
+    who = principal_of(request)
+    after = _int_param(request, "after", "0")
+    limit = _int_param(request, "limit", "50")
+    log = await service_of(request).agent_memory.log(who, request.path_params["id"], after, limit)
+    return json({"changes": [responses.log_entry_json(entry) for entry in log]})
+
+
+@operations.get("/v1/agents/{id}/learning",
+                "The agent's learning jobs, newest first: status, model, error, read, kept, "
+                "dropped.", responses.LearningJobs)
+async def get_learning_jobs(request: Request) -> Response:
+    who = principal_of(request)
+    service = service_of(request)
+    agent = await service.agents.get(who, request.path_params["id"])  # 404 for a foreign one
+    return json({"jobs": await service.learning.jobs(who, agent.id)})
+
+
+@operations.post("/v1/sessions", "Start a session; answers its Session view.",
+                 responses.SessionView, body=bodies.CreateSession, status=201,
+                 also=(NOT_YOURS, (403, "a person names another person", "Forbidden")))
 async def create_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateSession)
     view = await service_of(request).sessions.create_session(
         who, body.agent, body.kind, body.parent, body.person, body.model
     )
-    return json(view.to_json(), 201)
+    return json(responses.session_view_json(view), 201)
 
 
+@operations.get("/v1/sessions", "The sessions you may reach, oldest first.", responses.Sessions,
+                query=(*PAGE, ("agent", {"type": "string"}, "only this agent's sessions")))
 async def list_sessions(request: Request) -> Response:
     who = principal_of(request)
     offset, limit = page_of(request)
     agent = request.query_params.get("agent")
     views = await service_of(request).sessions.list_sessions(who, agent, offset, limit)
-    return json({"sessions": [view.to_json() for view in views]})
+    return json({"sessions": [responses.session_view_json(view) for view in views]})
 
 
+@operations.get("/v1/sessions/{id}", "The Session view: the session and its memory (S2).",
+                responses.SessionView)
 async def get_session(request: Request) -> Response:
     who = principal_of(request)
     view = await service_of(request).sessions.view(who, request.path_params["id"], items=False)
-    return json(view.to_json())
+    return json(responses.session_view_json(view))
 
 
+@operations.get("/v1/sessions/{id}/memory", "The session's memory view (S2).", responses.Memory)
 async def get_memory(request: Request) -> Response:
     who = principal_of(request)
     view = await service_of(request).sessions.view(who, request.path_params["id"], items=False)
-    return json(view.memory.to_json())
+    return json(responses.memory_json(view.memory))
 
 
+@operations.post("/v1/sessions/{id}/memory",
+                 "Remember, Forget, Configure or Refresh at the head and revision you last saw "
+                 "(S12-S16).", responses.SessionView, body=bodies.MemoryCommand,
+                 conflict="SessionConflict")
 async def post_memory(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.MemoryCommand)
-    command = body.command.to_command()
-    service = service_of(request)
-    session_id = request.path_params["id"]
-    if isinstance(command, Refresh):
-        view = await service.consolidation.refresh(who, session_id)
-    else:
-        view = await service.sessions.command(
-            who, session_id, body.expected, body.revision, command, items=False
+    with bodies.nested_command():
+        view = await service_of(request).sessions.command(
+            who, request.path_params["id"], body.expected, body.revision,
+            body.command.to_command(), items=False,
         )
-    return json(view.to_json())
+    return json(responses.session_view_json(view))
 
 
 def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
     return [TurnItem(item.type, item.role, item.content, item.id, item.app) for item in body]
 
 
+@operations.post("/v1/sessions/{id}/turns",
+                 "Record a turn; answers at once, or with `wait` once its consolidation run has "
+                 "ended (201; 200 for a retry with the same item ids).", responses.TurnView,
+                 body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict")
 async def record_turn(request: Request) -> Response:
     """Record a turn; with `?wait=S`, answer once its consolidation run ended (or S passed)."""
     who = principal_of(request)
@@ -163,6 +233,9 @@ async def record_turn(request: Request) -> Response:
     return json(answer, 201 if created else 200)
 
 
+@operations.post("/v1/sessions/{id}/turns/{turn}/complete",
+                 "Complete a turn that awaited an approval.", responses.TurnView,
+                 body=bodies.CompleteTurn, conflict="SessionConflict")
 async def complete_turn(request: Request) -> Response:
     """A turn that waited for an approval completes, with the items of its second step."""
     who = principal_of(request)
@@ -174,6 +247,7 @@ async def complete_turn(request: Request) -> Response:
     return json(answer)
 
 
+@operations.get("/v1/sessions/{id}/turns/{turn}", "One turn of the session.", responses.TurnView)
 async def get_turn(request: Request) -> Response:
     who = principal_of(request)
     answer = await service_of(request).turns.turn(
@@ -182,17 +256,17 @@ async def get_turn(request: Request) -> Response:
     return json(answer)
 
 
+@operations.get("/v1/sessions/{id}/instructions",
+                "The memory text a turn would get now, and the keys included (S5, S6, A8).",
+                responses.Instructions)
 async def get_instructions(request: Request) -> Response:
     who = principal_of(request)
     shown = await service_of(request).turns.instructions(who, request.path_params["id"])
-    return json(
-        {
-            "memory": shown.text,
-            "included": {"session": list(shown.keys), "agent": list(shown.agent_keys)},
-        }
-    )
+    return json(responses.instructions_json(shown))
 
 
+@operations.get("/v1/sessions/{id}/runs", "The session's consolidation runs, newest first.",
+                responses.Runs)
 async def get_runs(request: Request) -> Response:
     who = principal_of(request)
     session_id = request.path_params["id"]
@@ -201,6 +275,9 @@ async def get_runs(request: Request) -> Response:
     return json({"runs": await service.consolidation.runs(who, session_id)})
 
 
+@operations.get("/v1/sessions/{id}/runs/{run}",
+                "One consolidation run; with `wait`, once it has ended.", responses.Run,
+                query=WAIT)
 async def get_run(request: Request) -> Response:
     """One consolidation run; with `?wait=S`, answer once it ended (or S passed)."""
     who = principal_of(request)
@@ -213,31 +290,57 @@ async def get_run(request: Request) -> Response:
     return json(await service.consolidation.run(who, session_id, run_id))
 
 
+@operations.post("/v1/sessions/{id}/fork",
+                 "A new session with this one's history and memory at a version.",
+                 responses.SessionView, body=bodies.Fork, status=201)
 async def fork_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.Fork, empty_ok=True)
     view = await service_of(request).history.fork(who, request.path_params["id"], body.at)
-    return json(view.to_json(), 201)
+    return json(responses.session_view_json(view), 201)
 
 
+@operations.post("/v1/sessions/{id}/revert",
+                 "History and memory as they were at a version, as a new head.",
+                 responses.SessionView, body=bodies.Revert, conflict="SessionConflict")
 async def revert_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.Revert)
     view = await service_of(request).history.revert(
         who, request.path_params["id"], body.expected, body.revision, body.to
     )
-    return json(view.to_json())
+    return json(responses.session_view_json(view))
 
 
+@operations.post("/v1/sessions/{id}/promote",
+                 "A subagent session's lasting entries become a new agent's memory (A12).",
+                 responses.Promoted, body=bodies.Promote, status=201, conflict="SessionConflict")
+async def promote_session(request: Request) -> Response:
+    who = principal_of(request)
+    body = await bodies.parse(request, bodies.Promote, empty_ok=True)
+    agent, memory = await service_of(request).promotion.promote(
+        who, request.path_params["id"], body.name
+    )
+    return json(
+        {"agent": responses.agent_json(agent), "memory": responses.agent_memory_json(memory)},
+        201,
+    )
+
+
+@operations.get("/v1/sessions/{id}/versions", "Every head the session ever had, oldest first.",
+                responses.Versions)
 async def list_versions(request: Request) -> Response:
     who = principal_of(request)
     session_id = request.path_params["id"]
     service = service_of(request)
     await service.sessions.view(who, session_id, items=False)  # 404: unknown or foreign
     versions = await service.history.versions(who, [session_id])
-    return json({"versions": [v.to_json() for v in versions.get(session_id, [])]})
+    return json({"versions": [responses.version_json(v) for v in versions.get(session_id, [])]})
 
 
+@operations.get("/v1/sessions/{id}/versions/{version}",
+                "A version as it was: its memory and a page of its timeline.",
+                responses.VersionView, query=PAGE)
 async def get_version(request: Request) -> Response:
     """A version as it was: its memory entries, processed items, and a page of its timeline."""
     who = principal_of(request)
@@ -245,70 +348,35 @@ async def get_version(request: Request) -> Response:
     version, entries, processed, items = await service_of(request).history.at_version(
         who, request.path_params["id"], request.path_params["version"], offset, limit
     )
-    return json(
-        {
-            "version": {"id": version["id"], "cause": version["cause"], "at": version["at"]},
-            "memory": {
-                "entries": {entry.key: entry.to_json() for entry in entries},
-                "processed": processed,
-            },
-            "items": [item.to_json() for item in items],
-        }
-    )
+    return json(responses.version_view_json(version, entries, processed, items))
 
 
+@operations.get("/v1/org/settings", "Your org's defaults.", responses.OrgSettings)
 async def get_org_settings(request: Request) -> Response:
     who = principal_of(request)
     settings = await service_of(request).orgs.settings(who)
-    return json(settings.to_json())
+    return json(responses.org_settings_json(settings))
 
 
+@operations.patch("/v1/org/settings", "Change your org's defaults.", responses.OrgSettings,
+                  body=bodies.OrgSettingsPatch)
 async def patch_org_settings(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.OrgSettingsPatch)
     settings = await service_of(request).orgs.update(who, body.changes())
-    return json(settings.to_json())
+    return json(responses.org_settings_json(settings))
 
 
-async def get_agent_memory(request: Request) -> Response:
-    who = principal_of(request)
-    memory = await service_of(request).agent_memory.view(who, request.path_params["id"])
-    return json(memory.to_json())
-
-
-async def post_agent_memory(request: Request) -> Response:
-    who = principal_of(request)
-    body = await bodies.parse(request, bodies.AgentMemoryCommand)
-    memory = await service_of(request).agent_memory.command(
-        who, request.path_params["id"], body.expected, body.command.to_command()
-    )
-    return json(memory.to_json())
-
-
-async def get_agent_log(request: Request) -> Response:
-    who = principal_of(request)
-    after = _int_param(request, "after", "0")
-    limit = _int_param(request, "limit", "50")
-    log = await service_of(request).agent_memory.log(who, request.path_params["id"], after, limit)
-    return json({"changes": [entry.to_json() for entry in log]})
-
-
-async def get_learning_jobs(request: Request) -> Response:
-    who = principal_of(request)
-    service = service_of(request)
-    agent = await service.agents.get(who, request.path_params["id"])  # 404 for a foreign one
-    return json({"jobs": await service.learning.jobs(who, agent.id)})
-
-
-async def promote_session(request: Request) -> Response:
-    who = principal_of(request)
-    body = await bodies.parse(request, bodies.Promote, empty_ok=True)
-    agent, memory = await service_of(request).promotion.promote(
-        who, request.path_params["id"], body.name
-    )
-    return json({"agent": agent.to_json(), "memory": memory.to_json()}, 201)
-
-
+@operations.get(
+    "/v1/search", "Full-text search of the session and agent entries you may read, best first.",
+    responses.Hits,
+    query=(("q", {"type": "string", "minLength": 1, "maxLength": MAX_QUERY, "pattern": r"\S"},
+            "the words to find (Lucene syntax)"),
+           ("session", {"type": "string"}, "only this session's entries"),
+           ("agent", {"type": "string"}, "only this agent's entries"),
+           ("limit", integer(1, MAX_LIMIT), "hits to answer (default 20)")),
+    required=("q",), also=((404, "the session or agent is not one you may reach", "NotFound"),),
+)
 async def search(request: Request) -> Response:
     """Full-text search over what the caller may read; a bad query is a 400 on `q`."""
     who = principal_of(request)
@@ -323,37 +391,7 @@ async def search(request: Request) -> Response:
         if exc.field != "query":
             raise
         raise ValidationError(exc.message, "q") from exc
-    return json(found.to_json())
+    return json(responses.search_json(found))
 
 
-routes = [
-    Route("/healthz", healthz, methods=["GET"]),
-    Route("/readyz", readyz, methods=["GET"]),
-    Route("/openapi.json", openapi_document, methods=["GET"]),
-    Route("/v1/agents", create_agent, methods=["POST"]),
-    Route("/v1/agents", list_agents, methods=["GET"]),
-    Route("/v1/agents/{id}", get_agent, methods=["GET"]),
-    Route("/v1/agents/{id}/memory", get_agent_memory, methods=["GET"]),
-    Route("/v1/agents/{id}/memory", post_agent_memory, methods=["POST"]),
-    Route("/v1/agents/{id}/memory/log", get_agent_log, methods=["GET"]),
-    Route("/v1/agents/{id}/learning", get_learning_jobs, methods=["GET"]),
-    Route("/v1/sessions", create_session, methods=["POST"]),
-    Route("/v1/sessions", list_sessions, methods=["GET"]),
-    Route("/v1/sessions/{id}", get_session, methods=["GET"]),
-    Route("/v1/sessions/{id}/memory", get_memory, methods=["GET"]),
-    Route("/v1/sessions/{id}/memory", post_memory, methods=["POST"]),
-    Route("/v1/sessions/{id}/turns", record_turn, methods=["POST"]),
-    Route("/v1/sessions/{id}/turns/{turn}", get_turn, methods=["GET"]),
-    Route("/v1/sessions/{id}/turns/{turn}/complete", complete_turn, methods=["POST"]),
-    Route("/v1/sessions/{id}/instructions", get_instructions, methods=["GET"]),
-    Route("/v1/sessions/{id}/runs", get_runs, methods=["GET"]),
-    Route("/v1/sessions/{id}/runs/{run}", get_run, methods=["GET"]),
-    Route("/v1/sessions/{id}/fork", fork_session, methods=["POST"]),
-    Route("/v1/sessions/{id}/revert", revert_session, methods=["POST"]),
-    Route("/v1/sessions/{id}/promote", promote_session, methods=["POST"]),
-    Route("/v1/sessions/{id}/versions", list_versions, methods=["GET"]),
-    Route("/v1/sessions/{id}/versions/{version}", get_version, methods=["GET"]),
-    Route("/v1/org/settings", get_org_settings, methods=["GET"]),
-    Route("/v1/org/settings", patch_org_settings, methods=["PATCH"]),
-    Route("/v1/search", search, methods=["GET"]),
-]
+routes = operations.routes

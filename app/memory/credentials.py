@@ -137,6 +137,7 @@ def strings_in(raw: Any) -> Iterable[str]:
 
 def prescan(raw: Any) -> None:
     """Check every string of a model's answer now (run it in a thread), so that the checks made
-    later under the session's lock find their answers remembered (issue 12)."""
+    later under the session's lock find their answers remembered, and the lock is held no
+    longer than the write needs."""
     for text in strings_in(raw):
         credential_reason(text)

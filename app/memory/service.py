@@ -63,7 +63,7 @@ class Service:
         return cls(
             settings=settings,
             db=db,
-            sessions=Sessions(db, KeptViews(settings.kept_view_entries)),
+            sessions=Sessions(db, KeptViews(settings.kept_view_entries), consolidation.refresh),
             agents=Agents(db),
             agent_memory=agent_memory,
             orgs=Orgs(db),

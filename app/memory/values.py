@@ -5,15 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
+from app.domain.enums import Kind, SessionKind
 from app.memory.sessions.switches import OrgSettings, Overrides, Switches, resolve_switches
 
-Kind = Literal["fact", "decision", "preference", "procedure", "hypothesis"]
-KINDS: tuple[Kind, ...] = ("fact", "decision", "preference", "procedure", "hypothesis")
-Status = Literal["active", "retracted"]
-SessionKind = Literal["chat", "review", "subagent"]
-SESSION_KINDS: tuple[SessionKind, ...] = ("chat", "review", "subagent")
+KINDS: tuple[Kind, ...] = tuple(Kind)
+SESSION_KINDS: tuple[SessionKind, ...] = tuple(SessionKind)
 
 
 @dataclass(frozen=True)
@@ -90,18 +88,6 @@ class Item:
             turn_known="turn" in row,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": self.type,
-            "role": self.role,
-            "content": self.content,
-            "app": self.app,
-            "author": self.author,
-            "at": self.at,
-            "turn": self.turn,
-        }
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -148,16 +134,6 @@ class Entry:
             raise RuntimeError(f"entry {self.key!r} was read without its sources' items")
         return self.source_items
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": list(self.sources),
-            "updatedAt": self.updated_at,
-            "status": self.status,
-        }
-
 
 def entries_of(records: Iterable[Mapping[str, Any]]) -> list[Entry]:
     """Entries from their records (`Entry.from_record`), newest first."""
@@ -184,14 +160,6 @@ class Memory:
     settings: Switches
     overrides: Overrides
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
-            "processed": list(self.processed),
-            "settings": {"use": self.settings.use, "generate": self.settings.generate},
-            "overrides": self.overrides.to_json(),
-        }
-
 
 @dataclass(frozen=True)
 class Session:
@@ -208,21 +176,6 @@ class Session:
     forked_from: str | None
     forked_at: str | None
     created_at: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "agent": self.agent,
-            "kind": self.kind,
-            "head": self.head,
-            "revision": self.revision,
-            "person": self.person,
-            "model": self.model,
-            "parent": self.parent,
-            "forkedFrom": self.forked_from,
-            "forkedAt": self.forked_at,
-            "createdAt": self.created_at,
-        }
 
 
 @dataclass(frozen=True)
@@ -280,9 +233,6 @@ class SessionView:
         settings = resolve_switches(org, self.memory.overrides)
         return replace(self, memory=replace(self.memory, settings=settings), org=org)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"session": self.session.to_json(), "memory": self.memory.to_json()}
-
 
 @dataclass(frozen=True)
 class Agent:
@@ -303,9 +253,6 @@ class Agent:
             model=row.get("model"),
             created_at=row["createdAt"],
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "shared": self.shared, "model": self.model}
 
 
 @dataclass(frozen=True)

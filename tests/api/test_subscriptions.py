@@ -16,6 +16,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
+from app.api.responses import session_view_json
 from app.memory.agents.memory import AgentMemories
 from app.memory.values import Principal
 from app.memory.views.live import Live
@@ -235,7 +236,7 @@ def test_the_views_of_revisions_passed_are_rebuilt_from_their_versions(
 
     views = asyncio.run(read())
 
-    assert [state(v.to_json()) for v in views] == [state(a) for a in answers]
+    assert [state(dict(session_view_json(v))) for v in views] == [state(a) for a in answers]
 
 
 def test_each_run_is_heard_once_when_it_ends(

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from app.api.bodies import nested_command
 from app.errors import ValidationError
 from app.memory.agents.entries import (
     AGENT_KINDS,
@@ -144,7 +145,7 @@ def test_ben_sees_his_seat_and_the_shared_tone_not_anas_seat() -> None:
 def test_an_agent_key_with_an_at_sign_is_refused() -> None:
     # A9: a service token sees private entries as `key@person`, so no agent key may look like
     # one (else a shared `seat@ana` and ana's private `seat` would collide in its view)
-    with pytest.raises(ValidationError) as caught:
+    with pytest.raises(ValidationError) as caught, nested_command():  # as a REST body names it
         check_agent_remember(AgentRemember("seat@ana", "The seat plan.", "decision"), SERVICE)
     assert caught.value.field == "command.key"
 
@@ -218,7 +219,8 @@ def remember(
 
 
 def field_of(command: AgentRemember, who: Principal) -> str:
-    with pytest.raises(ValidationError) as caught:
+    """The field a refused command names, as a REST body that nests it names it."""
+    with pytest.raises(ValidationError) as caught, nested_command():
         check_agent_remember(command, who)
     return caught.value.field
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
+from app.domain.enums import Visibility
 from app.memory.values import Entry, Principal
 
-AgentKind = Literal["procedure", "preference", "decision"]
-AGENT_KINDS: tuple[AgentKind, ...] = ("procedure", "preference", "decision")  # A1
-VISIBILITIES = ("shared", "private")
+VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 SHARED = ""  # the owner of a shared entry
 
 
@@ -28,9 +28,6 @@ class Source:
     session: str
     item: str
     uid: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"session": self.session, "item": self.item}
 
 
 @dataclass(frozen=True)
@@ -65,18 +62,6 @@ class AgentEntry:
             ),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "content": self.content,
-            "kind": self.kind,
-            "sources": [source.to_json() for source in self.sources],
-            "updatedAt": self.updated_at,
-            "status": self.status,
-            "about": self.about,
-            "visibility": self.visibility,
-        }
-
     def as_entry(self) -> Entry:
         """The shape instructions render (S5, S6 hold for agent entries too, A8)."""
         return Entry(
@@ -92,7 +77,7 @@ class AgentEntry:
 
 def owner_of(visibility: str, about: str | None) -> str:
     """The owner part of an entry's identity: the person a private entry is about."""
-    if visibility == "private":
+    if visibility == Visibility.PRIVATE:
         assert about is not None
         return about
     return SHARED
@@ -141,12 +126,6 @@ class AgentMemory:
 
     entries: Mapping[str, AgentEntry]
     version: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entries": {key: entry.to_json() for key, entry in self.entries.items()},
-            "version": self.version,
-        }
 
 
 @dataclass(frozen=True)
@@ -203,12 +182,3 @@ class LogEntry:
     maker: str
     person: str | None
     keys: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "at": self.at,
-            "maker": self.maker,
-            "person": self.person,
-            "keys": list(self.keys),
-        }

@@ -177,11 +177,11 @@ class AgentMemories:
         agent_id: str,
         expected: int,
         command: AgentCommand,
-        field_prefix: str = "command.",
     ) -> AgentMemory:
-        """A10: a person's Remember or Forget, checked against the expected version."""
+        """A10: a person's Remember or Forget, checked against the expected version (a
+        ValidationError names the command's field: `check_agent_remember`)."""
         if isinstance(command, AgentRemember):  # S10's scan is CPU work: off the event loop
-            command = await asyncio.to_thread(check_agent_remember, command, who, field_prefix)
+            command = await asyncio.to_thread(check_agent_remember, command, who)
 
         async def work(tx: Tx) -> AgentMemory:
             version = await lock_agent(tx, who, agent_id)
@@ -192,9 +192,7 @@ class AgentMemories:
             if command.about is not None and not await tx.row(
                 "find_person", org=who.org, person=command.about
             ):
-                raise ValidationError(
-                    f"no person {command.about} in your org", f"{field_prefix}about"
-                )
+                raise ValidationError(f"no person {command.about} in your org", "about")
             entries = (await read_entries(tx, who, [agent_id]))[agent_id][2]
             change = self._change(who, entries, command)
             maker = Maker("person", person=who.person, service=who.service)

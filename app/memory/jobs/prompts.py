@@ -8,9 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from app.memory.agents.entries import AGENT_KINDS, VISIBILITIES, AgentEntry
+from app.domain.enums import AGENT_KINDS, ChangeOp, Kind, Visibility
+from app.memory.agents.entries import AgentEntry
 from app.memory.credentials import scrub
-from app.memory.values import KINDS, Entry, Item
+from app.memory.values import Entry, Item
 from app.models.base import LEARNING_SCHEMA, ModelError
 
 CONSOLIDATION_SCHEMA_NAME = "memory_changes"
@@ -37,17 +38,18 @@ class ProposedAgentChange(ProposedChange):
     visibility: str | None = None
 
 
-def _change_schema(kinds: Sequence[str], agent: bool) -> dict[str, Any]:
+def _change_schema(kinds: Sequence[Kind], agent: bool) -> dict[str, Any]:
     properties: dict[str, Any] = {
-        "op": {"type": "string", "enum": ["remember", "forget"]},
+        "op": {"type": "string", "enum": [ChangeOp.REMEMBER.value, ChangeOp.FORGET.value]},
         "key": {"type": "string"},
         "content": {"type": ["string", "null"]},
-        "kind": {"type": ["string", "null"], "enum": [*kinds, None]},
+        "kind": {"type": ["string", "null"], "enum": [*(kind.value for kind in kinds), None]},
         "sources": {"type": "array", "items": {"type": "string"}},
     }
     if agent:
         properties["about"] = {"type": ["string", "null"]}
-        properties["visibility"] = {"type": ["string", "null"], "enum": [*VISIBILITIES, None]}
+        visibilities = [*(visibility.value for visibility in Visibility), None]
+        properties["visibility"] = {"type": ["string", "null"], "enum": visibilities}
     return {
         "type": "object",
         "properties": properties,
@@ -58,7 +60,7 @@ def _change_schema(kinds: Sequence[str], agent: bool) -> dict[str, Any]:
 
 def memory_changes_schema() -> dict[str, Any]:
     """The JSON schema sent as `response_format` (strict: every field required)."""
-    return _changes_schema(_change_schema(KINDS, agent=False))
+    return _changes_schema(_change_schema(tuple(Kind), agent=False))
 
 
 def agent_memory_changes_schema() -> dict[str, Any]:
@@ -84,7 +86,7 @@ CONSOLIDATION_SYSTEM = "\n".join(
         '- Each change names, in "sources", the ids of the NEW ITEMS that support it'
         " (at least one). Never cite other ids.",
         "- At most one change per key.",
-        f"- kind is one of: {', '.join(KINDS)}."
+        f"- kind is one of: {', '.join(Kind)}."
         " Count only clear statements by the user as preferences.",
         "- Never keep passwords, API keys, tokens, private keys, or links that give access.",
         "- Entries marked retracted stay retracted: do not propose them again.",

@@ -95,11 +95,13 @@ def check_kind(kind: str, allowed: tuple[str, ...], field: str) -> str:
     return kind
 
 
-def check_remember(command: Remember, prefix: str = "command.") -> Remember:
-    """S1, S10: a valid key and kind, non-empty content, and no credential in it."""
-    key = check_secret_free_key(command.key, f"{prefix}key")
-    content = check_content(command.content, f"{prefix}content")
-    kind = check_kind(command.kind, KINDS, f"{prefix}kind")
+def check_remember(command: Remember) -> Remember:
+    """S1, S10: a valid key and kind, non-empty content, and no credential in it. A
+    ValidationError names the command's field (`content`); a transport that nests the command
+    in a body names it there."""
+    key = check_secret_free_key(command.key, "key")
+    content = check_content(command.content, "content")
+    kind = check_kind(command.kind, KINDS, "kind")
     return Remember(key=key, content=content, kind=kind)
 
 
@@ -140,26 +142,19 @@ def check_agent_key(key: str, field: str = "key") -> str:
     return key
 
 
-def check_agent_remember(
-    command: AgentRemember, who: Principal, prefix: str = "command."
-) -> AgentRemember:
+def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemember:
     """A1, A5, A9, S10: a lasting kind, a valid visibility, and a private entry about someone;
-    a person keeps private entries about themselves only."""
-    key = check_agent_key(command.key, f"{prefix}key")
-    content = check_content(command.content, f"{prefix}content")
-    kind = check_kind(command.kind, AGENT_KINDS, f"{prefix}kind")
+    a person keeps private entries about themselves only. A ValidationError names the
+    command's field, as `check_remember`'s."""
+    key = check_agent_key(command.key, "key")
+    content = check_content(command.content, "content")
+    kind = check_kind(command.kind, AGENT_KINDS, "kind")
     if command.visibility not in VISIBILITIES:
-        raise ValidationError(
-            f"visibility is one of {', '.join(VISIBILITIES)}", f"{prefix}visibility"
-        )
-    about = None if command.about is None else check_key(command.about, f"{prefix}about")
+        raise ValidationError(f"visibility is one of {', '.join(VISIBILITIES)}", "visibility")
+    about = None if command.about is None else check_key(command.about, "about")
     if command.visibility == "private":
         if about is None:
-            raise ValidationError(
-                "a private entry names the person it is about", f"{prefix}visibility"
-            )
+            raise ValidationError("a private entry names the person it is about", "visibility")
         if who.person is not None and about != who.person:
-            raise ValidationError(
-                "a person keeps private entries about themselves only", f"{prefix}about"
-            )
+            raise ValidationError("a person keeps private entries about themselves only", "about")
     return AgentRemember(key, content, kind, about, command.visibility)

@@ -47,17 +47,6 @@ class Version:
             current=bool(row.get("current")),
         )
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "cause": self.cause,
-            "at": self.at,
-            "parent": self.parent,
-            "revertedFrom": self.reverted_from,
-            "added": list(self.added),
-            "current": self.current,
-        }
-
 
 async def find_version(
     tx: Tx, who: Principal, session_id: str, version: str

@@ -4,7 +4,7 @@ one transaction. A person reaches only their own sessions; a service token all o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -171,6 +171,8 @@ class Sessions:
 
     db: Database
     kept: KeptViews = field(repr=False)
+    # S16's Refresh: consolidation, which runs above session memory (`Consolidation.refresh`)
+    refresh: Callable[[Principal, str], Awaitable[SessionView]] = field(repr=False)
 
     async def list_sessions(
         self, who: Principal, agent: str | None, offset: int, limit: int
@@ -293,16 +295,16 @@ class Sessions:
         expected: str,
         revision: int,
         command: Command,
-        field_prefix: str = "command.",
         items: bool = True,
     ) -> SessionView:
-        """S12-S15: one memory command as one transaction (Refresh is `Consolidation.refresh`).
-        `field_prefix` is how a transport names the command's fields in a ValidationError;
+        """S12-S16: one memory command, the one place each transport sends it. Remember, Forget
+        and Configure are one transaction each; Refresh consolidates now (`refresh`), whatever
+        head and revision it names. A ValidationError names the command's field (`content`);
         without `items`, the view after it names its sources' ids only."""
         if isinstance(command, Refresh):
-            raise TypeError("Refresh runs through consolidation")
+            return await self.refresh(who, session_id)
         if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
-            command = await asyncio.to_thread(check_remember, command, field_prefix)
+            command = await asyncio.to_thread(check_remember, command)
 
         key = None if isinstance(command, Configure) else command.key
         checked = {"id": session_id, "key": key, "expected": expected, "revision": revision}

@@ -22,14 +22,6 @@ class Overrides:
     use: bool | None = None
     generate: bool | None = None
 
-    def to_json(self) -> dict[str, bool]:
-        out: dict[str, bool] = {}
-        if self.use is not None:
-            out["use"] = self.use
-        if self.generate is not None:
-            out["generate"] = self.generate
-        return out
-
 
 @dataclass(frozen=True)
 class OrgSettings:
@@ -50,14 +42,6 @@ class OrgSettings:
             helper_model=row.get("helperModel"),
             model=row.get("model"),
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "memory": {"use": self.use, "generate": self.generate},
-            "agentMemory": self.agent_memory,
-            "helperModel": self.helper_model,
-            "model": self.model,
-        }
 
 
 def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:

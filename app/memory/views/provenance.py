@@ -13,32 +13,6 @@ from app.memory.values import Change, Item, Principal
 from app.store.database import Database, Tx
 
 
-def change_json(change: Change) -> dict[str, Any]:
-    """One change as JSON: before and after, what made it, when, and the items it cites."""
-    return {
-        "id": change.id,
-        "op": change.op,
-        "maker": change.maker,
-        "madeBy": change.made_by,
-        "key": change.key,
-        "content": change.content,
-        "kind": change.kind,
-        "status": change.status,
-        "before": {
-            "content": change.before_content,
-            "kind": change.before_kind,
-            "status": change.before_status,
-        },
-        "at": change.at,
-        "revision": change.revision,
-        "head": change.head,
-        "session": change.session,
-        "run": change.run,
-        "model": change.model,
-        "cites": [item.to_json() for item in change.cites],
-    }
-
-
 @dataclass(frozen=True)
 class Cited:
     """An item a change cites, with the turn it came in and that turn's session."""

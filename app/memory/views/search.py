@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.domain.enums import Status
 from app.errors import NotFound, ValidationError
 from app.memory.agents.entries import AgentEntry, view_key
 from app.memory.sessions.sessions import load_view
@@ -24,7 +25,7 @@ from app.store.database import Database, Tx
 MAX_QUERY = 500
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
-STATUSES = ("active", "retracted")
+STATUSES: tuple[Status, ...] = tuple(Status)
 SNIPPET_WIDTH = 160
 SNIPPET_LEAD = 40
 MARK = "**"
@@ -126,14 +127,6 @@ class Hit:
     agent_entry: AgentEntry | None = None
     listed_as: str = ""  # the key the caller's agent view lists the entry under
 
-    def to_json(self) -> dict[str, Any]:
-        if self.entry is not None:
-            entry = {**self.entry.to_json(), "session": self.session}
-        else:
-            assert self.agent_entry is not None
-            entry = {**self.agent_entry.to_json(), "agent": self.agent}
-        return {"entry": entry, "score": self.score, "snippet": self.snippet}
-
 
 @dataclass(frozen=True)
 class SearchPage:
@@ -142,9 +135,6 @@ class SearchPage:
     hits: tuple[Hit, ...]
     offset: int
     more: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"hits": [hit.to_json() for hit in self.hits]}
 
 
 def hit_of(who: Principal, row: dict[str, Any], terms: Sequence[Term]) -> Hit:

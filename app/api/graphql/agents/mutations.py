@@ -42,9 +42,7 @@ class AgentMutation:
     ) -> AgentMemory:
         ctx = info.context
         command = commands.AgentRemember(key, content, kind.value, about, visibility.value)
-        memory = await ctx.service.agent_memory.command(
-            ctx.who, str(agent_id), expected, command, field_prefix=""
-        )
+        memory = await ctx.service.agent_memory.command(ctx.who, str(agent_id), expected, command)
         return AgentMemory.from_domain(str(agent_id), memory)
 
     @strawberry.mutation(description="A10: retract an agent entry.")
@@ -54,7 +52,5 @@ class AgentMutation:
     ) -> AgentMemory:
         ctx = info.context
         command = commands.AgentForget(commands.check_key(key), about)
-        memory = await ctx.service.agent_memory.command(
-            ctx.who, str(agent_id), expected, command, field_prefix=""
-        )
+        memory = await ctx.service.agent_memory.command(ctx.who, str(agent_id), expected, command)
         return AgentMemory.from_domain(str(agent_id), memory)

@@ -14,12 +14,7 @@ async def _command(
     info: GraphInfo, session_id: str, expected: str, revision: int, command: commands.Command
 ) -> Session:
     ctx = info.context
-    if isinstance(command, commands.Refresh):
-        view = await ctx.service.consolidation.refresh(ctx.who, session_id)
-    else:
-        view = await ctx.service.sessions.command(
-            ctx.who, session_id, expected, revision, command, field_prefix=""
-        )
+    view = await ctx.service.sessions.command(ctx.who, session_id, expected, revision, command)
     return Session.from_domain(view)
 
 

@@ -1,0 +1,1 @@
+"""The domain's values: pure (the standard library and `app.errors`), below memory and store."""
