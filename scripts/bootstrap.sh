@@ -23,7 +23,9 @@ if [ -z "${NEO4J_URI:-}" ]; then
     || fail "Maven is needed to fetch the Neo4j jars once (or set NEO4J_URI to use your own)."
 fi
 
-stamp_of() { cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1; }
+stamp_of() {
+  cat requirements.lock pyproject.toml clients/python/pyproject.toml | sha256sum | cut -d' ' -f1
+}
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv || fail "could not create .venv (on Debian: apt-get install python3-venv)."
 fi
@@ -31,5 +33,7 @@ if [ "$(cat .venv/.installed 2>/dev/null || true)" != "$(stamp_of)" ]; then
   echo "Installing Python packages into .venv ..."
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+  # The Python client (its dependencies are in the lock), for its tests and mypy.
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e clients/python
   stamp_of > .venv/.installed
 fi

@@ -16,6 +16,7 @@ from pydantic.json_schema import JsonSchemaMode
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
+from typing_extensions import TypedDict, Unpack
 
 from app.api.auth import PUBLIC_PATHS
 from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
@@ -37,6 +38,17 @@ class Doc:
     conflict: str | None = None  # the `_tag` of its 409, if it has one
     also: tuple[tuple[int, str, str], ...] = ()  # other errors: (status, when, `_tag`)
     required: tuple[str, ...] = ()  # query parameters that must be sent
+
+
+class Options(TypedDict, total=False):
+    """A `Doc`'s fields beyond its summary and answer, as the `Operations` decorators take them."""
+
+    body: type[BaseModel] | None
+    status: int
+    query: tuple[Param, ...]
+    conflict: str | None
+    also: tuple[tuple[int, str, str], ...]
+    required: tuple[str, ...]
 
 
 class Operation(Route):
@@ -62,17 +74,17 @@ class Operations:
         return declare
 
     def get(
-        self, path: str, summary: str, answer: Any, **doc: Any
+        self, path: str, summary: str, answer: Any, **doc: Unpack[Options]
     ) -> Callable[[Endpoint], Endpoint]:
         return self._declare("GET", path, Doc(summary, answer, **doc))
 
     def post(
-        self, path: str, summary: str, answer: Any, **doc: Any
+        self, path: str, summary: str, answer: Any, **doc: Unpack[Options]
     ) -> Callable[[Endpoint], Endpoint]:
         return self._declare("POST", path, Doc(summary, answer, **doc))
 
     def patch(
-        self, path: str, summary: str, answer: Any, **doc: Any
+        self, path: str, summary: str, answer: Any, **doc: Unpack[Options]
     ) -> Callable[[Endpoint], Endpoint]:
         return self._declare("PATCH", path, Doc(summary, answer, **doc))
 

@@ -1,6 +1,6 @@
-"""The README's MCP transcript (issue 14), run as written with the SDK's own client against the
-service: it prints exactly the block documented after it (read, remember, conflict, retry,
-search)."""
+"""The documentation's MCP transcript (docs/guides/search-and-mcp.md), run as written with the
+SDK's own client against the service: it prints exactly the block documented after it (read,
+remember, conflict, retry, search)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT, Api, Graph, RunningServer
+from tests.examples import name_of, where
 
 BLOCK = re.compile(
     r"<!-- readme-test: mcp -->\n```python\n(.*?)```\n\n```text\n(.*?)```", re.DOTALL
@@ -19,8 +20,9 @@ BLOCK = re.compile(
 def test_the_readme_mcp_transcript_runs_and_prints_what_it_documents(
     server: RunningServer, api: Api, graph: Graph
 ) -> None:
-    found = BLOCK.search((ROOT / "README.md").read_text())
-    assert found is not None, "README lost its MCP transcript"
+    [document] = where("mcp")
+    found = BLOCK.search(document.read_text())
+    assert found is not None, f"{name_of(document)} lost its MCP transcript"
     script, documented = found.groups()
     session = api.session()["session"]["id"]
     env = {**os.environ, "API": server.url, "OPENBOT_TOKEN": api.token, "SESSION": session}

@@ -1,0 +1,298 @@
+"""What both clients share: each call as a value (`Call`: method, path, query, body, and how its
+answer reads), the head and revision last seen per session, and when to retry a 503. The sync
+and async clients only send calls."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import httpx
+from pydantic import BaseModel
+
+from openbot_memory_client import models as m
+from openbot_memory_client.errors import error_of, graphql_error_of
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
+
+
+class Keep:
+    """The value of a switch not sent: the override (or org default) is kept as it is."""
+
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+KEEP = Keep()
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One request and how its JSON answer becomes `T`."""
+
+    method: str
+    path: str
+    read: Callable[[Any], T]
+    params: dict[str, Any] | None = None
+    body: dict[str, Any] | None = None
+    timeout: float | None = None
+
+
+def model(cls: type[M]) -> Callable[[Any], M]:
+    return cls.model_validate
+
+
+def nothing(_: Any) -> None:
+    return None
+
+
+def _query(**values: Any) -> dict[str, Any]:
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _wait(wait: float | None) -> tuple[dict[str, Any], float | None]:
+    if not wait:
+        return {}, None
+    return {"wait": wait}, wait + WAIT_MARGIN
+
+
+def _switches(**values: bool | Keep | None) -> dict[str, Any]:
+    return {name: value for name, value in values.items() if not isinstance(value, Keep)}
+
+
+@dataclass
+class Core:
+    """Builds every call; remembers the head and revision of each session and the version of
+    each agent memory the client last saw, to send them back with the next command."""
+
+    retries: int = 3
+    max_retry_wait: float = 30.0
+    seen: dict[str, tuple[str, int]] = field(default_factory=dict)
+    seen_versions: dict[str, int] = field(default_factory=dict)
+
+    # -- answers -------------------------------------------------------------------------
+    def retry_after(self, response: httpx.Response, attempt: int) -> float | None:
+        """Seconds to wait before sending again, or None: a 503 with `Retry-After`, at most
+        `retries` times, each wait capped at `max_retry_wait`."""
+        if response.status_code != 503 or attempt >= self.retries:
+            return None
+        header = response.headers.get("Retry-After")
+        if header is None:
+            return None
+        try:
+            seconds = float(header)
+        except ValueError:
+            return None
+        if not math.isfinite(seconds):
+            return None
+        return min(max(seconds, 0.0), self.max_retry_wait)
+
+    def answer(self, call: Call[T], response: httpx.Response) -> T:
+        """The answer as `T`, or the error it is, raised; what it shows of a session or an
+        agent memory is remembered."""
+        request_id = response.headers.get("X-Request-Id")
+        try:
+            data = response.json() if response.content else None
+        except ValueError:
+            data = {"message": response.text}
+        if response.status_code >= 400:
+            raise error_of(response.status_code, data, request_id)
+        value = call.read(data)
+        self.saw(value)
+        return value
+
+    def saw(self, value: object) -> None:
+        if isinstance(value, m.SessionView | m.TurnView):
+            self.saw_session(value.session.id, value.session.head, value.session.revision)
+        elif isinstance(value, list):
+            for one in value:
+                if isinstance(one, m.SessionView):
+                    self.saw(one)
+
+    def saw_session(self, session_id: str, head: str, revision: int) -> None:
+        known = self.seen.get(session_id)
+        if known is None or known[1] <= revision:
+            self.seen[session_id] = (head, revision)
+
+    def saw_agent(self, agent_id: str) -> Callable[[Any], m.AgentMemory]:
+        def read(data: Any) -> m.AgentMemory:
+            memory = m.AgentMemory.model_validate(data)
+            self.seen_versions[agent_id] = memory.version
+            return memory
+
+        return read
+
+    def last_seen(self, session_id: str) -> tuple[str, int] | None:
+        return self.seen.get(session_id)
+
+    # -- agents --------------------------------------------------------------------------
+    def create_agent(self, name: str, shared: bool, model_name: str | None) -> Call[m.Agent]:
+        body = {"name": name, "shared": shared, **_query(model=model_name)}
+        return Call("POST", "/v1/agents", model(m.Agent), body=body)
+
+    def get_agent(self, agent_id: str) -> Call[m.Agent]:
+        return Call("GET", f"/v1/agents/{agent_id}", model(m.Agent))
+
+    def agents_page(self, offset: int, limit: int) -> Call[list[m.Agent]]:
+        return Call("GET", "/v1/agents", lambda data: m.Agents.model_validate(data).agents,
+                    params={"offset": offset, "limit": limit})
+
+    # -- sessions ------------------------------------------------------------------------
+    def create_session(
+        self, agent: str, kind: str | None, parent: str | None, person: str | None,
+        model_name: str | None,
+    ) -> Call[m.SessionView]:
+        body = {"agent": agent, **_query(kind=kind, parent=parent, person=person,
+                                         model=model_name)}
+        return Call("POST", "/v1/sessions", model(m.SessionView), body=body)
+
+    def get_session(self, session_id: str) -> Call[m.SessionView]:
+        return Call("GET", f"/v1/sessions/{session_id}", model(m.SessionView))
+
+    def get_memory(self, session_id: str) -> Call[m.Memory]:
+        return Call("GET", f"/v1/sessions/{session_id}/memory", model(m.Memory))
+
+    def sessions_page(
+        self, agent: str | None, offset: int, limit: int
+    ) -> Call[list[m.SessionView]]:
+        return Call("GET", "/v1/sessions",
+                    lambda data: m.Sessions.model_validate(data).sessions,
+                    params={"offset": offset, "limit": limit, **_query(agent=agent)})
+
+    # -- turns, instructions, runs --------------------------------------------------------
+    def record_turn(
+        self, session_id: str, items: Sequence[m.TurnItem | dict[str, Any]], model_name: str | None,
+        status: str, wait: float | None,
+    ) -> Call[m.TurnView]:
+        params, timeout = _wait(wait)
+        body: dict[str, Any] = {"items": m.items_of(items), **_query(model=model_name)}
+        if status != "completed":
+            body["status"] = status
+        return Call("POST", f"/v1/sessions/{session_id}/turns", model(m.TurnView),
+                    params=params, body=body, timeout=timeout)
+
+    def complete_turn(
+        self, session_id: str, turn_id: str, items: Sequence[m.TurnItem | dict[str, Any]]
+    ) -> Call[m.TurnView]:
+        return Call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
+                    model(m.TurnView), body={"items": m.items_of(items)})
+
+    def get_turn(self, session_id: str, turn_id: str) -> Call[m.TurnView]:
+        return Call("GET", f"/v1/sessions/{session_id}/turns/{turn_id}", model(m.TurnView))
+
+    def instructions(self, session_id: str) -> Call[m.Instructions]:
+        return Call("GET", f"/v1/sessions/{session_id}/instructions", model(m.Instructions))
+
+    def runs(self, session_id: str) -> Call[list[m.Run]]:
+        return Call("GET", f"/v1/sessions/{session_id}/runs",
+                    lambda data: m.Runs.model_validate(data).runs)
+
+    def get_run(self, session_id: str, run_id: str, wait: float | None) -> Call[m.Run]:
+        params, timeout = _wait(wait)
+        return Call("GET", f"/v1/sessions/{session_id}/runs/{run_id}", model(m.Run),
+                    params=params, timeout=timeout)
+
+    # -- session memory ------------------------------------------------------------------
+    def command(
+        self, session_id: str, command: m.Command, expected: str, revision: int
+    ) -> Call[m.SessionView]:
+        body = {"expected": expected, "revision": revision, "command": command.to_json()}
+        return Call("POST", f"/v1/sessions/{session_id}/memory", model(m.SessionView),
+                    body=body)
+
+    @staticmethod
+    def configure_command(use: bool | Keep | None, generate: bool | Keep | None) -> m.Configure:
+        return m.Configure.model_validate(_switches(use=use, generate=generate))
+
+    # -- history -------------------------------------------------------------------------
+    def versions(self, session_id: str) -> Call[list[m.Version]]:
+        return Call("GET", f"/v1/sessions/{session_id}/versions",
+                    lambda data: m.Versions.model_validate(data).versions)
+
+    def version(
+        self, session_id: str, version_id: str, offset: int, limit: int
+    ) -> Call[m.VersionView]:
+        return Call("GET", f"/v1/sessions/{session_id}/versions/{version_id}",
+                    model(m.VersionView), params={"offset": offset, "limit": limit})
+
+    def fork(self, session_id: str, at: str | None) -> Call[m.SessionView]:
+        return Call("POST", f"/v1/sessions/{session_id}/fork", model(m.SessionView),
+                    body=_query(at=at))
+
+    def revert(
+        self, session_id: str, to: str, expected: str, revision: int
+    ) -> Call[m.SessionView]:
+        body = {"expected": expected, "revision": revision, "to": to}
+        return Call("POST", f"/v1/sessions/{session_id}/revert", model(m.SessionView),
+                    body=body)
+
+    def promote(self, session_id: str, name: str | None) -> Call[m.Promoted]:
+        return Call("POST", f"/v1/sessions/{session_id}/promote", model(m.Promoted),
+                    body=_query(name=name))
+
+    # -- org -----------------------------------------------------------------------------
+    def org_settings(self) -> Call[m.OrgSettings]:
+        return Call("GET", "/v1/org/settings", model(m.OrgSettings))
+
+    def update_org_settings(
+        self, use: bool | Keep | None, generate: bool | Keep | None,
+        agent_memory: bool | Keep | None, helper_model: str | Keep | None,
+        model_name: str | Keep | None,
+    ) -> Call[m.OrgSettings]:
+        body: dict[str, Any] = {}
+        memory = _switches(use=use, generate=generate)
+        if memory:
+            body["memory"] = memory
+        for name, value in (("agentMemory", agent_memory), ("helperModel", helper_model),
+                            ("model", model_name)):
+            if not isinstance(value, Keep):
+                body[name] = value
+        return Call("PATCH", "/v1/org/settings", model(m.OrgSettings), body=body)
+
+    # -- agent memory --------------------------------------------------------------------
+    def agent_memory(self, agent_id: str) -> Call[m.AgentMemory]:
+        return Call("GET", f"/v1/agents/{agent_id}/memory", self.saw_agent(agent_id))
+
+    def agent_command(
+        self, agent_id: str, command: m.AgentCommand, expected: int
+    ) -> Call[m.AgentMemory]:
+        body = {"expected": expected, "command": command.to_json()}
+        return Call("POST", f"/v1/agents/{agent_id}/memory", self.saw_agent(agent_id),
+                    body=body)
+
+    def agent_log_page(self, agent_id: str, after: int, limit: int) -> Call[list[m.LogEntry]]:
+        return Call("GET", f"/v1/agents/{agent_id}/memory/log",
+                    lambda data: m.AgentLog.model_validate(data).changes,
+                    params={"after": after, "limit": limit})
+
+    def learning_jobs(self, agent_id: str) -> Call[list[m.LearningJob]]:
+        return Call("GET", f"/v1/agents/{agent_id}/learning",
+                    lambda data: m.LearningJobs.model_validate(data).jobs)
+
+    # -- search and GraphQL ----------------------------------------------------------------
+    def search(
+        self, query: str, session: str | None, agent: str | None, limit: int | None
+    ) -> Call[list[m.Hit]]:
+        return Call("GET", "/v1/search",
+                    lambda data: m.SearchResults.model_validate(data).hits,
+                    params={"q": query, **_query(session=session, agent=agent, limit=limit)})
+
+    def graphql(self, query: str, variables: dict[str, Any] | None) -> Call[dict[str, Any]]:
+        return Call("POST", "/graphql", graphql_data,
+                    body={"query": query, "variables": variables or {}})
+
+
+def graphql_data(answer: Any) -> dict[str, Any]:
+    """The `data` of a GraphQL answer; its first error, raised as the class of its code."""
+    errors = answer.get("errors") if isinstance(answer, dict) else None
+    if errors:
+        raise graphql_error_of(errors[0], None)
+    data = answer.get("data") if isinstance(answer, dict) else None
+    return data if isinstance(data, dict) else {}
+

@@ -1,0 +1,144 @@
+"""The service's errors as exceptions, one class per `_tag`, under one base.
+
+    OpenBotMemoryError
+    ├── SessionConflict    409  the head or revision sent is stale (read again, retry)
+    ├── AgentConflict      409  the agent memory's version sent is stale
+    ├── NotFound           404  no such object in the caller's reach
+    ├── Unauthorized       401  no token, or one the service does not know
+    ├── Forbidden          403  a known caller, not allowed
+    ├── ValidationError    400  a bad request; `field` names the culprit
+    ├── MethodNotAllowed   405  a GraphQL mutation sent with GET
+    ├── PayloadTooLarge    413  the body is over the service's size limit
+    ├── Unavailable        503  the database does not answer (after the client's retries)
+    └── GraphQLError            any other error of a GraphQL answer (`code` is its extensions')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class OpenBotMemoryError(Exception):
+    """An error the service answered: its `_tag`, message, field, request id and HTTP status."""
+
+    tag = "OpenBotMemoryError"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        request_id: str | None = None,
+        status: int | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.request_id = request_id
+        self.status = status
+        self.body = body or {}
+
+    def __str__(self) -> str:
+        where = f" (field {self.field})" if self.field else ""
+        rid = f" [request {self.request_id}]" if self.request_id else ""
+        return f"{self.tag}: {self.message}{where}{rid}"
+
+
+class SessionConflict(OpenBotMemoryError):
+    tag = "SessionConflict"
+
+
+class AgentConflict(OpenBotMemoryError):
+    tag = "AgentConflict"
+
+
+class NotFound(OpenBotMemoryError):
+    tag = "NotFound"
+
+
+class Unauthorized(OpenBotMemoryError):
+    tag = "Unauthorized"
+
+
+class Forbidden(OpenBotMemoryError):
+    tag = "Forbidden"
+
+
+class ValidationError(OpenBotMemoryError):
+    tag = "ValidationError"
+
+
+class MethodNotAllowed(OpenBotMemoryError):
+    tag = "MethodNotAllowed"
+
+
+class PayloadTooLarge(OpenBotMemoryError):
+    tag = "PayloadTooLarge"
+
+
+class Unavailable(OpenBotMemoryError):
+    tag = "Unavailable"
+
+
+class GraphQLError(OpenBotMemoryError):
+    """A GraphQL error with no class of its own; `code` is its `extensions.code`."""
+
+    tag = "GraphQLError"
+
+    def __init__(self, message: str, *, code: str | None = None, **rest: Any) -> None:
+        super().__init__(message, **rest)
+        self.code = code
+
+
+ERRORS: dict[str, type[OpenBotMemoryError]] = {
+    cls.tag: cls
+    for cls in (
+        SessionConflict, AgentConflict, NotFound, Unauthorized, Forbidden, ValidationError,
+        MethodNotAllowed, PayloadTooLarge, Unavailable,
+    )
+}
+BY_STATUS: dict[int, type[OpenBotMemoryError]] = {
+    404: NotFound, 401: Unauthorized, 403: Forbidden, 400: ValidationError,
+    405: MethodNotAllowed, 413: PayloadTooLarge, 503: Unavailable,
+}
+# GraphQL's `extensions.code` of each class that has one.
+CODES: dict[str, type[OpenBotMemoryError]] = {
+    "SESSION_CONFLICT": SessionConflict, "AGENT_CONFLICT": AgentConflict,
+    "NOT_FOUND": NotFound, "UNAUTHORIZED": Unauthorized, "FORBIDDEN": Forbidden,
+    "VALIDATION_ERROR": ValidationError,
+}
+
+
+def error_of(status: int, body: Any, request_id: str | None) -> OpenBotMemoryError:
+    """The exception for an error answer: by its `_tag`, else by its status."""
+    if not isinstance(body, dict):
+        body = {"message": str(body)}
+    tag = body.get("_tag")
+    cls = ERRORS.get(tag) if isinstance(tag, str) else None
+    cls = cls or BY_STATUS.get(status, OpenBotMemoryError)
+    field = body.get("field")
+    return cls(
+        str(body.get("message", f"HTTP {status}")),
+        field=field if isinstance(field, str) else None,
+        request_id=body.get("requestId") or request_id,
+        status=status,
+        body=body,
+    )
+
+
+def graphql_error_of(error: dict[str, Any], request_id: str | None) -> OpenBotMemoryError:
+    """The exception for the first error of a GraphQL answer, by its `extensions.code`."""
+    extensions = error.get("extensions") or {}
+    code = extensions.get("code")
+    field = extensions.get("field")
+    message = str(error.get("message", "GraphQL error"))
+    rid = extensions.get("requestId") or request_id
+    cls = CODES.get(code) if isinstance(code, str) else None
+    if cls is None:
+        return GraphQLError(
+            message, code=code if isinstance(code, str) else None,
+            field=field if isinstance(field, str) else None, request_id=rid, body=error,
+        )
+    return cls(message, field=field if isinstance(field, str) else None, request_id=rid,
+               body=error)

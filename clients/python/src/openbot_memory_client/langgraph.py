@@ -1,0 +1,291 @@
+"""The memory service as a LangGraph agent's memory (the `langgraph` extra).
+
+`SessionMemory` binds a client to a session (or takes it from each run's
+`config["configurable"]["session_id"]`) and gives a graph three things:
+
+- `prompt(messages, config)`: the session's instructions as a system message, first, before
+  each model call (what the service would show a turn now: S5, S6, A8);
+- `record(messages, config)`: the turn's messages as turn items, each with an id derived from
+  its LangGraph message id, so a step that runs again sends the same ids and the service keeps
+  the turn once (a retry with the same item ids answers the turn already recorded);
+- `tools()`: `remember`, `forget` and `search_memory`, for the model to call.
+
+`memory_agent(model, memory)` wires them: agent -> tools -> agent ... -> record -> end. Each
+piece has an async twin (`aprompt`, `arecord`, the tools' coroutines), for `ainvoke` and an
+`AsyncOpenBotMemory`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any, Literal, NotRequired
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import Checkpointer, RetryPolicy
+
+from openbot_memory_client import models as m
+from openbot_memory_client.aio import AsyncOpenBotMemory
+from openbot_memory_client.client import OpenBotMemory
+from openbot_memory_client.errors import OpenBotMemoryError
+
+ID_PREFIX = "lg-"
+
+
+class MemoryState(MessagesState):
+    """The agent's messages, and how many of them are already recorded as turn items."""
+
+    recorded: NotRequired[int]
+
+
+def item_id(message_id: str, part: int = 0) -> str:
+    """A turn item id for part `part` of a LangGraph message: stable for the message, and
+    within the service's id alphabet and length whatever the message id is."""
+    digest = hashlib.sha256(f"{message_id}#{part}".encode()).hexdigest()[:40]
+    return ID_PREFIX + digest
+
+
+def items_of(messages: Sequence[BaseMessage], step: str = "") -> list[m.TurnItem]:
+    """Turn items of messages: a person's and the model's text, each tool call and result.
+    System messages are left out (the instructions come from the service itself). A message
+    without an id is named by `step` and its place, which a retried step repeats."""
+    items: list[m.TurnItem] = []
+    for place, message in enumerate(messages):
+        key = message.id or f"{step}#{place}"
+        if isinstance(message, HumanMessage):
+            items.append(m.TurnItem(id=item_id(key), role="user", content=message.text))
+        elif isinstance(message, AIMessage):
+            if message.text or not message.tool_calls:
+                items.append(m.TurnItem(id=item_id(key), role="assistant", content=message.text))
+            for part, call in enumerate(message.tool_calls, start=1):
+                content = json.dumps(
+                    {"name": call["name"], "args": call["args"], "id": call.get("id")},
+                    ensure_ascii=False, sort_keys=True)
+                items.append(m.TurnItem(id=item_id(key, part), type="tool_call",
+                                        role="assistant", content=content))
+        elif isinstance(message, ToolMessage):
+            items.append(m.TurnItem(id=item_id(key), type="tool_result", role="tool",
+                                    content=message.text))
+    return items
+
+
+class SessionMemory:
+    """A session of the memory service as a LangGraph agent's memory. With an
+    `AsyncOpenBotMemory` use the graph's async methods (`ainvoke`, `astream`); with an
+    `OpenBotMemory` both kinds work (the async ones run its calls in a thread)."""
+
+    def __init__(
+        self, client: OpenBotMemory | AsyncOpenBotMemory, session_id: str | None = None, *,
+        wait: float | None = None,
+    ) -> None:
+        """`session_id` is the session of every run that does not name its own in
+        `config["configurable"]["session_id"]`; `wait` (seconds) records each turn with
+        `?wait=`, so the next turn sees what consolidation made of it."""
+        self.client = client
+        self.session_id = session_id
+        self.wait = wait
+
+    def session_of(self, config: RunnableConfig | None) -> str:
+        configurable = (config or {}).get("configurable") or {}
+        session = configurable.get("session_id") or self.session_id
+        if not session:
+            raise ValueError("no session: pass session_id, or configurable.session_id")
+        return str(session)
+
+    def _blocking(self) -> OpenBotMemory:
+        if not isinstance(self.client, OpenBotMemory):
+            raise TypeError("an AsyncOpenBotMemory is used from async code: ainvoke the graph")
+        return self.client
+
+    def instructions(self, config: RunnableConfig | None = None) -> SystemMessage | None:
+        """The session's instructions now, as a system message (None when there are none)."""
+        return _system(self._blocking().instructions(self.session_of(config)))
+
+    async def ainstructions(self, config: RunnableConfig | None = None) -> SystemMessage | None:
+        if isinstance(self.client, AsyncOpenBotMemory):
+            return _system(await self.client.instructions(self.session_of(config)))
+        return await asyncio.to_thread(self.instructions, config)
+
+    def prompt(
+        self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None
+    ) -> list[BaseMessage]:
+        """What the model is sent: the instructions first, then the conversation."""
+        return _first(self.instructions(config), messages)
+
+    async def aprompt(
+        self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None
+    ) -> list[BaseMessage]:
+        return _first(await self.ainstructions(config), messages)
+
+    def record(
+        self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None,
+        step: str = "",
+    ) -> m.TurnView | None:
+        """Record messages as one turn (None when none of them makes an item). Sent again
+        with the same messages, the service answers the turn it already has."""
+        items = items_of(messages, step)
+        if not items:
+            return None
+        return self._blocking().record_turn(self.session_of(config), items, wait=self.wait)
+
+    async def arecord(
+        self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None,
+        step: str = "",
+    ) -> m.TurnView | None:
+        if not isinstance(self.client, AsyncOpenBotMemory):
+            return await asyncio.to_thread(self.record, messages, config, step)
+        items = items_of(messages, step)
+        if not items:
+            return None
+        return await self.client.record_turn(self.session_of(config), items, wait=self.wait)
+
+    # -- tools ---------------------------------------------------------------------------
+    def tools(self) -> list[BaseTool]:
+        """`remember`, `forget` and `search_memory` on the run's session."""
+
+        def remember(
+            key: str, content: str,
+            kind: Literal["fact", "decision", "preference", "procedure", "hypothesis"],
+            config: RunnableConfig,
+        ) -> str:
+            """Remember one fact for the rest of this conversation under a short key
+            (lowercase words joined by '-'); the same key replaces what it held."""
+            return self._change(config, m.Remember(key=key, content=content, kind=kind))
+
+        async def aremember(
+            key: str, content: str,
+            kind: Literal["fact", "decision", "preference", "procedure", "hypothesis"],
+            config: RunnableConfig,
+        ) -> str:
+            return await self._achange(config, m.Remember(key=key, content=content, kind=kind))
+
+        def forget(key: str, config: RunnableConfig) -> str:
+            """Forget the fact under `key`: it is no longer true or wanted."""
+            return self._change(config, m.Forget(key=key))
+
+        async def aforget(key: str, config: RunnableConfig) -> str:
+            return await self._achange(config, m.Forget(key=key))
+
+        def search_memory(query: str, config: RunnableConfig) -> str:
+            """Search what is remembered, by words (Lucene syntax: words, "a phrase", OR)."""
+            try:
+                hits = self._blocking().search(query, session=self.session_of(config), limit=10)
+            except OpenBotMemoryError as exc:
+                return f"search failed: {exc.message}"
+            return _hits(hits)
+
+        async def asearch_memory(query: str, config: RunnableConfig) -> str:
+            if not isinstance(self.client, AsyncOpenBotMemory):
+                return await asyncio.to_thread(search_memory, query, config)
+            try:
+                hits = await self.client.search(query, session=self.session_of(config),
+                                                limit=10)
+            except OpenBotMemoryError as exc:
+                return f"search failed: {exc.message}"
+            return _hits(hits)
+
+        return [
+            StructuredTool.from_function(func=fn, coroutine=afn)
+            for fn, afn in ((remember, aremember), (forget, aforget),
+                            (search_memory, asearch_memory))
+        ]
+
+    def _change(self, config: RunnableConfig, command: m.Command) -> str:
+        try:
+            view = self._blocking().update(self.session_of(config), lambda _: command)
+        except OpenBotMemoryError as exc:
+            return f"not changed: {exc.message}"
+        return f"done (revision {view.session.revision})"
+
+    async def _achange(self, config: RunnableConfig, command: m.Command) -> str:
+        if not isinstance(self.client, AsyncOpenBotMemory):
+            return await asyncio.to_thread(self._change, config, command)
+        try:
+            view = await self.client.update(self.session_of(config), lambda _: command)
+        except OpenBotMemoryError as exc:
+            return f"not changed: {exc.message}"
+        return f"done (revision {view.session.revision})"
+
+    # -- graph nodes -----------------------------------------------------------------------
+    def record_node(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        """Record the messages not recorded yet as this turn."""
+        messages = state["messages"]
+        done = state.get("recorded", 0)
+        self.record(messages[done:], config, step=f"turn-from-{done}")
+        return {"recorded": len(messages)}
+
+    async def arecord_node(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
+        messages = state["messages"]
+        done = state.get("recorded", 0)
+        await self.arecord(messages[done:], config, step=f"turn-from-{done}")
+        return {"recorded": len(messages)}
+
+
+def _system(shown: m.Instructions) -> SystemMessage | None:
+    return SystemMessage(content=shown.memory) if shown.memory.strip() else None
+
+
+def _first(system: SystemMessage | None, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    return [system, *messages] if system is not None else list(messages)
+
+
+def _hits(hits: list[m.Hit]) -> str:
+    if not hits:
+        return "nothing found"
+    return "\n".join(f"{hit.entry.key}: {hit.entry.content}" for hit in hits)
+
+
+def memory_agent(
+    model: BaseChatModel,
+    memory: SessionMemory,
+    *,
+    tools: Sequence[BaseTool] = (),
+    checkpointer: Checkpointer = None,
+    retry: RetryPolicy | None = None,
+) -> CompiledStateGraph[MemoryState, Any, MemoryState, MemoryState]:
+    """A tool-calling agent whose memory is `memory`: each model call gets the session's
+    instructions first; when the model answers without a tool call the turn is recorded.
+    The model gets `memory.tools()` and `tools`. `retry` is the record step's policy (by
+    default three attempts on any error: sending the same ids again is safe)."""
+    every_tool = [*memory.tools(), *tools]
+    bound = model.bind_tools(every_tool)
+
+    def agent(state: MemoryState, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
+        answer = bound.invoke(memory.prompt(state["messages"], config), config)
+        assert isinstance(answer, AIMessage)
+        return {"messages": [answer]}
+
+    async def aagent(state: MemoryState, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
+        answer = await bound.ainvoke(await memory.aprompt(state["messages"], config), config)
+        assert isinstance(answer, AIMessage)
+        return {"messages": [answer]}
+
+    def route(state: MemoryState) -> str:
+        return "tools" if tools_condition(dict(state)) == "tools" else "record"
+
+    graph = StateGraph(MemoryState)
+    graph.add_node("agent", RunnableLambda(agent, afunc=aagent, name="agent"))
+    graph.add_node("tools", ToolNode(every_tool))
+    graph.add_node("record", RunnableLambda(memory.record_node, afunc=memory.arecord_node,
+                                            name="record"),
+                   retry_policy=retry or RetryPolicy(max_attempts=3, retry_on=Exception))
+    graph.add_edge(START, "agent")
+    graph.add_conditional_edges("agent", route, {"tools": "tools", "record": "record"})
+    graph.add_edge("tools", "agent")
+    graph.add_edge("record", END)
+    return graph.compile(checkpointer=checkpointer)

@@ -1,0 +1,226 @@
+"""The blocking client, every method, against the real service (tests/conftest.py's server)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from openbot_memory_client import (
+    KEEP,
+    AgentRemember,
+    Forget,
+    OpenBotMemory,
+    Remember,
+    SessionConflict,
+    TurnItem,
+)
+from openbot_memory_client import models as m
+
+from tests.conftest import Graph, RunningServer
+
+FIRST_TURN: list[TurnItem | dict[str, Any]] = [
+    TurnItem(id="c-1", role="user",
+             content="Hi, my name is Ana. Our budget is 1500 EUR. I prefer window seats."),
+    {"id": "c-2", "type": "message", "role": "assistant", "content": "Noted."},
+]
+
+
+def test_agents_sessions_and_their_pages(client: OpenBotMemory, graph: Graph) -> None:
+    agent = client.create_agent("trip planner", shared=True, model="builtin")
+    assert (agent.name, agent.shared, agent.model) == ("trip planner", True, "builtin")
+    assert client.get_agent(agent.id) == agent
+    others = [client.create_agent(f"agent {n}") for n in range(4)]
+    listed = list(client.list_agents(page_size=2))  # three pages: 2, 2, 1
+    assert [a.id for a in listed] == [agent.id, *(a.id for a in others)]
+
+    views = [client.create_session(agent.id) for _ in range(3)]
+    child = client.create_session(agent.id, kind="subagent", parent=views[0].session.id)
+    assert (child.session.kind, child.session.parent) == ("subagent", views[0].session.id)
+    assert views[0].session.revision == 0
+    assert views[0].memory.entries == {}
+    assert views[0].session.person == "ana"
+    assert client.get_session(views[1].session.id) == views[1]
+    assert client.memory(views[1].session.id) == views[1].memory
+    ids = [v.session.id for v in client.list_sessions(agent=agent.id, page_size=3)]
+    assert ids == [*(v.session.id for v in views), child.session.id]
+    assert len(list(client.list_sessions(page_size=1))) == 4
+
+
+def test_turns_instructions_and_runs(client: OpenBotMemory, graph: Graph) -> None:
+    agent = client.create_agent("trip planner")
+    sid = client.create_session(agent.id).session.id
+
+    recorded = client.record_turn(sid, FIRST_TURN, wait=30)
+    assert recorded.turn.items == ["c-1", "c-2"]
+    assert recorded.run is not None
+    assert recorded.run.status == "succeeded"
+    again = client.record_turn(sid, FIRST_TURN)  # a retry with the same ids: the same turn
+    assert again.turn.id == recorded.turn.id
+    assert again.run is None
+    assert client.get_turn(sid, recorded.turn.id).turn == again.turn
+
+    memory = client.memory(sid)
+    assert sorted(memory.entries) == ["budget", "prefers-window-seats", "user-name"]
+    assert memory.processed == ["c-1", "c-2"]
+    shown = client.instructions(sid)
+    assert sorted(shown.included.session) == ["budget", "prefers-window-seats", "user-name"]
+    assert "1500 EUR" in shown.memory
+
+    runs = client.runs(sid)
+    assert [run.id for run in runs] == [recorded.run.id]
+    run = client.get_run(sid, recorded.run.id, wait=5)
+    assert run.finished
+    assert run.read == ["c-1", "c-2"]
+    assert run.session == sid
+
+    waiting = client.record_turn(
+        sid, [TurnItem(id="c-3", role="user", content="Book it?"),
+              TurnItem(id="c-4", type="approval", role="assistant", content="Approve?")],
+        status="awaiting_approval")
+    assert waiting.turn.status == "awaiting_approval"
+    done = client.complete_turn(sid, waiting.turn.id,
+                                [TurnItem(id="c-5", role="assistant", content="Booked.")])
+    assert done.turn.status == "completed"
+    assert done.turn.items[-1] == "c-5"
+
+
+def test_session_memory_commands_send_what_the_client_last_saw(
+    client: OpenBotMemory, clients: Callable[[str], OpenBotMemory], ana_token: str,
+    graph: Graph,
+) -> None:
+    sid = client.create_session(client.create_agent("a").id).session.id
+    view = client.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    assert view.memory.entries["budget"].status == "active"
+    assert view.session.revision == 1
+    view = client.remember(sid, "seat", "Ana prefers window seats.", "preference")
+    assert view.memory.entries["seat"].kind == "preference"
+    view = client.forget(sid, "budget")
+    assert view.memory.entries["budget"].status == "retracted"
+    view = client.configure(sid, use=False)
+    assert view.memory.overrides.use is False
+    assert view.memory.settings.use is False
+    view = client.configure(sid, generate=False)  # `use` is kept
+    assert (view.memory.overrides.use, view.memory.overrides.generate) == (False, False)
+    view = client.configure(sid, use=None, generate=KEEP)  # back to the org's `use`
+    assert (view.memory.overrides.use, view.memory.overrides.generate) == (None, False)
+    view = client.refresh(sid)
+    assert view.session.id == sid
+
+    # Another client moves the session: this one's last seen head is stale now.
+    other = clients(ana_token)
+    other.remember(sid, "hotel", "The hotel is near the station.")
+    with pytest.raises(SessionConflict) as stale:
+        client.remember(sid, "car", "No rental car.")
+    assert stale.value.request_id
+    assert stale.value.status == 409
+    fresh = client.get_session(sid)
+    view = client.command(sid, Remember(key="car", content="No rental car."),
+                          expected=fresh.session.head, revision=fresh.session.revision)
+    assert sorted(view.memory.entries) == ["budget", "car", "hotel", "seat"]
+
+    # `update` reads, applies the function and sends it at what it read.
+    view = client.update(sid, lambda now: Forget(key="car") if "car" in now.memory.entries
+                         else None)
+    assert view.memory.entries["car"].status == "retracted"
+    unchanged = client.update(sid, lambda now: None)
+    assert unchanged.session.revision == view.session.revision
+
+
+def test_versions_fork_revert_and_promote(client: OpenBotMemory, graph: Graph) -> None:
+    agent = client.create_agent("a")
+    parent = client.create_session(agent.id).session.id
+    sid = client.create_session(agent.id, kind="subagent", parent=parent).session.id
+    first = client.remember(sid, "checkin", "Check in online.", "procedure").session.head
+    client.remember(sid, "budget", "The trip budget is 1500 EUR.")
+
+    versions = client.versions(sid)
+    assert [v.id for v in versions][-2:] == [first, client.get_session(sid).session.head]
+    assert versions[-1].current
+    old = client.version(sid, first)
+    assert sorted(old.memory.entries) == ["checkin"]
+    assert old.version.id == first
+
+    forked = client.fork(sid, at=first)
+    assert forked.session.forked_from == sid
+    assert sorted(forked.memory.entries) == ["checkin"]
+    reverted = client.revert(sid, first)
+    assert sorted(reverted.memory.entries) == ["checkin"]
+    assert reverted.session.revision == 3
+
+    promoted = client.promote(sid, name="check-in helper")
+    assert promoted.agent.name == "check-in helper"
+    assert sorted(promoted.memory.entries) == ["checkin"]
+    assert promoted.memory.version == 1
+
+
+def test_org_settings(client: OpenBotMemory, graph: Graph) -> None:
+    before = client.org_settings()
+    assert before.memory.use
+    assert before.agent_memory
+    after = client.update_org_settings(generate=False, agent_memory=False)
+    assert (after.memory.use, after.memory.generate, after.agent_memory) == (True, False, False)
+    assert after.helper_model == before.helper_model
+    back = client.update_org_settings(generate=None, agent_memory=None, model="builtin")
+    assert (back.memory.generate, back.agent_memory, back.model) == (True, True, "builtin")
+    assert client.org_settings() == back
+
+
+def test_agent_memory_log_learning_and_search(
+    client: OpenBotMemory, server: RunningServer, graph: Graph
+) -> None:
+    agent = client.create_agent("travel desk", shared=True)
+    assert client.agent_memory(agent.id) == m.AgentMemory(entries={}, version=0)
+    memory = client.remember_for_agent(agent.id, "refundable-fares",
+                                       "Book refundable fares only.", "procedure")
+    assert memory.version == 1
+    memory = client.remember_for_agent(agent.id, "seat", "Ana prefers window seats.",
+                                       "preference", about="ana", visibility="private")
+    assert (memory.version, memory.entries["seat"].visibility) == (2, "private")
+    memory = client.forget_for_agent(agent.id, "seat")
+    assert memory.entries["seat"].status == "retracted"
+    memory = client.agent_command(
+        agent.id, AgentRemember(key="meals", content="No meals.", kind="decision"),
+        expected=3)
+    assert memory.version == 4
+    log = list(client.agent_log(agent.id, page_size=3))
+    assert [(e.version, e.maker, e.person) for e in log] == [
+        (n, "person", "ana") for n in range(1, 5)]
+    assert [e.version for e in client.agent_log(agent.id, after=2)] == [3, 4]
+
+    sid = client.create_session(agent.id).session.id
+    client.record_turn(sid, [TurnItem(role="user", content="Always book trains before flights.")],
+                       wait=30)
+    jobs = _learned(client, agent.id)
+    assert jobs[0].status == "succeeded"
+    assert jobs[0].model == "builtin"
+    assert "procedure-always-book-trains-before" in client.agent_memory(agent.id).entries
+
+    client.get_session(sid)  # the run moved the revision past what the turn answered
+    client.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    hits = client.search("budget", session=sid)
+    assert [(h.entry.key, h.entry.session) for h in hits] == [("budget", sid)]
+    assert "**budget**" in hits[0].snippet
+    agent_hits = client.search("refundable", agent=agent.id, limit=5)
+    assert [(h.entry.key, h.entry.agent) for h in agent_hits] == [
+        ("refundable-fares", agent.id)]
+
+
+def _learned(client: OpenBotMemory, agent_id: str) -> list[m.LearningJob]:
+    deadline = time.monotonic() + 30
+    while True:
+        jobs = client.learning_jobs(agent_id)
+        if (jobs and all(job.finished for job in jobs)) or time.monotonic() > deadline:
+            return jobs
+        time.sleep(0.1)
+
+
+def test_graphql(client: OpenBotMemory, graph: Graph) -> None:
+    sid = client.create_session(client.create_agent("a").id).session.id
+    client.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    data = client.graphql(
+        "query($id: ID!) { session(id: $id) { revision memory { entries { nodes { key } } } } }",
+        {"id": sid})
+    assert data == {"session": {"revision": 1,
+                                "memory": {"entries": {"nodes": [{"key": "budget"}]}}}}

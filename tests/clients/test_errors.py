@@ -1,0 +1,196 @@
+"""Each error `_tag` the service answers is raised as its own class, with message, field and
+request id; a 503 with Retry-After is sent again a bounded number of times. Against real
+servers: one whose Neo4j is reached through a proxy the test cuts."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from openbot_memory_client import (
+    AgentConflict,
+    Forbidden,
+    GraphQLError,
+    MethodNotAllowed,
+    NotFound,
+    OpenBotMemory,
+    OpenBotMemoryError,
+    PayloadTooLarge,
+    SessionConflict,
+    TurnItem,
+    Unauthorized,
+    Unavailable,
+    ValidationError,
+)
+from openbot_memory_client.core import Call, graphql_data
+
+from app.store.database import Target
+from tests import conftest
+from tests.conftest import Graph, RunningServer
+from tests.openai_stub import OpenAIStub
+
+
+def test_every_error_tag_is_its_own_class(
+    client: OpenBotMemory, server: RunningServer, start_server: Callable[..., RunningServer],
+    ana_token: str, graph: Graph,
+) -> None:
+    agent = client.create_agent("a").id
+    sid = client.create_session(agent).session.id
+    client.remember(sid, "budget", "The trip budget is 1500 EUR.")
+
+    raised: list[OpenBotMemoryError] = []
+
+    def expect(cls: type[OpenBotMemoryError], call: Callable[[], object]) -> OpenBotMemoryError:
+        with pytest.raises(cls) as caught:
+            call()
+        assert caught.value.message
+        assert caught.value.request_id
+        raised.append(caught.value)
+        return caught.value
+
+    conflict = expect(SessionConflict, lambda: client.remember(
+        sid, "seat", "Window.", expected="v-stale", revision=0))
+    assert conflict.status == 409
+    client.remember_for_agent(agent, "meals", "No meals.", "decision")
+    expect(AgentConflict, lambda: client.forget_for_agent(agent, "meals", expected=0))
+    expect(NotFound, lambda: client.get_session("ses-nope"))
+    with OpenBotMemory(server.url, "not-a-token") as stranger:
+        expect(Unauthorized, lambda: list(stranger.list_agents()))
+    expect(Forbidden, lambda: client.create_session(agent, person="ben"))
+    invalid = expect(ValidationError, lambda: client.create_agent(""))
+    assert invalid.field == "name"
+    assert invalid.status == 400
+    expect(MethodNotAllowed, lambda: client.send(Call(
+        "GET", "/graphql", graphql_data,
+        params={"query": 'mutation { fork(sessionId: "x") { id } }'})))
+    small = start_server(max_body_bytes=4096)
+    with OpenBotMemory(small.url, ana_token) as limited:
+        expect(PayloadTooLarge, lambda: limited.record_turn(
+            sid, [TurnItem(role="user", content="x" * 10_000)]))
+    assert all(isinstance(error, OpenBotMemoryError) for error in raised)
+    assert str(invalid).startswith("ValidationError: ")
+
+    # GraphQL errors: by their `extensions.code`, or GraphQLError with the code.
+    with pytest.raises(SessionConflict):
+        client.graphql(
+            'mutation($s: ID!) { forget(sessionId: $s, expected: "v-0", revision: 0, '
+            'key: "budget") { revision } }', {"s": sid})
+    with pytest.raises(GraphQLError) as unknown:
+        client.graphql("{ nothing }")
+    assert unknown.value.message
+
+
+class Proxy:
+    """A TCP proxy to Neo4j that the test can cut: every connection closed, new ones refused
+    at once, until it is let through again."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.upstream = (host, port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.up = True
+        self.open: list[socket.socket] = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.up:
+                near.close()
+                continue
+            try:
+                far = socket.create_connection(self.upstream, timeout=5)
+            except OSError:
+                near.close()
+                continue
+            far.settimeout(None)
+            with self.lock:
+                self.open += [near, far]
+            for a, b in ((near, far), (far, near)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        self.up = False
+        with self.lock:
+            cut, self.open = self.open, []
+        for end in cut:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()
+
+
+@pytest.fixture
+def proxied(
+    neo4j_target: Target, openai_stub: OpenAIStub, graph: Graph
+) -> Iterator[tuple[RunningServer, Proxy]]:
+    """A server whose Neo4j is behind a Proxy."""
+    address = neo4j_target.uri.split("://", 1)[1]
+    host, port = address.rsplit(":", 1)
+    proxy = Proxy(host, int(port))
+    scheme = neo4j_target.uri.split("://", 1)[0]
+    target = dataclasses.replace(neo4j_target, uri=f"{scheme}://127.0.0.1:{proxy.port}")
+    running = RunningServer(conftest.test_settings(openai_stub, target), target)
+    try:
+        yield running, proxy
+    finally:
+        proxy.up = True
+        running.stop()
+        proxy.close()
+
+
+def test_a_503_is_retried_a_bounded_number_of_times(
+    proxied: tuple[RunningServer, Proxy], ana_token: str
+) -> None:
+    server, proxy = proxied
+    statuses: list[int] = []
+
+    def heard(response: httpx.Response) -> None:
+        statuses.append(response.status_code)
+
+    with OpenBotMemory(server.url, ana_token, retries=2, max_retry_wait=0.2,
+                       http_client=httpx.Client(timeout=60,
+                                                event_hooks={"response": [heard]})) as client:
+        agent = client.create_agent("a")
+        proxy.cut()
+        with pytest.raises(Unavailable) as down:
+            client.get_agent(agent.id)
+        assert statuses[-3:] == [503, 503, 503]  # the first answer and two retries
+        assert down.value.status == 503
+        assert down.value.request_id
+
+        # Neo4j comes back after the first 503: the retry is answered.
+        statuses.clear()
+
+        def back(response: httpx.Response) -> None:
+            proxy.up = True
+
+        client.http.event_hooks["response"].append(back)
+        assert client.get_agent(agent.id) == agent
+        assert statuses[0] == 503
+        assert statuses[-1] == 200
+        client.http.close()

@@ -1,0 +1,141 @@
+"""The LangGraph example (examples/langgraph_agent.py), offline with langchain-core's fake chat
+model, against the real service: what turn 1 told is in the instructions the model gets in
+turn 2, the model's tools change memory, and a step that runs again records nothing twice."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import RetryPolicy
+from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory
+from openbot_memory_client.langgraph import SessionMemory, item_id, items_of, memory_agent
+
+from tests.conftest import ROOT, Graph, RunningServer
+
+TURNS = """query($id: ID!) { session(id: $id) { turns { nodes { id itemIds } }
+  items { nodes { id } } } }"""
+
+
+def example() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "langgraph_agent", ROOT / "examples" / "langgraph_agent.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the module's annotations there
+    spec.loader.exec_module(module)
+    return module
+
+
+def turns_of(client: OpenBotMemory, session_id: str) -> tuple[list[list[str]], list[str]]:
+    """The session's turns (their item ids) and every item id of its timeline."""
+    data = client.graphql(TURNS, {"id": session_id})["session"]
+    return ([turn["itemIds"] for turn in data["turns"]["nodes"]],
+            [item["id"] for item in data["items"]["nodes"]])
+
+
+def test_the_example_agent_remembers_across_turns(client: OpenBotMemory, graph: Graph) -> None:
+    agent = example()
+    model = agent.scripted()
+    sid = agent.run(client, model)
+
+    # Turn 1's model call got no instructions (nothing was known), turn 2's got them: the
+    # budget and name that consolidation kept from turn 1, and the seat its tool remembered.
+    first, *_, last = model.seen
+    assert not isinstance(first[0], SystemMessage)
+    assert isinstance(last[0], SystemMessage)
+    assert "1500 EUR" in last[0].text
+    assert "Ana prefers window seats." in last[0].text
+    entries = client.memory(sid).entries
+    assert entries["seat"].kind == "preference"
+    assert "budget" in entries
+
+    # Each turn recorded once, its items in order: the person, the tool call, its result and
+    # the answer; then the second turn's person and answer.
+    turns, items = turns_of(client, sid)
+    assert [len(turn) for turn in turns] == [4, 2]
+    for turn in turns:
+        assert all(one.startswith("lg-") for one in turn)
+    assert [one for turn in turns for one in turn] == [i for i in items if i.startswith("lg-")]
+
+
+def test_a_retried_record_step_records_the_turn_once(
+    client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph
+) -> None:
+    agent = example()
+    sid = client.create_session(client.create_agent("a").id).session.id
+    lost = {"answers": 1}
+
+    def lose_the_answer(response: httpx.Response) -> None:
+        # The turn is recorded, but its answer never reaches the step: the step fails.
+        if response.request.method == "POST" and response.url.path.endswith("/turns") \
+                and lost["answers"] > 0:
+            lost["answers"] -= 1
+            raise httpx.ReadError("the answer was lost", request=response.request)
+
+    flaky = OpenBotMemory(server.url, ana_token,
+                          http_client=httpx.Client(event_hooks={"response": [lose_the_answer]}))
+    memory = SessionMemory(flaky, sid)
+    config: Any = {"configurable": {"thread_id": "t"}}
+
+    # Retried in place by the step's retry policy.
+    graph_ = memory_agent(agent.scripted(), memory, checkpointer=InMemorySaver(),
+                          retry=RetryPolicy(max_attempts=3, initial_interval=0.01))
+    graph_.invoke({"messages": [HumanMessage(content=agent.TURNS[0])]}, config)
+    assert lost["answers"] == 0
+    turns, _ = turns_of(client, sid)
+    assert [len(turn) for turn in turns] == [4]
+
+    # Not retried by the step: the run fails, and resuming from the checkpoint runs it again.
+    lost["answers"] = 1
+    once = memory_agent(agent.scripted(), memory, checkpointer=InMemorySaver(),
+                        retry=RetryPolicy(max_attempts=1))
+    other: Any = {"configurable": {"thread_id": "u"}}
+    with pytest.raises(httpx.ReadError):
+        once.invoke({"messages": [HumanMessage(content="Hello again.", id="m-hello")]}, other)
+    once.invoke(None, other)
+    flaky.http.close()
+    turns, items = turns_of(client, sid)
+    assert [len(turn) for turn in turns] == [4, 4]
+    recorded = [one for one in items if one.startswith("lg-")]  # not the tool's memory edits
+    assert len(recorded) == len(set(recorded)) == 8
+
+
+def test_item_ids_are_stable_and_valid() -> None:
+    long_id = "run--" + "x" * 100 + "/?"
+    assert item_id(long_id) == item_id(long_id) != item_id(long_id, 1)
+    assert len(item_id(long_id)) <= 64
+    messages = [HumanMessage(content="hi", id="a"), HumanMessage(content="again")]
+    assert [i.id for i in items_of(messages, "s")] == [item_id("a"), item_id("s#1")]
+
+
+def test_the_agent_runs_async_with_the_async_client(
+    client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph
+) -> None:
+    agent = example()
+    model = agent.scripted()
+    sid = client.create_session(client.create_agent("a").id).session.id
+
+    async def run() -> None:
+        async with AsyncOpenBotMemory(server.url, ana_token) as aclient:
+            memory = SessionMemory(aclient, wait=30)
+            graph_ = memory_agent(model, memory, checkpointer=InMemorySaver())
+            config: Any = {"configurable": {"thread_id": "a", "session_id": sid}}
+            for text in agent.TURNS:
+                await graph_.ainvoke({"messages": [HumanMessage(content=text)]}, config)
+
+    asyncio.run(run())
+    last = model.seen[-1]
+    assert isinstance(last[0], SystemMessage)
+    assert "1500 EUR" in last[0].text
+    assert "Ana prefers window seats." in last[0].text
+    turns, _ = turns_of(client, sid)
+    assert [len(turn) for turn in turns] == [4, 2]
