@@ -1,4 +1,4 @@
-"""`bench/run`: every figure of issue 12 in one run, printed as one table of ratios measured side
+"""`bench/run`: every benchmark figure in one run, printed as one table of ratios measured side
 by side (each against its baseline in the same run, never against a number from elsewhere).
 
 - Commands and reads on one session, through the REST API, against the least graph work each

@@ -1,4 +1,4 @@
-"""Search over 100,000 entries (issue 14): p50/p95 of `GET /v1/search` for a person and for the
+"""Search over 100,000 entries: p50/p95 of `GET /v1/search` for a person and for the
 org's service token.
 
 Run: `.venv/bin/python -m bench.search [--entries 100000] [--rounds 50]`

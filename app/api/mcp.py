@@ -1,4 +1,4 @@
-"""MCP at `/mcp` (issue 14): the memory as tools and resources for agents, over the official
+"""MCP at `/mcp`: the memory as tools and resources for agents, over the official
 SDK's streamable HTTP transport. A transport over the same `app/memory` services the REST
 handlers call, answering the same JSON; the app's own Bearer authentication guards it (the
 request reaches this endpoint only with a principal), and each call acts for the principal of

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import suppress
 from functools import cache
 from typing import Any
 
@@ -36,7 +37,7 @@ from graphql import (
     get_named_type,
     get_nullable_type,
 )
-from strawberry.extensions import AddValidationRules, SchemaExtension
+from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension
 from strawberry.extensions.max_aliases import create_validator as create_alias_validator
 from strawberry.extensions.query_depth_limiter import (
     create_validator as create_depth_validator,
@@ -54,9 +55,28 @@ TOO_LARGE = "QUERY_TOO_LARGE"
 TOO_COSTLY = "QUERY_TOO_COSTLY"
 
 
-# Distinct documents kept parsed (`ParserCache`) and validated (`ValidationCache`): clients
+# Distinct documents kept parsed (`ParsedOnce`) and validated (`ValidationCache`): clients
 # send a few documents, again and again.
 DOCUMENTS_CACHED = 256
+
+
+class ParsedOnce(ParserCache):
+    """Strawberry's `ParserCache` (each document parsed once, with TokenLimit's limits), except
+    that a document that does not parse is left to Strawberry's own parse. `ParserCache` raises
+    its error from the parsing hook, outside the guard that makes a parse error the operation's
+    answer, so the operation's hooks (metrics, the `QUERY_TOO_LARGE` code) would not see it."""
+
+    def __init__(self) -> None:
+        super().__init__(maxsize=DOCUMENTS_CACHED)
+
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        if context.query is not None and context.graphql_document is None:
+            with suppress(GraphQLError):
+                context.graphql_document = self.cached_parse_document(
+                    context.query, **context.parse_options
+                )
+        yield
 
 
 class TokenLimit(SchemaExtension):

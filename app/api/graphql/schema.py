@@ -7,14 +7,21 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import ParserCache, ValidationCache
+from strawberry.extensions import ValidationCache
 from strawberry.schema.config import StrawberryConfig
 
 from app.api.graphql.agents.mutations import AgentMutation
 from app.api.graphql.agents.queries import AgentQuery
 from app.api.graphql.errors import ServiceErrors, log_errors
 from app.api.graphql.execution import Execution
-from app.api.graphql.limits import DOCUMENTS_CACHED, AliasLimit, CostLimit, DepthLimit, TokenLimit
+from app.api.graphql.limits import (
+    DOCUMENTS_CACHED,
+    AliasLimit,
+    CostLimit,
+    DepthLimit,
+    ParsedOnce,
+    TokenLimit,
+)
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search.queries import SearchQuery
@@ -51,12 +58,11 @@ schema = Schema(
         OperationMetrics,
         ServiceErrors,
         TokenLimit,
-        # After TokenLimit, which sets the parser's limits: clients send a few documents, again
-        # and again, so each is parsed once and validated once (after the limits' rules).
-        lambda: ParserCache(maxsize=DOCUMENTS_CACHED),
+        ParsedOnce,  # with the parser's limits TokenLimit sets
         DepthLimit,
         AliasLimit,
         CostLimit,
+        # After the limits' rules: each document is validated once, then reused.
         lambda: ValidationCache(maxsize=DOCUMENTS_CACHED),
     ],
 )
