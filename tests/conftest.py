@@ -189,7 +189,7 @@ def test_settings(stub: OpenAIStub, target: Target, **overrides: Any) -> Setting
         "neo4j_password": SecretStr(target.password),
         "openai_base_url": stub.url,
         "openai_api_key": SecretStr("test-key"),
-        "model_timeout_seconds": 5.0,
+        "model_timeout_seconds": 60.0,  # a gated model waits on its test, on a loaded machine
         "model_retries": 0,
         "worker_poll_seconds": 0.2,
         "run_lease_seconds": 3.0,

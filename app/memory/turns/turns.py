@@ -14,7 +14,7 @@ from app.memory.jobs.learning import queue_learning
 from app.memory.model_names import check_model_name
 from app.memory.sessions.kept import Kept
 from app.memory.turns.instructions import Instructions
-from app.memory.turns.reach import Plan, plan, shown
+from app.memory.turns.reach import plan, shown
 from app.store.database import Database, Tx
 from app.store.sessions import SessionRepository
 from app.store.turns import TurnRepository
@@ -98,8 +98,13 @@ class Turns:
                 state, own, _ = await turns.lock(who, session_id, self.max_length)
             if done is None:
                 existing = await sessions.branch_items(session_id, client_ids) if client_ids else []
-                if existing:
-                    return await _retried(turns, who, session_id, existing, items, turn_id)
+                if existing:  # a retry answers the first turn unchanged; else a conflict
+                    first = _retry_of(existing, items)
+                    answer = await turns.turn(who, session_id, first) if first else None
+                    if answer is None or not _same_turn(answer, items, turn_id):
+                        taken = ", ".join(sorted(row.id for row in existing))
+                        raise SessionConflict(f"item ids already used in this session: {taken}")
+                    return Outcome(answer, False)
                 if turn_id is not None:
                     earlier = await turns.turn(who, session_id, turn_id)
                     if earlier.status != "awaiting_approval":
@@ -115,7 +120,18 @@ class Turns:
                 if done is None:  # the lock holds the revision; only a missing session is left
                     raise RuntimeError(f"record_turn wrote nothing on session {session_id}")
                 own = own and fresh
-            return await _finish(tx, turns, who, session_id, state, decided, done, earlier, own)
+            # queue learning when no run was queued: with none, the agent's queue may be empty
+            # now (A2)
+            learning = False
+            if decided.run is None and decided.learn:
+                learning = await queue_learning(tx, who.org, state.session.agent)
+            answer = (
+                await turns.turn(who, session_id, decided.turn.id)
+                if earlier is not None  # the turn's items are its earlier step's and these
+                else decided.turn.recorded(session_id, done.revision)
+            )
+            run = decided.run.id if decided.run is not None else None
+            return Outcome(answer, True, run, learning, state.after(done) if own else None)
 
         snapshot = self.kept.snapshot(session_id) if fresh else None
         try:
@@ -154,44 +170,23 @@ class Turns:
         return await self.db.read(lambda tx: TurnRepository(tx).items(who, turn_ids))
 
 
-async def _finish(
-    tx: Tx, turns: TurnRepository, who: Principal, session_id: str, state: TurnState,
-    decided: Plan, done: Recorded, earlier: Turn | None, keep: bool,
-) -> Outcome:
-    """After a turn was recorded: queue learning when no run was queued (with none, the
-    agent's queue may be empty now, A2), and answer the turn; with `keep`, the session's
-    state after it."""
-    learning = False
-    if decided.run is None and decided.learn:
-        learning = await queue_learning(tx, who.org, state.session.agent)
-    answer = (
-        await turns.turn(who, session_id, decided.turn.id)
-        if earlier is not None  # the turn's items are its earlier step's and these
-        else decided.turn.recorded(session_id, done.revision)
-    )
-    run = decided.run.id if decided.run is not None else None
-    return Outcome(answer, True, run, learning, state.after(done) if keep else None)
-
-
-async def _retried(
-    turns: TurnRepository, who: Principal, session_id: str, existing: Sequence[BranchItem],
-    items: Sequence[TurnItem], turn_id: str | None,
-) -> Outcome:
-    """A turn whose item ids the session's branch has already: the first turn unchanged when
-    this is a retry of it (or of its completing step); else a conflict."""
+def _retry_of(existing: Sequence[BranchItem], items: Sequence[TurnItem]) -> str | None:
+    """The turn a retry sends again: the one turn whose items are all of these, by id and by
+    what they hold (else None: the ids are reused, a conflict)."""
     client_ids = [item.id for item in items if item.id is not None]
-    ids = {row.turn for row in existing}
-    if len(existing) == len(items) == len(client_ids) and len(ids) == 1:
-        [first] = ids
+    turns = {row.turn for row in existing}
+    if len(existing) == len(items) == len(client_ids) and len(turns) == 1:
+        [first] = turns
         if first is not None and _same_items(existing, items):
-            answer = await turns.turn(who, session_id, first)
-            # a retry sends the same turn (or the same completing step) again
-            got = list(answer.items)
-            step = first == turn_id and got[-len(items) :] == client_ids
-            if got == client_ids or step:
-                return Outcome(answer, False)
-    taken = ", ".join(sorted(row.id for row in existing))
-    raise SessionConflict(f"item ids already used in this session: {taken}")
+            return first
+    return None
+
+
+def _same_turn(answer: Turn, items: Sequence[TurnItem], turn_id: str | None) -> bool:
+    """Whether the recorded turn is the one sent again, or its completing step is."""
+    client_ids = [item.id for item in items if item.id is not None]
+    got = list(answer.items)
+    return got == client_ids or (answer.id == turn_id and got[-len(items) :] == client_ids)
 
 
 def _same_items(rows: Sequence[BranchItem], items: Sequence[TurnItem]) -> bool:
