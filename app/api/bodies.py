@@ -13,7 +13,7 @@ from starlette.requests import Request
 
 from app.domain.enums import AGENT_KINDS, Kind, SessionKind
 from app.errors import ValidationError
-from app.memory.sessions import commands
+from app.memory.changes import commands
 
 Body = TypeVar("Body", bound=BaseModel)
 
@@ -22,7 +22,7 @@ MAX_WAIT_SECONDS = 30.0  # `?wait=` for a consolidation run
 
 
 # What the OpenAPI document says of fields the service checks itself
-# (app/memory/sessions/commands.py, model_names.py): documentation only, so the service's own
+# (app/memory/changes/commands.py, model_names.py): documentation only, so the service's own
 # messages stay. Rules no JSON Schema can say (S10 no credential, S1 no control or invisible
 # character in a key, a known `about`) are in the 400's description.
 def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:

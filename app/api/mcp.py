@@ -24,8 +24,8 @@ from app.api.auth import principal_of
 from app.domain.principals import Principal
 from app.domain.turns import TurnItem
 from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
+from app.memory.changes import commands
 from app.memory.service import Service
-from app.memory.sessions import commands
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT
 
 PATH = "/mcp"

@@ -11,7 +11,7 @@ from app.memory.access.tokens import Tokens
 from app.memory.agents.agents import Agents
 from app.memory.agents.memory import AgentMemories
 from app.memory.agents.promotion import Promotion
-from app.memory.credentials import credential_reason
+from app.memory.changes.credentials import credential_reason
 from app.memory.jobs.consolidation import Consolidation
 from app.memory.jobs.learning import Learning
 from app.memory.sessions.history import History, keep_missing_states

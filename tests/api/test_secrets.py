@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.memory.credentials import credential_reason
+from app.memory.changes.credentials import credential_reason
 from tests.api.test_consolidation import stored_anywhere
 from tests.conftest import Api, Graph, assistant, flat, user
 from tests.openai_stub import OpenAIStub, Reply

@@ -18,7 +18,7 @@ from app.memory.agents.entries import (
     target_of,
     view_of,
 )
-from app.memory.sessions.commands import AgentRemember, check_agent_remember
+from app.memory.changes.commands import AgentRemember, check_agent_remember
 
 BEN = Principal("acme", person="ben")
 ANA = Principal("acme", person="ana")

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.domain.sessions import KINDS, Entry
-from app.memory.jobs.checks import Dropped, Kept, check_changes
+from app.memory.changes.checks import Dropped, Kept, check_changes
 
 READABLE = {"i-03", "i-04"}
 PROCESSED = {"i-01", "i-02"}

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from app.memory.credentials import credential_reason
-from app.memory.jobs.checks import check_changes
+from app.memory.changes.checks import check_changes
+from app.memory.changes.credentials import credential_reason
 
 ALNUM = string.ascii_letters + string.digits
 UPPER_DIGITS = string.ascii_uppercase + string.digits

@@ -16,9 +16,14 @@ from hypothesis import strategies as st
 from app.domain.agents import AgentEdit as AgentKept
 from app.domain.sessions import Item
 from app.memory.agents.entries import AGENT_KINDS, SHARED, AgentEntry
-from app.memory.credentials import credential_reason
-from app.memory.jobs.checks import Dropped, check_agent_changes, keep_newer_agent_edits
-from app.memory.jobs.prompts import ProposedAgentChange, agent_memory_changes_schema
+from app.memory.changes.checks import (
+    Dropped,
+    ProposedAgentChange,
+    check_agent_changes,
+    keep_newer_agent_edits,
+)
+from app.memory.changes.credentials import credential_reason
+from app.memory.jobs.prompts import agent_memory_changes_schema
 from app.models.base import LEARNING_SCHEMA, ContextItem, ModelRequest
 from app.models.builtin import BuiltinModel
 

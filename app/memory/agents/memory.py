@@ -17,13 +17,13 @@ from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentMemory, L
 from app.domain.principals import Principal
 from app.errors import AgentConflict, NotFound, ValidationError
 from app.memory.agents.entries import owner_of, target_of, view_of
-from app.memory.ids import now_ms
-from app.memory.sessions.commands import (
+from app.memory.changes.commands import (
     AgentCommand,
     AgentForget,
     AgentRemember,
     check_agent_remember,
 )
+from app.memory.ids import now_ms
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.agents import AgentRepository
 from app.store.database import Database, Tx

@@ -23,8 +23,8 @@ from app.domain.jobs import PENDING, JobKind, Run, RunContext
 from app.domain.principals import Principal
 from app.domain.sessions import Item, OrgSettings, Overrides, SessionView, resolve_switches
 from app.errors import NotFound, SessionConflict
+from app.memory.changes.checks import check_changes, keep_newer_edits
 from app.memory.ids import new_head, new_id, now_ms
-from app.memory.jobs.checks import check_changes, keep_newer_edits
 from app.memory.jobs.learning import queue_learning
 from app.memory.jobs.prompts import (
     CONSOLIDATION_SCHEMA_NAME,

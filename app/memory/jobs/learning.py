@@ -22,8 +22,8 @@ from app.domain.agents import Maker
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
 from app.domain.sessions import Item
+from app.memory.changes.checks import check_agent_changes, keep_newer_agent_edits
 from app.memory.ids import new_id, now_ms
-from app.memory.jobs.checks import check_agent_changes, keep_newer_agent_edits
 from app.memory.jobs.prompts import (
     LEARNING_SCHEMA_NAME,
     agent_memory_changes_schema,

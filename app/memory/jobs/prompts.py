@@ -6,36 +6,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from app.domain.enums import AGENT_KINDS, ChangeOp, Kind, Visibility
 from app.domain.sessions import Entry, Item
 from app.memory.agents.entries import AgentEntry
-from app.memory.credentials import scrub
+from app.memory.changes.credentials import scrub
 from app.models.base import LEARNING_SCHEMA, ModelError
 
 CONSOLIDATION_SCHEMA_NAME = "memory_changes"
 LEARNING_SCHEMA_NAME = LEARNING_SCHEMA
-
-
-class ProposedChange(BaseModel):
-    """One change as the model proposes it; the checks decide whether it applies."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    op: str
-    key: str
-    content: str | None = None
-    kind: str | None = None
-    sources: list[str] = []
-
-
-class ProposedAgentChange(ProposedChange):
-    """One agent memory change as the helper model proposes it (A5, A9: who it is about, and
-    whether it is private to them)."""
-
-    about: str | None = None
-    visibility: str | None = None
 
 
 def _change_schema(kinds: Sequence[Kind], agent: bool) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from app.config import Settings
 from app.domain.jobs import PENDING, JobKind
 from app.errors import Unavailable
-from app.memory.credentials import prescan
+from app.memory.changes.credentials import prescan
 from app.memory.ids import now_ms
 from app.memory.jobs.prompts import failure_message, parse_answer
 from app.models.base import ModelError, ModelRequest

@@ -20,9 +20,7 @@ from app.domain.sessions import (
 )
 from app.domain.turns import Turn
 from app.errors import Forbidden, NotFound, SessionConflict, ValidationError
-from app.memory.ids import new_head, new_id, now_ms
-from app.memory.model_names import check_model_name
-from app.memory.sessions.commands import (
+from app.memory.changes.commands import (
     Command,
     Configure,
     Forget,
@@ -30,6 +28,8 @@ from app.memory.sessions.commands import (
     Remember,
     check_remember,
 )
+from app.memory.ids import new_head, new_id, now_ms
+from app.memory.model_names import check_model_name
 from app.memory.sessions.kept import Kept, KeptView
 from app.store.database import Database, Tx
 from app.store.sessions import SessionRepository

@@ -7,7 +7,7 @@ import strawberry
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import Kind, Visibility
 from app.api.graphql.nodes import Agent, AgentMemory
-from app.memory.sessions import commands
+from app.memory.changes import commands
 
 
 @strawberry.type

@@ -5,11 +5,11 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from app.domain.agents import AGENT_KINDS, VISIBILITIES
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
-from app.memory.agents.entries import AGENT_KINDS, VISIBILITIES
-from app.memory.credentials import credential_reason
+from app.memory.changes.credentials import credential_reason
 
 MAX_KEY_LENGTH = 200
 MAX_CONTENT_LENGTH = 4000

@@ -10,14 +10,14 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import pydantic
+from pydantic import BaseModel, ConfigDict
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
 from app.domain.jobs import Dropped, Kept
 from app.domain.sessions import KINDS, Entry, Item
 from app.errors import ValidationError
-from app.memory.credentials import credential_reason
-from app.memory.jobs.prompts import ProposedAgentChange, ProposedChange
-from app.memory.sessions.commands import MAX_CONTENT_LENGTH, check_agent_key, check_key, check_text
+from app.memory.changes.commands import MAX_CONTENT_LENGTH, check_agent_key, check_key, check_text
+from app.memory.changes.credentials import credential_reason
 
 __all__ = [
     "Dropped",
@@ -27,6 +27,26 @@ __all__ = [
     "keep_newer_agent_edits",
     "keep_newer_edits",
 ]
+
+class ProposedChange(BaseModel):
+    """One change as the model proposes it; the checks decide whether it applies."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    op: str
+    key: str
+    content: str | None = None
+    kind: str | None = None
+    sources: list[str] = []
+
+
+class ProposedAgentChange(ProposedChange):
+    """One agent memory change as the helper model proposes it (A5, A9: who it is about, and
+    whether it is private to them)."""
+
+    about: str | None = None
+    visibility: str | None = None
+
 
 ProposedT = TypeVar("ProposedT", bound=ProposedChange)
 KeptT = TypeVar("KeptT", bound="Checked")
