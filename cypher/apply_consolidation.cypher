@@ -1,6 +1,6 @@
 // S7, S9: applies the changes that passed the checks to the newest memory as one new version,
 // marks the items read as processed, and records what was kept and dropped, and why. It keeps
-// the session's state (issue 12): each kept change becomes its entry's CURRENT one, and the
+// the session's state: each kept change becomes its entry's CURRENT one, and the
 // items read join the processed ledger ($read is in timeline order, after the ledger's mark).
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MATCH (r:Run {id: $run.id})

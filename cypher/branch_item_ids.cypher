@@ -2,7 +2,7 @@
 // An item keeps the session it was added in; the branch holds items of this session and of the
 // sessions it was forked from. The item index finds the candidates, and a walk back from the
 // head, stopping at the candidate's depth, tells whether it is on the branch: no walk of the
-// whole history (issue 12).
+// whole history.
 MATCH (s:Session {id: $id})-[:HEAD]->(h:Version)
 CALL (s) {
   MATCH (s)-[:FORKED_FROM*0..]->(src:Session)

@@ -1,4 +1,4 @@
-// The kept state of the session's head (issue 12), as derived from its history (memory_at):
+// The kept state of the session's head, as derived from its history (memory_at):
 // each key's CURRENT change ($state.changes) and the processed ledger. Used where the head
 // becomes an old version's (a revert), and to fill it in for sessions made before it was kept.
 // An entry of a key that the state does not have has no CURRENT change. The revision grows

@@ -1,4 +1,4 @@
-// A follow-up run for the rest of a backlog that one prompt could not hold (issue 12), written
+// A follow-up run for the rest of a backlog that one prompt could not hold, written
 // in the applying transaction; none when a run of the session is queued already.
 MATCH (s:Session {id: $id})
 WHERE NOT EXISTS { (s)<-[:FOR_SESSION]-(:Run {status: 'queued'}) }

@@ -1,7 +1,7 @@
 // S13, S14, S17: a person's Remember or Forget. It adds a memory-edit item, makes a new
 // version (the new head) that adds it, and records the change citing that item. It is made by
 // the person, or by the org's service when a service token sent it. The entry's CURRENT change
-// moves to the new one (kept state, issue 12).
+// moves to the new one (kept state).
 //
 // Run after lock_session (the session's lock is held). It writes nothing, and answers no row,
 // unless the head and revision are still $expected and $revision (S12), a Forget's key has an

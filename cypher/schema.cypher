@@ -24,7 +24,7 @@ CREATE INDEX session_created IF NOT EXISTS FOR (s:Session) ON (s.createdAt);
 CREATE INDEX agent_created IF NOT EXISTS FOR (a:Agent) ON (a.createdAt);
 CREATE CONSTRAINT import_org IF NOT EXISTS FOR (i:Import) REQUIRE i.org IS UNIQUE;
 CREATE INDEX importing_ref IF NOT EXISTS FOR (n:Importing) ON (n.importRef);
-// Full-text search (issue 14): every session Change (search keeps only the current ones) and
+// Full-text search: every session Change (search keeps only the current ones) and
 // every AgentEntry (which holds its current state), by key and content.
 CREATE FULLTEXT INDEX change_text IF NOT EXISTS FOR (c:Change) ON EACH [c.key, c.content];
 CREATE FULLTEXT INDEX agent_entry_text IF NOT EXISTS FOR (e:AgentEntry) ON EACH [e.key, e.content];

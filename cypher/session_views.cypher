@@ -1,4 +1,4 @@
-// Session views at their heads, from the kept state (issue 12): each Entry of the session
+// Session views at their heads, from the kept state: each Entry of the session
 // points at its CURRENT change (the newest change of its key on the head's branch), and the
 // session keeps its processed ledger (`processed`, item ids in timeline order). No history is
 // walked; `memory_at` derives the same for any other version. Each entry names its sources'

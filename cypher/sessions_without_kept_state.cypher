@@ -1,4 +1,4 @@
-// Sessions made before their head's state was kept (issue 12), a batch at a time: each with
+// Sessions made before their head's state was kept, a batch at a time: each with
 // its head and org, so the state can be derived once (memory_at) and kept (keep_state).
 MATCH (s:Session)-[:HEAD]->(h:Version)
 WHERE s.processedSeq IS NULL

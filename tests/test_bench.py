@@ -46,7 +46,7 @@ def test_every_measure_fills_its_rows(graph: Graph, neo4j_target: Target) -> Non
         "ours: GraphQL execution alone", "ours: throughput",
     ]
     assert all(nested[n].p50 and nested[n].p95 for n in (0, 2, 4))
-    # issue 12: ≤ 2 statements per nested view, whether a view was kept or not
+    # ≤ 2 statements per nested view, whether a view was kept or not
     assert [nested[n].met for n in (1, 3)] == [True, True]
     consolidation = [r for r in rows if r.section == "consolidation"]
     assert [r.measure for r in consolidation] == [

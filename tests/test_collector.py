@@ -1,4 +1,4 @@
-"""The collector's tuning at startup (app.api.app.tune_collector, issue 12): collections took
+"""The collector's tuning at startup (app.api.app.tune_collector): collections took
 about 30% of a process serving nested views, mostly passes over what lives as long as the
 process."""
 

@@ -1,4 +1,4 @@
-"""The GraphQL execution shortcut (app/api/graphql/execution.py, issue 12) answers exactly what
+"""The GraphQL execution shortcut (app/api/graphql/execution.py) answers exactly what
 Strawberry's own execution answers: the same data in the same order, the same errors at the
 same paths, for leaves and object fields that complete in place and for those that must fall
 back."""

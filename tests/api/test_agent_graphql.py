@@ -1,4 +1,4 @@
-"""Agent memory over GraphQL (SPEC A1, A3, A5-A11, sections 5 and 6; issue 9 item 6).
+"""Agent memory over GraphQL (SPEC A1, A3, A5-A11, sections 5 and 6).
 
 The fields and mutations of notes/agent-memory-contract.md: `agent(id) { memory { version
 entries { nodes { ... sources changes } } log(after, limit) } sessions }`, `rememberForAgent`,

@@ -1,4 +1,4 @@
-"""Agent memory through REST, rule by rule (SPEC A1, A3, A5-A11, sections 5 and 6; issue 9).
+"""Agent memory through REST, rule by rule (SPEC A1, A3, A5-A11, sections 5 and 6).
 
 Every test talks to the real server over HTTP and, where a rule is about what is (or is not)
 written, reads the real Neo4j afterwards. The shapes are those of
@@ -619,7 +619,7 @@ def test_session_use_off_still_sends_agent_entries(api: Api) -> None:
 
 
 def test_a_shared_agents_text_carries_privacy_rules(api: Api) -> None:
-    # A9, issue 9 item 4: on a shared agent the text also carries fixed privacy rules.
+    # A9: on a shared agent the text also carries fixed privacy rules.
     texts = []
     for shared in (False, True):
         agent = api.agent(f"planner {shared}", shared=shared)["id"]

@@ -1,4 +1,4 @@
-"""Issue 12: consolidation reads only unprocessed items, in chunks under the prompt budget, so a
+"""Consolidation reads only unprocessed items, in chunks under the prompt budget, so a
 large backlog becomes several runs (never one prompt that fails again and again); and a run that
 keeps nothing makes no new head."""
 
@@ -22,7 +22,7 @@ BUDGET = 200
 def test_a_backlog_larger_than_one_prompt_becomes_several_runs(
     api: Api, server: RunningServer, start_server: Callable[..., RunningServer]
 ) -> None:
-    # S7, S9, S11 and issue 12: each run reads the oldest unprocessed items that fit the budget
+    # S7, S9, S11: each run reads the oldest unprocessed items that fit the budget
     small = start_server(prompt_budget_chars=BUDGET)
     client = Api(small.url, api.token)
     try:
@@ -57,7 +57,7 @@ def test_a_backlog_larger_than_one_prompt_becomes_several_runs(
 
 
 def test_a_run_that_keeps_nothing_makes_no_new_head(api: Api) -> None:
-    # S2, S7 and issue 12: the items join the processed ledger, the revision grows, the head stays
+    # S2, S7: the items join the processed ledger, the revision grows, the head stays
     sid = api.session()["session"]["id"]
     turn = api.turn(sid, user("Thanks, that is all."), assistant("You are welcome."))
     [run] = api.wait_idle(sid)

@@ -170,7 +170,7 @@ def test_writers_that_retry_on_conflict_lose_no_update(
 def test_concurrent_turns_on_one_session_each_land_once_with_their_own_ids(
     server: RunningServer, api: Api, graph: Graph
 ) -> None:
-    # issue 12, S4: turns sent together to one server (each deciding from the snapshot the
+    # S4: turns sent together to one server (each deciding from the snapshot the
     # session's last turn there left, all but one finding the session moved under the lock)
     # are each recorded once, on one branch, with the next item ids in the order they landed
     session = api.session()["session"]["id"]

@@ -1,4 +1,4 @@
-"""Issue 11: every GraphQL list that grows with history is a Relay connection with opaque keyset
+"""Every GraphQL list that grows with history is a Relay connection with opaque keyset
 cursors. Paged two at a time, each gives its whole list in order, once; a write landing between
 two pages neither repeats nor skips what was there; a bad `first` or `after` names itself."""
 

@@ -512,7 +512,7 @@ ITEM_TURNS = """query($id: ID!) { session(id: $id) { items(first: 50) { nodes {
 def test_entries_with_their_sources_turns_are_one_statement(
     api: Api, start_server: Callable[..., RunningServer]
 ) -> None:
-    # Issue 12: the nested view (session -> entries -> sources -> turn) reads its turns with
+    # The nested view (session -> entries -> sources -> turn) reads its turns with
     # the view, not in a statement of their own; they are the turns the items themselves name,
     # a fork's included, whose sources cite its parent's turns
     quiet = start_server(worker_poll_seconds=3600.0, workers=1)
@@ -566,7 +566,7 @@ TIMELINE = """query($id: ID!) { session(id: $id) { items(first: 50) { nodes {
 def test_a_nested_view_reads_of_its_items_what_it_asks_and_answers_it_whole(
     api: Api,
 ) -> None:
-    # Issue 12: a nested view (session -> entries -> sources -> turn) reads of its sources'
+    # A nested view (session -> entries -> sources -> turn) reads of its sources'
     # items only the fields the document asks (by alias, by fragment); each answers what the
     # timeline's items show. A view read for fewer fields never answers a document that asks
     # more, even when this server kept it and the session did not move.

@@ -1,4 +1,4 @@
-"""Issue 12: a turn and GET instructions read only what the instructions can reach
+"""A turn and GET instructions read only what the instructions can reach
 (`instruction_entries.cypher`): the newest active entries of the session and of its agent,
 without sources, cut once the contents before an entry hold the budget. Whatever the entries,
 what a turn is shown equals what the full views derive: S5, S6, A8 and A9 applied
@@ -141,7 +141,7 @@ def test_what_a_turn_is_shown_equals_what_the_full_views_derive(
     agent_entries: list[tuple[str, str | None, str, bool]],
     tie: bool,
 ) -> None:
-    # S5, S6, A8, A9 and issue 12
+    # S5, S6, A8, A9
     ana = Api(small.url, make_token(neo4j_target, "acme", "ana"))
     platform = Api(small.url, make_token(neo4j_target, "acme", None, service="platform"))
     make_token(neo4j_target, "acme", "ben")  # ben is a member too
@@ -166,7 +166,7 @@ def test_what_a_turn_is_shown_equals_what_the_full_views_derive(
 def test_a_cut_inside_a_tie_reads_the_keys_of_the_tie_past_it(
     small: RunningServer, neo4j_target: Target, graph: Graph
 ) -> None:
-    # S6, A8 and issue 12: a tie is cut where the budget is, not read whole (every entry of
+    # S6, A8: a tie is cut where the budget is, not read whole (every entry of
     # a learning job or a promote has the same time), and the keys past the cut come along
     ana = Api(small.url, make_token(neo4j_target, "acme", "ana"))
     agent = ana.agent()["id"]

@@ -1,4 +1,4 @@
-"""Issue 12: the kept state of a session's head (each entry's CURRENT change, the processed
+"""The kept state of a session's head (each entry's CURRENT change, the processed
 ledger and its mark) always equals what its full history derives (memory_at.cypher and
 derived_branch_items.cypher, the slow derivations kept for this test), after any sequence of
 turns, commands, consolidations, forks and reverts, with runs landing in between."""
@@ -130,7 +130,7 @@ def apply(api: Api, session: str, op: tuple[Any, ...]) -> str:
 def test_the_kept_state_of_every_head_equals_its_derived_history(
     api: Api, graph: Graph, ops: list[tuple[Any, ...]]
 ) -> None:
-    # S2, S3, S7, S9, S13, S14, S17 and issue 12
+    # S2, S3, S7, S9, S13, S14, S17
     session = str(api.session()["session"]["id"])
     sessions = [session]
     for op in ops:
@@ -150,7 +150,7 @@ def test_the_kept_state_of_every_head_equals_its_derived_history(
 def test_a_session_made_before_the_state_was_kept_gets_it_at_start(
     api: Api, graph: Graph, start_server: Callable[..., RunningServer]
 ) -> None:
-    # Issue 12: a graph (or an imported export) from before the kept state reads the same once a
+    # A graph (or an imported export) from before the kept state reads the same once a
     # service starts on it: the state is derived once from the history and kept
     session = str(api.session()["session"]["id"])
     api.turn(session, user("Remember that the hotel is the Ritz."), assistant("Noted."))
@@ -182,7 +182,7 @@ SOURCED = """query Sourced($id: ID!) {
 def test_a_view_kept_before_the_state_was_filled_in_is_read_again_after_it(
     api: Api, graph: Graph, start_server: Callable[..., RunningServer]
 ) -> None:
-    # Issue 12 and S15: filling in a missing state (at start, or after an import) changes what
+    # S15: filling in a missing state (at start, or after an import) changes what
     # the session shows, so it moves the revision. A server that answered, and kept, the view
     # while the state was missing (an import in flight) then reads it again: a nested view shows
     # the entries, and a Configure at the revision it answered is refused (S12), not answered
@@ -224,7 +224,7 @@ def test_a_view_kept_before_the_state_was_filled_in_is_read_again_after_it(
 def test_a_quiet_run_landing_after_a_fork_at_its_head_stays_its_own_sessions(
     api: Api, graph: Graph, openai_stub: OpenAIStub
 ) -> None:
-    # S3, S7 and issue 12: the fork was made before the run read the turn, so the fork has not
+    # S3, S7: the fork was made before the run read the turn, so the fork has not
     # processed those items, and its history must not say it has (seen once as a kept state
     # that differed from the derived one, when a quiet run hung on the head a fork shared)
     sid = str(api.session(model="openai:test")["session"]["id"])

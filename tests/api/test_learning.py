@@ -1,4 +1,4 @@
-"""Agent learning through HTTP, rule by rule (SPEC A2-A6, A9, S8, S10, S11; issue 10).
+"""Agent learning through HTTP, rule by rule (SPEC A2-A6, A9, S8, S10, S11).
 
 The helper model is the scripted OpenAI-compatible server (`openai:stub`, set as the org's
 `helperModel`), reached through the real `openai` SDK. Learning requests carry the response
@@ -697,7 +697,7 @@ query($a: ID!) {
 def test_graphql_leads_from_an_agent_entry_back_to_the_job_turn_and_session(
     api: Api, openai_stub: OpenAIStub
 ) -> None:
-    # A3, issue 10 item 6: from an agent entry to the job, the turn and the session
+    # A3: from an agent entry to the job, the turn and the session
     helper_is_stub(api)
     agent = api.agent()["id"]
     sid = session_id(api, agent)

@@ -1,4 +1,4 @@
-"""MCP at /mcp (issue 14), driven by the official SDK's own client over real HTTP: the tools
+"""MCP at /mcp, driven by the official SDK's own client over real HTTP: the tools
 and resources answer what the REST routes of the same meaning answer, a conflict is a tool
 error that says to read again and retry, no token is a 401, and another member's private agent
 entry is found neither by `search_memory` nor by `agent_memory`."""

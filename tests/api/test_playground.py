@@ -120,7 +120,7 @@ def test_a_session_memory_query_in_graphiql_shows_the_entries(
 def test_a_subscription_in_graphiql_shows_each_change(
     server: RunningServer, api: Api, browser: WebDriver
 ) -> None:
-    # Issue 11: GraphiQL runs subscriptions over graphql-transport-ws (its bundled graphql-ws
+    # GraphiQL runs subscriptions over graphql-transport-ws (its bundled graphql-ws
     # client), signed in with the token field, and shows each new view as it comes.
     session = api.session()["session"]["id"]
     browser.get(f"{server.url}/graphql")

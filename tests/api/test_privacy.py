@@ -1,4 +1,4 @@
-"""Who sees what (SPEC A9, section 6; issue 9 item 3).
+"""Who sees what (SPEC A9, section 6).
 
 (a) A person reaches only their own sessions: another member's session is 404 on every REST
 route, null in GraphQL, and left out of every list; the org's service token reaches them all.

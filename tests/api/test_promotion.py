@@ -1,4 +1,4 @@
-"""A12: promoting a subagent session through HTTP (issue 10 item 5).
+"""A12: promoting a subagent session through HTTP.
 
 `POST /v1/sessions/:id/promote {name?}` on a `subagent` session answers 201 `{"agent",
 "memory"}`: a new agent whose memory holds that session's active lasting entries (A1 kinds),
@@ -117,7 +117,7 @@ def test_promotion_carries_only_the_active_lasting_entries_with_their_sources(
 def test_the_promote_mutation_reaches_the_provenance_in_one_query(
     api: Api, graph: Graph
 ) -> None:
-    # A12, issue 10 item 5: GraphQL `promote`, provenance one query away
+    # A12: GraphQL `promote`, provenance one query away
     _, sid = subagent(api)
     session_memory = fill(api, sid)
     body = flat(api.graphql(

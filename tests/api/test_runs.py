@@ -122,7 +122,7 @@ def test_a_run_applies_nothing_when_its_org_turned_generate_off_while_the_model_
 def test_runs_queued_behind_a_run_that_read_every_item_end_with_it_reading_nothing(
     api: Api, server: RunningServer, openai_stub: OpenAIStub
 ) -> None:
-    # S7, issue 12: one run per turn is queued; once a run has read every unprocessed item, the
+    # S7: one run per turn is queued; once a run has read every unprocessed item, the
     # runs still queued behind it end with it, succeeded and reading nothing, as each would
     # have on its own; the model is asked once per run that had something to read.
     sid = api.session(model=STUB)["session"]["id"]
@@ -253,7 +253,7 @@ def test_graphql_lone_surrogate_is_a_validation_error(api: Api) -> None:
 def test_graphql_turn_items_and_agent_sessions_are_batched(
     api: Api, start_server: Callable[..., RunningServer]
 ) -> None:
-    # Issue 4: a nested read costs a bounded number of statements: agents -> sessions ->
+    # A nested read costs a bounded number of statements: agents -> sessions ->
     # items -> turn -> items costs the same for 2 agents as for 6.
     quiet = start_server(worker_poll_seconds=3600.0, workers=1)
     client = Api(quiet.url, api.token)

@@ -1,4 +1,4 @@
-"""Full-text search (issue 14): ranking (an exact key first), filters, paging, bad queries, and
+"""Full-text search: ranking (an exact key first), filters, paging, bad queries, and
 what each caller may find: the caller's org, a person's own sessions, the current entries only
 (forks and reverts included), never another member's private agent entries."""
 

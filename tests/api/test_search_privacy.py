@@ -1,4 +1,4 @@
-"""Search sees exactly what the caller may read (issue 14), as a property: random session and
+"""Search sees exactly what the caller may read, as a property: random session and
 agent memory commands by ana, ben and the service token on one shared agent (the operations of
 the privacy test, plus session edits); then each caller's search hits are exactly the entries
 their own read paths show (session views and the agent memory view), and no member's search

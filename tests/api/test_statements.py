@@ -1,4 +1,4 @@
-"""How many statements each hot path costs (issue 12), read from the spans of a served app, and
+"""How many statements each hot path costs, read from the spans of a served app, and
 that each answer is what a fresh read shows."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
     traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
     server: RunningServer,
 ) -> None:
-    # issue 12: a Remember, Forget or Configure is one statement (lock, check, write, view);
+    # A Remember, Forget or Configure is one statement (lock, check, write, view);
     # a refused one (S12: a stale revision) reads the lock's state to say why, and writes nothing
     shared, (server, exporter) = server, traced
     api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
@@ -75,7 +75,7 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
 def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fresh_read(
     two: Two,
 ) -> None:
-    # issue 12: a Configure made at the revision of the view this server last answered changes
+    # A Configure made at the revision of the view this server last answered changes
     # no entry, so it answers that view with its own row (S4: the switches as resolved with the
     # org's settings now, S15: the revision after it). A change made elsewhere (the other server)
     # moves the revision, so the next Configure reads the view again; the org's settings move no
@@ -115,7 +115,7 @@ def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fr
 def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
     two: Two, graph: Graph
 ) -> None:
-    # issue 12: a turn decides from what the last turn in this server left its session, and
+    # A turn decides from what the last turn in this server left its session, and
     # records in the statement that locks and reads. A change made elsewhere (the other server)
     # makes it decide again from what that statement read under the lock: a Remember (the
     # revision moved), an agent's entry (its memory version moved), or the org's settings
@@ -192,7 +192,7 @@ NESTED = """query Nested($id: ID!) {
 def test_a_nested_view_of_a_session_that_did_not_move_is_one_small_statement(
     two: Two, neo4j_target: Target
 ) -> None:
-    # issue 12: a nested view (session -> entries -> sources -> turn) of a session whose head
+    # A nested view (session -> entries -> sources -> turn) of a session whose head
     # and revision did not move since this server last answered it is answered from that view,
     # after one small statement that says so (session_marks), with the org's settings as they
     # are now (S4). A change made elsewhere moves the revision (S15), so the view is read again.
@@ -264,7 +264,7 @@ CONFIGURE = """mutation Configure($id: ID!, $expected: String!, $revision: Int!)
 def test_a_nested_view_after_a_configure_here_is_one_statement_and_shows_a_completed_turn(
     two: Two,
 ) -> None:
-    # issue 12: a REST Configure made here at the nested view's revision keeps that view, turns
+    # A REST Configure made here at the nested view's revision keeps that view, turns
     # and all, so the next nested view is one small statement showing the new overrides (S15,
     # S4). GraphQL's Configure may ask for any of the items' fields, where the nested view read
     # only those it asked: it reads the view.

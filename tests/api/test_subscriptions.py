@@ -141,7 +141,7 @@ def test_a_subscriber_hears_every_change_made_by_another_process_in_order(
     api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
     openai_stub: OpenAIStub, clients: Callable[[RunningServer, str], Api],
 ) -> None:
-    # Issue 11, S12-S17: one view per revision, in revision order, with the head and memory
+    # S12-S17: one view per revision, in revision order, with the head and memory
     # of that revision; writes by a person, configure, revert, a turn and its consolidation.
     writer = clients(other, api.token)
     sid = writer.session(model=STUB)["session"]["id"]
@@ -198,7 +198,7 @@ def test_a_process_hears_its_own_writes_at_once_without_its_poll(
     api: Api, start_server: Callable[..., RunningServer], sockets: Callable[..., Socket],
     clients: Callable[[RunningServer, str], Api],
 ) -> None:
-    # Issue 11: the service's own writes wake its subscribers when they commit: with its poll
+    # The service's own writes wake its subscribers when they commit: with its poll
     # slowed to once an hour, a subscriber of the writing process still hears each one.
     own = start_server(live_poll_seconds=3600.0)
     writer = clients(own, api.token)
@@ -243,7 +243,7 @@ def test_each_run_is_heard_once_when_it_ends(
     api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
     openai_stub: OpenAIStub, clients: Callable[[RunningServer, str], Api],
 ) -> None:
-    # S11, issue 11: runFinished gives each consolidation run of the session once, as it
+    # S11: runFinished gives each consolidation run of the session once, as it
     # ends, failed or succeeded, in the order they ended.
     writer = clients(other, api.token)
     sid = writer.session(model=STUB)["session"]["id"]
@@ -285,7 +285,7 @@ def test_each_run_is_heard_once_when_it_ends(
 def test_a_socket_without_a_valid_token_is_closed_with_4403(
     api: Api, member: Api, server: RunningServer, sockets: Callable[..., Socket],
 ) -> None:
-    # Issue 11: the same Bearer tokens, in connection_init; refused per the protocol.
+    # The same Bearer tokens, in connection_init; refused per the protocol.
     sid = api.session()["session"]["id"]
     assert sockets(server).closed_with() == 4403
     assert sockets(server, "not-a-token").closed_with() == 4403
@@ -345,7 +345,7 @@ def test_a_persons_agent_memory_view_hides_another_members_private_versions(
 
 
 def test_a_subscription_sent_over_plain_http_is_refused_naming_the_socket(api: Api) -> None:
-    # Issue 11: a subscription streams over the WebSocket; over POST or GET it is a 400 on
+    # A subscription streams over the WebSocket; over POST or GET it is a 400 on
     # `query` that says where to send it, never a null run once as a query.
     sid = api.session()["session"]["id"]
     named = (

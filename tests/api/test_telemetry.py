@@ -208,7 +208,7 @@ def test_traces_have_a_span_per_request_statement_and_model_call(
     # each span names the file of its statement, or the files run together as one statement
     assert all(set(files_of(s.name)) <= files and s.kind is SpanKind.CLIENT for s in children)
     # (the token was looked up by the requests before, and its lookup is cached for seconds)
-    # issue 12: a turn is two statements: the lock with what its instructions can reach (the
+    # A turn is two statements: the lock with what its instructions can reach (the
     # newest entries of the session and of its agent, no sources), then the record
     assert [s.name for s in sorted(children, key=lambda s: s.start_time or 0)] == [
         "lock_session+instruction_entries", "record_turn"

@@ -480,7 +480,7 @@ def test_who_a_change_is_about_decides_whether_it_is_kept(
 
 
 def test_a_change_to_an_entry_a_person_edited_meanwhile_is_dropped() -> None:
-    # S7, issue 10: the person wins
+    # S7: the person wins
     kept, _ = check(remember("seat", "Ana prefers aisle seats."))
     edited = [*[e for e in CURRENT if e.key != "seat"],
               AgentEntry("seat", SHARED, "Ana likes the front row.", "preference", "active",

@@ -1,4 +1,4 @@
-"""The catalog sends each file's Cypher to Neo4j, and none of its comments (issue 12)."""
+"""The catalog sends each file's Cypher to Neo4j, and none of its comments."""
 
 from __future__ import annotations
 
