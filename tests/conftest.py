@@ -323,7 +323,7 @@ class Api:
             self.post(f"/v1/sessions/{session_id}/turns", {"items": list(items), **fields}), 201
         )
 
-    def wait_idle(self, session_id: str, timeout: float = 20) -> list[dict[str, Any]]:
+    def wait_idle(self, session_id: str, timeout: float = 60) -> list[dict[str, Any]]:
         """Wait until no consolidation run of the session is queued or running; its runs."""
         deadline = time.monotonic() + timeout
         while True:
@@ -336,7 +336,7 @@ class Api:
                 raise AssertionError(f"runs still pending: {runs}")
             time.sleep(0.05)
 
-    def wait_learned(self, agent_id: str, timeout: float = 20) -> list[dict[str, Any]]:
+    def wait_learned(self, agent_id: str, timeout: float = 60) -> list[dict[str, Any]]:
         """Wait until no learning job of the agent is queued or running; its jobs."""
         deadline = time.monotonic() + timeout
         while True:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
 from app.domain.enums import Visibility
@@ -31,16 +30,6 @@ class Agent:
     model: str | None
     created_at: int
 
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Agent:
-        return cls(
-            id=row["id"],
-            name=row["name"],
-            shared=bool(row.get("shared")),
-            model=row.get("model"),
-            created_at=row["createdAt"],
-        )
-
 
 @dataclass(frozen=True)
 class Source:
@@ -49,10 +38,6 @@ class Source:
     session: str
     item: str
     uid: str
-
-
-def _sources(row: Mapping[str, Any]) -> tuple[Source, ...]:
-    return tuple(Source(s["session"], s["item"], s["uid"]) for s in row.get("sources") or ())
 
 
 @dataclass(frozen=True)
@@ -69,21 +54,6 @@ class AgentEntry:
     updated_at: int
     change: str
     sources: tuple[Source, ...] = ()
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> AgentEntry:
-        return cls(
-            key=row["key"],
-            owner=row["owner"],
-            content=row["content"],
-            kind=row["kind"],
-            status=row["status"],
-            about=row.get("about"),
-            visibility=row["visibility"],
-            updated_at=row["updatedAt"],
-            change=row["change"],
-            sources=_sources(row),
-        )
 
     def as_entry(self) -> Entry:
         """The shape instructions render (S5, S6 hold for agent entries too, A8)."""
@@ -167,27 +137,6 @@ class AgentChange:
     at: int
     job: str | None
     sources: tuple[Source, ...]
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> AgentChange:
-        return cls(
-            id=row["id"],
-            version=row["version"],
-            op=row["op"],
-            maker=row["maker"],
-            person=row.get("person"),
-            key=row["key"],
-            content=row["content"],
-            kind=row["kind"],
-            status=row["status"],
-            about=row.get("about"),
-            visibility=row["visibility"],
-            before_content=row.get("beforeContent"),
-            before_status=row.get("beforeStatus"),
-            at=row["at"],
-            job=row.get("job"),
-            sources=_sources(row),
-        )
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ or `skipped`; the changes its model proposed are kept (and applied) or dropped w
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 JobKind = Literal["consolidation", "learning"]
 PENDING = ("queued", "running")  # the statuses of a job that has not ended
@@ -39,10 +39,6 @@ class Dropped:
     proposal: str  # the change as the model sent it, as JSON
     session: str | None = None  # the session a learning job read it from
 
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Dropped:
-        return cls(row["op"], row["key"], row["reason"], row["proposal"], row.get("session"))
-
 
 @dataclass(frozen=True, slots=True)
 class Run:
@@ -69,27 +65,6 @@ class Run:
     def ended(self) -> bool:
         return self.status not in PENDING
 
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Run:
-        return cls(
-            id=row["id"],
-            status=row["status"],
-            model=row.get("model"),
-            trigger=row.get("trigger"),
-            error=row.get("error"),
-            queued_at=row["queuedAt"],
-            started_at=row.get("startedAt"),
-            finished_at=row.get("finishedAt"),
-            attempts=row.get("attempts"),
-            head=row.get("head"),
-            session=row["session"],
-            turn=row.get("turn"),
-            read=tuple(row.get("read") or ()),
-            tried=tuple(row.get("tried") or ()),
-            kept=tuple(row.get("kept") or ()),
-            dropped=tuple(Dropped.from_record(d) for d in row.get("dropped") or ()),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class LearningJob:
@@ -110,25 +85,6 @@ class LearningJob:
     kept: tuple[str, ...]
     dropped: tuple[Dropped, ...]
     sessions: tuple[str, ...]
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> LearningJob:
-        return cls(
-            id=row["id"],
-            status=row["status"],
-            model=row.get("model"),
-            error=row.get("error"),
-            queued_at=row["queuedAt"],
-            started_at=row.get("startedAt"),
-            finished_at=row.get("finishedAt"),
-            attempts=row.get("attempts"),
-            agent=row["agent"],
-            read=tuple(row.get("read") or ()),
-            tried=tuple(row.get("tried") or ()),
-            kept=tuple(row.get("kept") or ()),
-            dropped=tuple(Dropped.from_record(d) for d in row.get("dropped") or ()),
-            sessions=tuple(row.get("sessions") or ()),
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,7 @@ items it cites, and the entry changes that cite an item or that a turn was shown
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from app.domain.sessions import Change, Item
 
@@ -31,20 +29,6 @@ class StoryStep:
     run_turn: str | None
     cites: tuple[Cited, ...]
 
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> StoryStep:
-        return cls(
-            change=Change.from_record({**row["change"], "madeBy": row["person"] or row["run"],
-                                       "run": row["run"], "cites": []}),
-            person=row["person"],
-            run=row["run"],
-            run_model=row["runModel"],
-            run_turn=row["runTurn"],
-            cites=tuple(
-                Cited(Item.from_record(c["item"]), c["turn"], c["session"]) for c in row["cites"]
-            ),
-        )
-
 
 @dataclass(frozen=True)
 class Citing:
@@ -62,16 +46,6 @@ class Citing:
     version: int | None = None
     about: str | None = None
     visibility: str | None = None
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Citing:
-        return cls(
-            key=row["key"], change=row.get("change") or row["id"], op=row.get("op"),
-            content=row.get("content"), kind=row.get("kind"), status=row.get("status"),
-            at=row["at"], session=row.get("session"), agent=row.get("agent"),
-            version=row.get("version"), about=row.get("about"),
-            visibility=row.get("visibility"),
-        )
 
 
 Pair = tuple[list[Citing], list[Citing]]  # (session entries, agent entries)

@@ -40,16 +40,6 @@ class OrgSettings:
     helper_model: str | None = None
     model: str | None = None
 
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> OrgSettings:
-        return cls(
-            use=row.get("memoryUse", True) is not False,
-            generate=row.get("memoryGenerate", True) is not False,
-            agent_memory=row.get("agentMemory", True) is not False,
-            helper_model=row.get("helperModel"),
-            model=row.get("model"),
-        )
-
 
 def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
     """S4: each switch follows the org default unless the session overrides it."""
@@ -113,22 +103,6 @@ class Item:
         return cls(uid=uid, id=id_, type=type_, role=role, content=content, app=app,
                    author=author, at=at, seq=seq, turn=row[-1], turn_known=True)
 
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Item:
-        return cls(
-            uid=row["uid"],
-            id=row["id"],
-            type=row["type"],
-            role=row.get("role"),
-            content=row.get("content"),
-            app=row.get("app"),
-            author=row.get("author"),
-            at=row["at"],
-            seq=row["seq"],
-            turn=row.get("turn"),
-            turn_known="turn" in row,
-        )
-
 
 @dataclass(frozen=True)
 class Entry:
@@ -152,21 +126,6 @@ class Entry:
         items = None if found is None else tuple(Item.from_row(item, fields) for item in found)
         return cls(key=key, content=content, kind=kind, sources=tuple(source_ids),
                    updated_at=updated_at, status=status, change=change, source_items=items)
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Entry:
-        """An entry with its sources as items (`sources`: memory_at, search)."""
-        items = tuple(Item.from_record(item) for item in row.get("sources") or ())
-        return cls(
-            key=row["key"],
-            content=row["content"],
-            kind=row["kind"],
-            sources=tuple(item.id for item in items),
-            source_items=items,
-            updated_at=row["updatedAt"],
-            status=row["status"],
-            change=row.get("change") or "",
-        )
 
     def items(self) -> tuple[Item, ...]:
         """The sources' items; an error where the view was read without them (a caller's
@@ -219,36 +178,6 @@ class SessionView:
     memory: Memory
     org: OrgSettings = field(default_factory=OrgSettings)
 
-    @classmethod
-    def from_record(
-        cls, row: Mapping[str, Any], fields: tuple[str, ...] = ITEM_FIELDS
-    ) -> SessionView:
-        """A view from session_views' row (its items read with `fields`: see `Item.from_row`)."""
-        s = row["session"]
-        org = OrgSettings.from_record(row["org"])
-        overrides = Overrides(use=s.get("useOverride"), generate=s.get("generateOverride"))
-        entries = newest_first(Entry.from_row(e, fields) for e in row["entries"])
-        memory = Memory(
-            entries={entry.key: entry for entry in entries},
-            processed=tuple(row["processed"]),
-            settings=resolve_switches(org, overrides),
-            overrides=overrides,
-        )
-        session = Session(
-            id=s["id"],
-            agent=s["agent"],
-            kind=s["kind"],
-            head=s["head"],
-            revision=s["revision"],
-            person=s.get("person"),
-            model=s.get("model"),
-            parent=s.get("parent"),
-            forked_from=s.get("forkedFrom"),
-            forked_at=s.get("forkedAt"),
-            created_at=s["createdAt"],
-        )
-        return cls(session=session, memory=memory, org=org)
-
     def configured(self, done: Configured) -> SessionView:
         """This view after a Configure made at its revision (`done`: the new revision and
         overrides, the org's settings now). A view at a revision stays what it is: every change
@@ -287,29 +216,6 @@ class Change:
     model: str | None
     cites: tuple[Item, ...]
 
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Change:
-        return cls(
-            id=row["id"],
-            op=row["op"],
-            maker=row["maker"],
-            key=row["key"],
-            content=row.get("content"),
-            kind=row.get("kind"),
-            status=row.get("status"),
-            at=row["at"],
-            before_content=row.get("beforeContent"),
-            before_kind=row.get("beforeKind"),
-            before_status=row.get("beforeStatus"),
-            revision=row.get("revision"),
-            head=row.get("head"),
-            session=row.get("session"),
-            made_by=row.get("madeBy"),
-            run=row.get("run"),
-            model=row.get("model"),
-            cites=tuple(Item.from_record(item) for item in row.get("cites") or ()),
-        )
-
 
 @dataclass(frozen=True)
 class Version:
@@ -323,19 +229,6 @@ class Version:
     reverted_from: str | None
     added: tuple[str, ...]
     current: bool
-
-    @classmethod
-    def from_record(cls, row: dict[str, Any]) -> Version:
-        return cls(
-            id=row["id"],
-            cause=row["cause"],
-            at=row["at"],
-            depth=row["depth"],
-            parent=row.get("parent"),
-            reverted_from=row.get("revertedFrom"),
-            added=tuple(row.get("added") or ()),
-            current=bool(row.get("current")),
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,25 +33,6 @@ class Turn:
     items: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     apps: tuple[str, ...] = ()
-
-    @classmethod
-    def from_record(cls, row: Mapping[str, Any]) -> Turn:
-        """A turn as find_turns and turn_view answer it (a map)."""
-        return cls(
-            id=row["id"],
-            status=row["status"],
-            model=row.get("model"),
-            shown=tuple(row.get("shown") or ()),
-            shown_agent=tuple(row.get("shownAgent") or ()),
-            at=row["at"],
-            completed_at=row.get("completedAt"),
-            session=row["session"],
-            head=row["head"],
-            revision=row["revision"],
-            items=tuple(row.get("items") or ()),
-            types=tuple(row.get("types") or ()),
-            apps=tuple(row.get("apps") or ()),
-        )
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> Turn:

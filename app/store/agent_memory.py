@@ -10,6 +10,7 @@ from typing import Any
 from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentRead, LogEntry, Maker
 from app.errors import NotFound
 from app.store.database import Tx, read_whole
+from app.store.records import record
 
 
 def _reader(org: str, person: str | None) -> dict[str, Any]:
@@ -67,7 +68,7 @@ class AgentMemoryRepository:
             str(row["aid"]): AgentRead(
                 row["version"],
                 bool(row["shared"]),
-                tuple(AgentEntry.from_record(e) for e in row["agentEntries"]),
+                tuple(record(AgentEntry, e) for e in row["agentEntries"]),
             )
             for row in rows
         }
@@ -114,4 +115,4 @@ class AgentMemoryRepository:
         rows = await self.tx.rows(
             "agent_entry_histories", **_reader(org, person), ids=list(change_ids)
         )
-        return {row["cid"]: [AgentChange.from_record(c) for c in row["changes"]] for row in rows}
+        return {row["cid"]: [record(AgentChange, c) for c in row["changes"]] for row in rows}

@@ -9,6 +9,7 @@ from app.domain.principals import Principal
 from app.domain.sessions import HeadState, Version, VersionRef
 from app.errors import NotFound
 from app.store.database import Tx
+from app.store.records import record
 
 
 class HistoryRepository:
@@ -30,7 +31,7 @@ class HistoryRepository:
     ) -> dict[str, list[Version]]:
         """Every head each session had, oldest first."""
         rows = await self.tx.rows("session_versions", **who.scope(), ids=list(session_ids))
-        return {row["sid"]: [Version.from_record(v) for v in row["versions"]] for row in rows}
+        return {row["sid"]: [record(Version, v) for v in row["versions"]] for row in rows}
 
     async def fork(
         self, who: Principal, source: str, fork: str, at: str, head: str, created_at: int,

@@ -21,6 +21,7 @@ from app.domain.jobs import (
 )
 from app.domain.sessions import Item
 from app.store.database import Tx
+from app.store.records import item, record
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +133,7 @@ class JobRepository:
         """The items consolidation may read, oldest first: after the processed ledger's mark,
         and not a person's memory edit."""
         rows = await self.tx.rows("unprocessed_items", id=session)
-        return [Item.from_record(row["item"]) for row in rows]
+        return [item(row["item"]) for row in rows]
 
     async def apply_consolidation(
         self, session: str, run: str, head: str, at: int, read: Sequence[str],
@@ -182,7 +183,7 @@ class JobRepository:
     async def runs(self, org: str, person: str | None, ids: Sequence[str]) -> dict[str, Run]:
         """Runs by id, of sessions the reader may reach."""
         rows = await self.tx.rows("find_runs", org=org, person=person, ids=list(ids))
-        return {row["run"]["id"]: Run.from_record(row["run"]) for row in rows}
+        return {row["run"]["id"]: record(Run, row["run"]) for row in rows}
 
     async def session_run_ids(self, org: str, person: str | None, session: str) -> list[str]:
         """The ids of a session's runs, newest first."""
@@ -210,7 +211,7 @@ class JobRepository:
             members=tuple(row["members"]),
             sessions=[
                 SessionInput(s["session"], s["person"], tuple(s["turns"]),
-                             tuple(Item.from_record(i) for i in s["items"]))
+                             tuple(item(i) for i in s["items"]))
                 for s in row["sessions"]
             ],
         )
@@ -248,7 +249,7 @@ class JobRepository:
         rows = await self.tx.rows(
             "find_learning_jobs", org=org, person=person, all=person is None, ids=list(ids)
         )
-        return {row["job"]["id"]: LearningJob.from_record(row["job"]) for row in rows}
+        return {row["job"]["id"]: record(LearningJob, row["job"]) for row in rows}
 
     async def agent_job_ids(self, org: str, agent: str) -> list[str]:
         """The ids of an agent's learning jobs, newest first."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from app.domain.sessions import OrgSettings
 from app.store.database import Tx
+from app.store.records import org_settings
 
 
 class OrgRepository:
@@ -18,10 +19,10 @@ class OrgRepository:
     async def settings(self, org: str) -> OrgSettings | None:
         """The org's settings; None when there is no such org."""
         row = await self.tx.row("org_settings", org=org)
-        return None if row is None else OrgSettings.from_record(row["org"])
+        return None if row is None else org_settings(row["org"])
 
     async def update(self, org: str, changes: Mapping[str, Any]) -> OrgSettings | None:
         """Set the given settings (by their stored names); the org's settings after, or None
         when there is no such org."""
         row = await self.tx.row("update_org_settings", org=org, changes=dict(changes))
-        return None if row is None else OrgSettings.from_record(row["org"])
+        return None if row is None else org_settings(row["org"])

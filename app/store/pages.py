@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.domain.agents import Agent
+from app.domain.agents import Agent, AgentChange
 from app.domain.principals import Principal
 from app.domain.sessions import Change, Item, Version
 from app.store.database import Tx
+from app.store.records import item, record
 
 Key = Sequence[Any] | None
 
@@ -40,7 +41,7 @@ class PageRepository:
         the items after seq `after`."""
         found = await self._lists("timeline_page", "vid", "items", **who.scope(),
                                   versions=list(versions), after=after, first=first)
-        return {vid: [Item.from_record(i) for i in rows] for vid, rows in found.items()}
+        return {vid: [item(i) for i in rows] for vid, rows in found.items()}
 
     async def versions(
         self, who: Principal, sessions: Sequence[str], after: Key, first: int
@@ -48,7 +49,7 @@ class PageRepository:
         """Every head each session had, oldest first, after the key (at, depth, id)."""
         found = await self._lists("session_versions_page", "sid", "versions", **who.scope(),
                                   ids=list(sessions), after=_key(after), first=first)
-        return {sid: [Version.from_record(v) for v in rows] for sid, rows in found.items()}
+        return {sid: [record(Version, v) for v in rows] for sid, rows in found.items()}
 
     async def run_ids(
         self, who: Principal, sessions: Sequence[str], after: Key, first: int
@@ -70,16 +71,16 @@ class PageRepository:
         """For each entry's current change, its story newest first, after change `after`."""
         found = await self._lists("entry_changes_page", "cid", "changes", **who.scope(),
                                   ids=list(change_ids), after=after, first=first)
-        return {cid: [Change.from_record(c) for c in rows] for cid, rows in found.items()}
+        return {cid: [record(Change, c) for c in rows] for cid, rows in found.items()}
 
-    async def agent_change_records(
+    async def agent_changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
-    ) -> dict[str, list[dict[str, Any]]]:
-        """For each agent entry's current change, its story newest first, after `after`: the
-        changes' records, as agent memory reads them."""
+    ) -> dict[str, list[AgentChange]]:
+        """For each agent entry's current change, its story newest first, after `after`."""
         reader = {"org": who.org, "person": who.person, "all": who.person is None}  # A9
-        return await self._lists("agent_entry_changes_page", "cid", "changes", **reader,
-                                 ids=list(change_ids), after=after, first=first)
+        found = await self._lists("agent_entry_changes_page", "cid", "changes", **reader,
+                                  ids=list(change_ids), after=after, first=first)
+        return {cid: [record(AgentChange, c) for c in rows] for cid, rows in found.items()}
 
     async def agent_session_ids(
         self, who: Principal, agents: Sequence[str], after: Key, first: int
@@ -107,7 +108,7 @@ class PageRepository:
     async def agents(self, who: Principal, after: Key, first: int) -> list[Agent]:
         """The org's agents, oldest first, after the key (createdAt, id)."""
         rows = await self.tx.rows("agents_page", org=who.org, after=_key(after), first=first)
-        return [Agent.from_record(row["agent"]) for row in rows]
+        return [record(Agent, row["agent"]) for row in rows]
 
 
 def _key(after: Key) -> list[Any] | None:

@@ -6,14 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.domain.principals import Principal
-from app.domain.provenance import Citing, Pair, StoryStep
+from app.domain.provenance import Pair, StoryStep
 from app.store.database import Tx
+from app.store.records import citing, story_step
 
 
 def pair_of(row: Mapping[str, Any]) -> Pair:
     """The session and agent entry changes of a row (`sessionEntries`, `agentEntries`)."""
-    return ([Citing.from_record(r) for r in row["sessionEntries"]],
-            [Citing.from_record(r) for r in row["agentEntries"]])
+    return ([citing(r) for r in row["sessionEntries"]],
+            [citing(r) for r in row["agentEntries"]])
 
 
 class ProvenanceRepository:
@@ -27,7 +28,7 @@ class ProvenanceRepository:
     ) -> dict[str, list[StoryStep]]:
         """Each entry's story (by the change of its current state), newest first."""
         rows = await self.tx.rows("entry_story", **who.scope(), ids=list(change_ids))
-        return {row["cid"]: [StoryStep.from_record(s) for s in row["story"]] for row in rows}
+        return {row["cid"]: [story_step(s) for s in row["story"]] for row in rows}
 
     async def supports(self, who: Principal, uids: Sequence[str]) -> dict[str, Pair]:
         """For each item (by uid), every session and agent entry change that cites it."""

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from app.domain.agents import AgentEntry
 from app.domain.principals import Principal
 from app.domain.search import Match
-from app.domain.sessions import Entry
 from app.store.database import Tx
+from app.store.records import entry, record
 
 
 class SearchRepository:
@@ -46,9 +46,9 @@ class SearchRepository:
         )
         return [
             Match(float(row["score"]), bool(row["exact"]), row["agent"], session=row["session"],
-                  entry=Entry.from_record(row["entry"]))
+                  entry=entry(row["entry"]))
             if row["source"] == "session"
             else Match(float(row["score"]), bool(row["exact"]), row["agent"],
-                       agent_entry=AgentEntry.from_record(row["entry"]))
+                       agent_entry=record(AgentEntry, row["entry"]))
             for row in rows
         ]

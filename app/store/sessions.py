@@ -21,7 +21,6 @@ from app.domain.sessions import (
     MemoryAt,
     MemoryEdit,
     NewSession,
-    OrgSettings,
     Overrides,
     SessionMark,
     SessionState,
@@ -33,6 +32,7 @@ from app.domain.turns import Turn
 from app.errors import NotFound
 from app.store.catalog import together
 from app.store.database import Tx, read_whole
+from app.store.records import entry, item, org_settings, record, session_view
 
 
 def state_of(row: Mapping[str, Any], session_id: str) -> SessionState:
@@ -53,7 +53,7 @@ def state_of(row: Mapping[str, Any], session_id: str) -> SessionState:
         agent_model=row["agentModel"],
         agent_shared=bool(row["agentShared"]),
         overrides=Overrides(use=row["useOverride"], generate=row["generateOverride"]),
-        org=OrgSettings.from_record(row["orgSettings"]),
+        org=org_settings(row["orgSettings"]),
         head_shared=bool(row["headShared"]),
         current=None if current is None else current["id"],
     )
@@ -62,7 +62,7 @@ def state_of(row: Mapping[str, Any], session_id: str) -> SessionState:
 def memory_of(row: Mapping[str, Any]) -> MemoryAt:
     """The memory at a version from memory_at's row."""
     return MemoryAt(
-        entries=tuple(newest_first(Entry.from_record(e) for e in row["entries"])),
+        entries=tuple(newest_first(entry(e) for e in row["entries"])),
         processed=tuple(row["processed"]),
         processed_seq=row["processedSeq"],
     )
@@ -108,7 +108,7 @@ class SessionRepository:
         the caller may not reach (another org's, another member's) are simply absent. Without
         `items` each entry names its sources' ids only (`source_items` is None)."""
         rows = await self._view_rows(who, ids, items)
-        return {row["session"]["id"]: SessionView.from_record(row) for row in rows}
+        return {row["session"]["id"]: session_view(row) for row in rows}
 
     async def view(self, who: Principal, session_id: str, items: bool = True) -> SessionView:
         """The session's view; NotFound where the caller may not reach it."""
@@ -124,7 +124,7 @@ class SessionRepository:
         turns its sources cite by id, in one statement."""
         rows = await self._view_rows(who, ids, turns=True, fields=fields)
         return [
-            (SessionView.from_record(row, fields),
+            (session_view(row, fields),
              {turn.id: turn for turn in map(Turn.from_row, row["turns"])})
             for row in rows
         ]
@@ -144,7 +144,7 @@ class SessionRepository:
         rows = await self.tx.rows("session_marks", **who.scope(), ids=list(ids))
         return [
             SessionMark(
-                row["id"], row["head"], row["revision"], OrgSettings.from_record(row["org"])
+                row["id"], row["head"], row["revision"], org_settings(row["org"])
             )
             for row in rows
         ]
@@ -184,14 +184,14 @@ class SessionRepository:
     async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
         """Items by uid, those of sessions the caller may reach."""
         rows = await self.tx.rows("find_items", **who.scope(), uids=list(uids))
-        return {row["item"]["uid"]: Item.from_record(row["item"]) for row in rows}
+        return {row["item"]["uid"]: item(row["item"]) for row in rows}
 
     async def histories(
         self, who: Principal, change_ids: Sequence[str]
     ) -> dict[str, list[Change]]:
         """For each change id, the chain of changes it replaced, newest first."""
         rows = await self.tx.rows("entry_histories", **who.scope(), ids=list(change_ids))
-        return {row["cid"]: [Change.from_record(c) for c in row["changes"]] for row in rows}
+        return {row["cid"]: [record(Change, c) for c in row["changes"]] for row in rows}
 
     async def branch_items(self, session_id: str, ids: Sequence[str]) -> list[BranchItem]:
         """Those of `ids` that are items on the branch of the session's head, with their turn."""
@@ -235,7 +235,7 @@ class SessionRepository:
             return None
         if row["session"]["revision"] != row["revisionAfter"]:
             return row, await self.view(who, session_id, items)
-        return row, SessionView.from_record(row)
+        return row, session_view(row)
 
     async def configure(
         self, who: Principal, session_id: str, expected: str, revision: int,
@@ -296,7 +296,7 @@ def configured_of(row: Mapping[str, Any]) -> Configured:
     return Configured(
         revision=row["configured"],
         overrides=Overrides(use=row["useOverride"], generate=row["generateOverride"]),
-        org=OrgSettings.from_record(row["orgSettings"]),
+        org=org_settings(row["orgSettings"]),
     )
 
 

@@ -9,11 +9,12 @@ from typing import Any
 
 from app.domain.agents import AgentEntry
 from app.domain.principals import Principal
-from app.domain.sessions import Entry, Item, OrgSettings, Overrides, resolve_switches
+from app.domain.sessions import Item, Overrides, resolve_switches
 from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnState
 from app.errors import NotFound
 from app.store.catalog import maybe, together
 from app.store.database import Tx, read_whole
+from app.store.records import entry, item, org_settings, record
 from app.store.sessions import state_of
 
 # The statement that locks a session and reads what a turn needs (its state and its reach),
@@ -25,7 +26,7 @@ LOCK_AND_RECORD = together("lock_session", "instruction_entries", maybe("record_
 def reach_of(org: str, row: Mapping[str, Any]) -> Reachable:
     """What a turn's instructions can reach, from instruction_entries' columns."""
     switches = row["reachSwitches"]
-    settings = OrgSettings.from_record(switches["org"])
+    settings = org_settings(switches["org"])
     overrides = Overrides(use=switches["useOverride"], generate=switches["generateOverride"])
     return Reachable(
         org=org,
@@ -33,8 +34,8 @@ def reach_of(org: str, row: Mapping[str, Any]) -> Reachable:
         use=resolve_switches(settings, overrides).use,
         agent_memory=settings.agent_memory,
         shared_agent=bool(row["sharedAgent"]),
-        session=tuple(Entry.from_record(e) for e in row["sessionNewest"]),
-        agent=tuple(AgentEntry.from_record(e) for e in row["agentNewest"]),
+        session=tuple(entry(e) for e in row["sessionNewest"]),
+        agent=tuple(record(AgentEntry, e) for e in row["agentNewest"]),
         session_tied=tuple(row["sessionTied"]),
         agent_tied=tuple(row["agentTied"]),
     )
@@ -150,17 +151,17 @@ class TurnRepository:
         row = await self.tx.row("turn_view", **who.scope(), id=session_id, turn=turn)
         if row is None:
             raise NotFound(f"no turn {turn} in session {session_id}")
-        return Turn.from_record(row["turn"])
+        return record(Turn, row["turn"])
 
     async def find(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, Turn]:
         """Turns by id, without their items (`items` reads them)."""
         rows = await self.tx.rows("find_turns", **who.scope(), ids=list(turn_ids))
-        return {turn["id"]: Turn.from_record(turn) for row in rows for turn in row["turns"]}
+        return {turn["id"]: record(Turn, turn) for row in rows for turn in row["turns"]}
 
     async def items(self, who: Principal, turn_ids: Sequence[str]) -> dict[str, list[Item]]:
         """The items of turns by id, in their order."""
         rows = await self.tx.rows("turn_items", **who.scope(), ids=list(turn_ids))
-        return {row["id"]: [Item.from_record(i) for i in row["records"]] for row in rows}
+        return {row["id"]: [item(i) for i in row["records"]] for row in rows}
 
     async def turns_of_items(self, uids: Sequence[str]) -> dict[str, str]:
         """The turn id of each item (by uid) that came in a turn."""

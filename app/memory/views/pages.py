@@ -56,10 +56,9 @@ class Pages:
     async def agent_changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
     ) -> dict[str, list[AgentChange]]:
-        found = await self.db.read(
-            lambda tx: PageRepository(tx).agent_change_records(who, change_ids, after, first)
+        return await self.db.read(
+            lambda tx: PageRepository(tx).agent_changes(who, change_ids, after, first)
         )
-        return {cid: [AgentChange.from_record(c) for c in rows] for cid, rows in found.items()}
 
     async def agent_session_ids(
         self, who: Principal, agents: Sequence[str], after: Key, first: int

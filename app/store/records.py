@@ -1,0 +1,169 @@
+"""Rows into values. A statement answers a map whose keys are the value's fields in camelCase
+(`updated_at` is `updatedAt`): `record` builds any frozen dataclass of `app/domain` from one,
+and the few values whose rows say more or less than their fields have a reader of their own
+below. A key the row leaves out takes the field's default, or None."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from app.domain.provenance import Cited, Citing, StoryStep
+from app.domain.sessions import (
+    ITEM_FIELDS,
+    Change,
+    Entry,
+    Item,
+    Memory,
+    OrgSettings,
+    Overrides,
+    Session,
+    SessionView,
+    newest_first,
+    resolve_switches,
+)
+
+T = TypeVar("T")
+Row = Mapping[str, Any]
+Read = Callable[[Any], Any]
+
+
+def record(cls: type[T], row: Row) -> T:
+    """The value of `cls` that `row` holds."""
+    reader = _SPECIAL.get(cls)
+    if reader is not None:
+        value: T = reader(row)
+        return value
+    return _build(cls, row)
+
+
+def _build(cls: type[T], row: Row) -> T:
+    plan = _PLANS.get(cls) or _PLANS.setdefault(cls, _plan(cls))
+    return cls(**{name: read(row.get(key, default)) for name, key, read, default in plan})
+
+
+Plan = tuple[tuple[str, str, Read, Any], ...]
+_PLANS: dict[type[Any], Plan] = {}
+
+
+def _plan(cls: type[Any]) -> Plan:
+    """For each field of `cls`: its name, its key in a row, how its value is read, and what a
+    row without it gives."""
+    hints = typing.get_type_hints(cls)
+    plan = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = None
+        plan.append((f.name, _camel(f.name), _reader(hints[f.name]), default))
+    return tuple(plan)
+
+
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.title() for part in rest)
+
+
+def _reader(hint: Any) -> Read:
+    """How a field of type `hint` is read: a tuple from a list (or null), a value from its map,
+    a bool from anything; everything else as it is."""
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        inner = typing.get_args(hint)[0]
+        if dataclasses.is_dataclass(inner):
+            return lambda rows: tuple(record(inner, row) for row in rows or ())  # type: ignore[arg-type]
+        return lambda values: tuple(values or ())
+    if origin is typing.Union or origin is types.UnionType:
+        kinds = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        if len(kinds) == 1 and typing.get_origin(kinds[0]) is tuple:
+            read = _reader(kinds[0])
+            return lambda values: None if values is None else read(values)
+        return _as_is
+    if hint is bool:
+        return bool
+    if dataclasses.is_dataclass(hint):
+        return lambda row: record(hint, row)  # type: ignore[arg-type]
+    return _as_is
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def item(row: Row) -> Item:
+    """An item; `turn_known` says whether the row said which turn it came in."""
+    return Item(
+        uid=row["uid"], id=row["id"], type=row["type"], role=row.get("role"),
+        content=row.get("content"), app=row.get("app"), author=row.get("author"),
+        at=row["at"], seq=row["seq"], turn=row.get("turn"), turn_known="turn" in row,
+    )
+
+
+def org_settings(row: Row) -> OrgSettings:
+    """An org's defaults, as the Org node keeps them (a switch not set is on)."""
+    return OrgSettings(
+        use=row.get("memoryUse", True) is not False,
+        generate=row.get("memoryGenerate", True) is not False,
+        agent_memory=row.get("agentMemory", True) is not False,
+        helper_model=row.get("helperModel"),
+        model=row.get("model"),
+    )
+
+
+def entry(row: Row) -> Entry:
+    """An entry with its sources as items (`sources`: memory_at, search)."""
+    items = tuple(map(item, row.get("sources") or ()))
+    return Entry(
+        key=row["key"], content=row["content"], kind=row["kind"],
+        sources=tuple(source.id for source in items), source_items=items,
+        updated_at=row["updatedAt"], status=row["status"], change=row.get("change") or "",
+    )
+
+
+def session_view(row: Row, fields: tuple[str, ...] = ITEM_FIELDS) -> SessionView:
+    """A view from session_views' row (its items read with `fields`: see `Item.from_row`)."""
+    s = row["session"]
+    org = org_settings(row["org"])
+    overrides = Overrides(use=s.get("useOverride"), generate=s.get("generateOverride"))
+    entries = newest_first(Entry.from_row(e, fields) for e in row["entries"])
+    memory = Memory(
+        entries={entry.key: entry for entry in entries},
+        processed=tuple(row["processed"]),
+        settings=resolve_switches(org, overrides),
+        overrides=overrides,
+    )
+    return SessionView(session=record(Session, s), memory=memory, org=org)
+
+
+def story_step(row: Row) -> StoryStep:
+    """One step of a story: the change and what made it, with the items it cites."""
+    made_by = row["person"] or row["run"]
+    return StoryStep(
+        change=record(Change, {**row["change"], "madeBy": made_by, "run": row["run"], "cites": []}),
+        person=row["person"],
+        run=row["run"],
+        run_model=row["runModel"],
+        run_turn=row["runTurn"],
+        cites=tuple(Cited(item(c["item"]), c["turn"], c["session"]) for c in row["cites"]),
+    )
+
+
+def citing(row: Row) -> Citing:
+    """A change that cites an item; a session entry's row names its change `id`."""
+    value = _build(Citing, row)
+    return value if value.change else dataclasses.replace(value, change=row["id"])
+
+
+_SPECIAL: dict[type[Any], Callable[[Row], Any]] = {
+    Item: item,
+    OrgSettings: org_settings,
+    Entry: entry,
+    StoryStep: story_step,
+    Citing: citing,
+}
