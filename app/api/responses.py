@@ -14,12 +14,12 @@ from typing import Annotated, NotRequired
 from pydantic import WithJsonSchema
 from typing_extensions import TypedDict
 
+from app.domain import agents as agent_values
 from app.domain import jobs
 from app.domain import sessions as values
 from app.domain.agents import Agent as AgentValue
 from app.domain.enums import JobStatus, Kind, Maker, SessionKind, Status, TurnStatus, Visibility
 from app.domain.turns import Turn as TurnValue
-from app.memory.agents import entries
 from app.memory.turns import instructions
 from app.memory.views import search
 
@@ -455,7 +455,7 @@ class AgentEntry(TypedDict):
     visibility: Annotated[str, _words(Visibility)]
 
 
-def agent_entry_json(entry: entries.AgentEntry) -> AgentEntry:
+def agent_entry_json(entry: agent_values.AgentEntry) -> AgentEntry:
     return {
         "key": entry.key,
         "content": entry.content,
@@ -475,7 +475,7 @@ class AgentMemory(TypedDict):
     version: int
 
 
-def agent_memory_json(memory: entries.AgentMemory) -> AgentMemory:
+def agent_memory_json(memory: agent_values.AgentMemory) -> AgentMemory:
     return {
         "entries": {key: agent_entry_json(entry) for key, entry in memory.entries.items()},
         "version": memory.version,
@@ -499,7 +499,7 @@ class LogEntry(TypedDict):
     keys: list[str]
 
 
-def log_entry_json(entry: entries.LogEntry) -> LogEntry:
+def log_entry_json(entry: agent_values.LogEntry) -> LogEntry:
     return {
         "version": entry.version,
         "at": entry.at,

@@ -7,17 +7,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.api.bodies import nested_command
+from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
-from app.memory.agents.entries import (
-    AGENT_KINDS,
-    SHARED,
-    AgentEntry,
-    owner_of,
-    target_of,
-    view_of,
-)
+from app.memory.agents.entries import owner_of, target_of, view_of
 from app.memory.changes.commands import AgentRemember, check_agent_remember
 
 BEN = Principal("acme", person="ben")

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry
 from app.domain.agents import AgentEdit as AgentKept
 from app.domain.sessions import Item
-from app.memory.agents.entries import AGENT_KINDS, SHARED, AgentEntry
 from app.memory.changes.checks import (
     Dropped,
     ProposedAgentChange,

@@ -15,10 +15,9 @@ from strawberry.types import Info
 from app.config import Settings
 from app.domain import jobs, provenance
 from app.domain import sessions as values
-from app.domain.agents import Agent
+from app.domain.agents import Agent, AgentChange, AgentMemory
 from app.domain.principals import Principal
 from app.domain.turns import Turn
-from app.memory.agents.entries import AgentChange, AgentMemory
 from app.memory.service import Service
 
 # One keyset read of a growing list: the parents' ids, the key to start after, how many.

@@ -58,13 +58,13 @@ from app.api.graphql.sessions.resolvers import (
     VERSIONS,
 )
 from app.api.graphql.sessions.types import Instructions, Overrides, Switches
+from app.domain import agents as agent_values
 from app.domain import jobs as domain_jobs
 from app.domain import provenance as provenance_values
 from app.domain import sessions as values
 from app.domain.agents import Agent as AgentValue
 from app.domain.sessions import Version
 from app.domain.turns import Turn as RecordedTurn
-from app.memory.agents import entries as agent_entries
 
 
 @strawberry.type
@@ -562,7 +562,7 @@ class AgentSource:
         return None if found is None else Item.from_domain(found)
 
 
-def _sources(sources: tuple[agent_entries.Source, ...]) -> list[AgentSource]:
+def _sources(sources: tuple[agent_values.Source, ...]) -> list[AgentSource]:
     return [AgentSource(session_id=s.session, uid=s.uid) for s in sources]
 
 
@@ -642,7 +642,7 @@ class AgentChange:
         return LearningJob.maybe(await info.context.jobs.load(self.job_id))
 
     @classmethod
-    def from_domain(cls, change: agent_entries.AgentChange) -> AgentChange:
+    def from_domain(cls, change: agent_values.AgentChange) -> AgentChange:
         return cls(
             id=change.id,
             version=change.version,
@@ -677,7 +677,7 @@ class AgentEntry:
     change_id: strawberry.Private[str]
 
     @classmethod
-    def from_domain(cls, entry: agent_entries.AgentEntry) -> AgentEntry:
+    def from_domain(cls, entry: agent_values.AgentEntry) -> AgentEntry:
         return cls(
             key=entry.key,
             content=entry.content,
@@ -708,7 +708,7 @@ class AgentMemory:
     by_key: strawberry.Private[dict[str, AgentEntry]]
 
     @classmethod
-    def from_domain(cls, agent_id: str, memory: agent_entries.AgentMemory) -> AgentMemory:
+    def from_domain(cls, agent_id: str, memory: agent_values.AgentMemory) -> AgentMemory:
         return cls(
             version=memory.version,
             agent_id=agent_id,

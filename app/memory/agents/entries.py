@@ -6,33 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from app.domain.agents import (
-    AGENT_KINDS,
     SHARED,
-    VISIBILITIES,
-    AgentChange,
     AgentEntry,
-    AgentMemory,
-    LogEntry,
-    Source,
 )
 from app.domain.enums import Visibility
 from app.domain.principals import Principal
-
-__all__ = [
-    "AGENT_KINDS",
-    "SHARED",
-    "VISIBILITIES",
-    "AgentChange",
-    "AgentEntry",
-    "AgentMemory",
-    "LogEntry",
-    "Source",
-    "may_see",
-    "owner_of",
-    "target_of",
-    "view_key",
-    "view_of",
-]
 
 
 def owner_of(visibility: str, about: str | None) -> str:

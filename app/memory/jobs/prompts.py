@@ -6,9 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from app.domain.agents import AgentEntry
 from app.domain.enums import AGENT_KINDS, ChangeOp, Kind, Visibility
 from app.domain.sessions import Entry, Item
-from app.memory.agents.entries import AgentEntry
 from app.memory.changes.credentials import scrub
 from app.models.base import LEARNING_SCHEMA, ModelError
 

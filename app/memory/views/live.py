@@ -27,10 +27,10 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
+from app.domain.agents import AgentMemory
 from app.domain.principals import Principal
 from app.domain.sessions import LiveMarks, MemoryAt, SessionView
 from app.errors import NotFound, Unavailable
-from app.memory.agents.entries import AgentMemory
 from app.memory.agents.memory import MAX_LOG_PAGE, AgentMemories
 from app.store.database import Database, Tx
 from app.store.live import Key, Kind, LiveRepository

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.domain.agents import Agent
+from app.domain.agents import Agent, AgentChange
 from app.domain.principals import Principal
 from app.domain.sessions import Change, Item, Version
-from app.memory.agents.entries import AgentChange
 from app.store.database import Database
 from app.store.pages import Key, PageRepository
 

@@ -14,12 +14,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.domain.agents import AgentEntry
 from app.domain.enums import Status
 from app.domain.principals import Principal
 from app.domain.search import Match
 from app.domain.sessions import KINDS, Entry
 from app.errors import NotFound, ValidationError
-from app.memory.agents.entries import AgentEntry, view_key
+from app.memory.agents.entries import view_key
 from app.store.database import Database, Tx
 from app.store.search import SearchRepository
 from app.store.sessions import SessionRepository

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
-from app.domain.agents import Agent
+from app.domain.agents import Agent, AgentChange, AgentMemory, LogEntry
 from app.domain.jobs import LearningJob
-from app.memory.agents.entries import AgentChange, AgentMemory, LogEntry
 
 AGENT_ENTRIES = Keyset("agentEntries", (str,))
 AGENT_CHANGES = Keyset("agentChanges", (str,))

@@ -6,7 +6,7 @@ import strawberry
 
 from app.api.graphql.enums import Maker, enum
 from app.api.graphql.scalars import EpochMillis
-from app.memory.agents.entries import LogEntry
+from app.domain.agents import LogEntry
 
 
 @strawberry.type
