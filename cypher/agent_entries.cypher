@@ -11,9 +11,11 @@ OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
   WHERE $all OR e.owner = '' OR e.owner = $person
 CALL (e) {
   OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
-  WITH r, i ORDER BY r.session, i.seq
+  OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
+  WITH r, i, p ORDER BY r.session, i.seq
   RETURN collect(CASE WHEN i IS NULL THEN null
-                      ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources
+                      ELSE {session: r.session, item: i.id, uid: i.uid,
+                            person: p.id} END) AS sources
 }
 WITH a, aid, version, e, sources
 WITH aid, version, a.shared AS shared,

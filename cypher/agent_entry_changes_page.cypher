@@ -13,12 +13,14 @@ CALL (c0) {
   OPTIONAL MATCH (c)-[:MADE_BY]->(job:LearningJob)
   CALL (c) {
     OPTIONAL MATCH (c)-[r:CITES]->(i:Item)
-    WITH r, i ORDER BY r.session, i.seq
+    OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
+    WITH r, i, p ORDER BY r.session, i.seq
     RETURN collect(CASE WHEN i IS NULL THEN null
-                        ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources
+                        ELSE {session: r.session, item: i.id, uid: i.uid,
+                              person: p.id} END) AS sources
   }
   WITH c, depth, job, sources ORDER BY depth
-  RETURN collect(c {.id, .version, .op, .maker, .person, .key, .content, .kind, .status,
+  RETURN collect(c {.id, .version, .op, .maker, .person, .key, .owner, .content, .kind, .status,
                     .about, .visibility, .beforeContent, .beforeStatus, .at,
                     job: job.id, sources: sources}) AS changes
 }

@@ -14,8 +14,9 @@
 // long: every entry of one learning job or one promote has the same time.) The fold's
 // variable is `x`, not the list's own name: reusing `c` or `e` there made Neo4j 5.26 compare
 // a tie against the outer variable.
-// A shared agent entry that the viewer's own private entry of its key stands in for (any
-// status: `view_of`) is not read, so it takes no room in the list.
+// Agent entries go by their names (`listed_key`: `key`, or `key@person` for a private one; a
+// private entry and the shared one of its key are two), so they are ordered by name, as Python
+// orders them, and a tie's entries past the cut are named so.
 //
 // (Its columns differ from `lock_session`'s: a turn runs the two as one statement.)
 // Reads are read-committed even within one statement, so the session's revision and the
@@ -38,19 +39,18 @@ CALL (s) {
          [c IN newest[cut.n..] WHERE c.at = cut.at | c.key] AS sessionTied
 }
 CALL (a, viewer) {
-  OPTIONAL MATCH (a)-[:HAS_MEMORY]->(mine:AgentEntry {owner: viewer})
-    WHERE viewer <> ''
-  WITH a, viewer, collect(mine.key) AS mineKeys
   OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry {status: 'active'})
-    WHERE e.owner = viewer OR (e.owner = '' AND NOT e.key IN mineKeys)
-  WITH e ORDER BY e.updatedAt DESC, e.key
-  WITH collect(e) AS newest
-  WITH newest, reduce(r = {size: 0, n: 0, at: null}, x IN newest |
+    WHERE e.owner = '' OR e.owner = viewer
+  WITH e, CASE e.owner WHEN '' THEN e.key ELSE e.key + '@' + e.owner END AS name
+  ORDER BY e.updatedAt DESC, name
+  WITH collect(e) AS newest, collect(name) AS names
+  WITH newest, names, reduce(r = {size: 0, n: 0, at: null}, x IN newest |
     CASE WHEN r.size < $reach OR ($wholeTies AND x.updatedAt = r.at)
          THEN {size: r.size + size(x.content), n: r.n + 1, at: x.updatedAt} ELSE r END) AS cut
   RETURN [e IN newest[..cut.n] | e {.key, .owner, .content, .kind, .status, .about,
                                     .visibility, .updatedAt, .change}] AS agentNewest,
-         [e IN newest[cut.n..] WHERE e.updatedAt = cut.at | e.key] AS agentTied
+         [n IN range(cut.n, size(newest) - 1) WHERE newest[n].updatedAt = cut.at | names[n]]
+           AS agentTied
 }
 CALL (s, a) {
   MATCH (again:Session {id: s.id})-[:OF_AGENT]->(same:Agent {id: a.id})

@@ -2,9 +2,9 @@
 // Lucene's score. Session hits are changes that are the CURRENT change of an entry of a session
 // (kept state: the newest change of the key on the branch of the head), in the reader's org
 // and, for a person, their own sessions. Agent hits are agent entries (their current state)
-// of the org's agents: shared ones and the person's own private ones, a shared one left out
-// where the person's own private entry of the key stands for it (as in the view, found by the
-// entry identity's index, not by walking the agent's entries); a service token ($person null) sees all.
+// of the org's agents: shared ones and the person's own private ones (a private entry and the
+// shared one of its key are two hits); a service token ($person null) sees all. Each source
+// names its session's person: the reader's view leaves out those they may not reach.
 CALL () {
   CALL db.index.fulltext.queryNodes('change_text', $query) YIELD node, score
   WITH node AS c, score
@@ -29,13 +29,13 @@ CALL () {
     AND ($person IS NULL OR e.owner = '' OR e.owner = $person)
   MATCH (a:Agent {id: e.agent})-[:HAS_MEMORY]->(e)
   MATCH (a)-[:IN_ORG]->(:Org {id: $org})
-  WHERE NOT ($person IS NOT NULL AND e.owner = ''
-             AND EXISTS { MATCH (:AgentEntry {agent: e.agent, key: e.key, owner: $person}) })
   CALL (e) {
     OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
-    WITH r, i ORDER BY r.session, i.seq
+    OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
+    WITH r, i, p ORDER BY r.session, i.seq
     RETURN collect(CASE WHEN i IS NULL THEN null
-                        ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources
+                        ELSE {session: r.session, item: i.id, uid: i.uid,
+                              person: p.id} END) AS sources
   }
   RETURN 'agent' AS source, null AS session, a.id AS agent, e.change AS id, score,
          e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt, .change,

@@ -206,7 +206,8 @@ def build(service: Service) -> MCPServer:
 
     @server.tool(
         description="Read an agent's lasting memory (procedures, preferences and decisions over "
-        "all its sessions) as you may see it: shared entries and your own private ones, and its "
+        "all its sessions) as you may see it: shared entries and your own private ones (listed "
+        "as key@person), and its "
         "`version`, needed to change it. Call it before remember_for_agent or forget_for_agent, "
         "and again after a conflict."
     )
@@ -241,16 +242,20 @@ def build(service: Service) -> MCPServer:
             return dict(responses.agent_memory_json(memory))
 
     @server.tool(
-        description="Forget an agent entry: mark it retracted (your own private entry of the "
-        "key if you have one, else the shared one). Send the `version` you last read; a stale "
-        "one (or an unknown key) is an AgentConflict and nothing changes: read again and "
-        "retry. Answers the new memory."
+        description="Forget an agent entry: mark it retracted (the shared entry of the key, or "
+        "with `about` that person's private one, listed as key@person). Forgetting an entry "
+        "already retracted changes nothing. Send the `version` you last read; a stale one (or "
+        "an unknown key) is an AgentConflict and nothing changes: read again and retry. "
+        "Answers the memory."
     )
     async def forget_for_agent(
-        agent_id: AgentId, expected: Version, key: Key, ctx: Context
+        agent_id: AgentId, expected: Version, key: Key, ctx: Context,
+        about: Annotated[
+            str | None, Field(description="the person whose private entry of the key it is")
+        ] = None,
     ) -> dict[str, Any]:
         with service_errors():
-            command = commands.AgentForget(commands.check_key(key), None)
+            command = commands.AgentForget(commands.check_key(key), about)
             memory = await service.agent_memory.command(
                 principal(ctx), agent_id, expected, command
             )

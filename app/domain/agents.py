@@ -2,9 +2,9 @@
 
 An entry is one lasting experience under one key. Its identity is (agent, key, owner): the owner
 is the person a private entry is about, and nobody ("") for a shared one. So ana's private
-`seat` and a shared `seat` are two entries, and no member's write can touch (or reveal) another
-member's private entry. An entry's visibility never changes; a Remember with another visibility
-writes another entry.
+`seat` and a shared `seat` are two entries, listed as `seat@ana` and `seat` (`listed_key`), and
+no member's write can touch (or reveal) another member's private entry. An entry's visibility
+never changes; a Remember with another visibility writes another entry.
 """
 
 from __future__ import annotations
@@ -18,6 +18,12 @@ from app.domain.sessions import Entry
 
 VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
 SHARED = ""  # the owner of a shared entry
+
+
+def listed_key(key: str, owner: str) -> str:
+    """The name an entry goes by in every reader's view, the log and the instructions: its key
+    for a shared entry, `key@person` for a private one (keys have no `@`)."""
+    return key if owner == SHARED else f"{key}@{owner}"
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,7 @@ class Source:
     session: str
     item: str
     uid: str
+    person: str | None = None  # the person of the session (who may reach it)
 
 
 @dataclass(frozen=True)
@@ -55,10 +62,16 @@ class AgentEntry:
     change: str
     sources: tuple[Source, ...] = ()
 
+    @property
+    def name(self) -> str:
+        """The name the entry is listed under (`listed_key`)."""
+        return listed_key(self.key, self.owner)
+
     def as_entry(self) -> Entry:
-        """The shape instructions render (S5, S6 hold for agent entries too, A8)."""
+        """The shape instructions render (S5, S6 hold for agent entries too, A8), under the
+        entry's name."""
         return Entry(
-            key=self.key,
+            key=self.name,
             content=self.content,
             kind=self.kind,
             sources=tuple(source.item for source in self.sources),
@@ -137,11 +150,18 @@ class AgentChange:
     at: int
     job: str | None
     sources: tuple[Source, ...]
+    owner: str = SHARED
+
+    @property
+    def name(self) -> str:
+        """The name of the entry it changed (`listed_key`)."""
+        return listed_key(self.key, self.owner)
 
 
 @dataclass(frozen=True)
 class LogEntry:
-    """A11: one version of an agent's memory: when, what made it, the keys the caller may see."""
+    """A11: one version of an agent's memory: when, what made it, and the names (`listed_key`)
+    of the entries it changed that the caller may see."""
 
     version: int
     at: int

@@ -68,8 +68,8 @@ class Reachable:
     shared_agent: bool
     session: tuple[Entry, ...]
     agent: tuple[AgentEntry, ...]
-    # The keys of the entries tied in time with the last one read that were not read (a cut
-    # inside a tie), on each side.
+    # The keys (an agent entry's names) of the entries tied in time with the last one read that
+    # were not read (a cut inside a tie), on each side.
     session_tied: tuple[str, ...] = ()
     agent_tied: tuple[str, ...] = ()
 
@@ -87,7 +87,12 @@ def _closed(read: Sequence[Entry | AgentEntry], tied: Sequence[str]) -> bool:
     if not tied:
         return True
     last = read[-1].updated_at
-    return max(e.key for e in read if e.updated_at == last) < min(tied)
+    return max(_name(e) for e in read if e.updated_at == last) < min(tied)
+
+
+def _name(entry: Entry | AgentEntry) -> str:
+    """The name an entry is ordered and shown by: an agent entry's listed key."""
+    return entry.name if isinstance(entry, AgentEntry) else entry.key
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,16 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentRead, LogEntry, Maker
+from app.domain.agents import (
+    SHARED,
+    AgentChange,
+    AgentEdit,
+    AgentEntry,
+    AgentRead,
+    LogEntry,
+    Maker,
+    listed_key,
+)
 from app.errors import NotFound
 from app.store.database import Tx, read_whole
 from app.store.records import record
@@ -104,7 +113,10 @@ class AgentMemoryRepository:
             "agent_log", **_reader(org, person), agent=agent, after=after, limit=limit
         )
         return [
-            LogEntry(r["version"], r["at"], r["maker"], r["person"], tuple(r["keys"]))
+            LogEntry(
+                r["version"], r["at"], r["maker"], r["person"],
+                tuple(listed_key(k["key"], k["owner"] or SHARED) for k in r["keys"]),
+            )
             for r in rows
         ]
 

@@ -330,7 +330,7 @@ def test_every_field_shows_a_member_only_shared_and_their_own_private_entries(
         (4, "ben", None)]
     [session] = data_of(answer)["agent"]["sessions"]
     assert session["id"] == bens
-    assert set(session["instructions"]["agentKeys"]) == {"tone", "seat"}
+    assert set(session["instructions"]["agentKeys"]) == {"tone", "seat@ben"}  # as listed
     assert "Ben takes any seat." in session["instructions"]["memory"]
 
     # Ana sees her own private ones, not Ben's; the service token sees all of them.

@@ -34,7 +34,7 @@ def remember(key: str, content: str, kind: str = "procedure", **fields: Any) -> 
 
 
 def forget(key: str, **fields: Any) -> Body:
-    """A Forget command; `fields` adds `about` (a service token's private entry)."""
+    """A Forget command; `fields` adds `about` (that person's private entry)."""
     return {"_tag": "Forget", "key": key, **fields}
 
 
@@ -375,7 +375,7 @@ def test_about_and_visibility_round_trip(api: Api, member: Api) -> None:
     assert {k: (e["about"], e["visibility"]) for k, e in entries.items()} == {
         "tone": (None, "shared"),
         "ben-dates": ("ben", "shared"),
-        "ana-seat": ("ana", "private"),
+        "ana-seat@ana": ("ana", "private"),  # SPEC section 6: listed as key@person
         "explicit": (None, "shared"),
     }
     # Ben sees the shared ones, the one about him included, not Ana's private one (A9).
@@ -668,7 +668,7 @@ def test_a_turn_shows_what_the_sessions_person_may_see_whoever_posts_it(
                    about="ben", visibility="private")
     sessions = {"ana": api.session(agent)["session"]["id"],
                 "ben": member.session(agent)["session"]["id"]}
-    expected = {"ana": ["ana-seat", "tone"], "ben": ["ben-diet", "tone"]}
+    expected = {"ana": ["ana-seat@ana", "tone"], "ben": ["ben-diet@ben", "tone"]}
     for person, client in (("ana", api), ("ben", member)):
         sid = sessions[person]
         assert sorted(instructions(client, sid)["included"]["agent"]) == expected[person]

@@ -458,11 +458,11 @@ def test_a_private_change_about_ana_is_never_seen_by_ben(
     assert job["status"] == "succeeded", job
     assert job["dropped"] == []
 
-    mine = agent_memory(api, agent)["entries"]
-    assert mine["seat"]["content"] == "Ana prefers aisle seats."
-    assert mine["seat"]["about"] == "ana"
-    assert mine["seat"]["visibility"] == "private"
-    assert mine["seat"]["sources"] == [{"session": ana, "item": "a-1"}]
+    mine = agent_memory(api, agent)["entries"]  # a private entry is listed as key@person
+    assert mine["seat@ana"]["content"] == "Ana prefers aisle seats."
+    assert mine["seat@ana"]["about"] == "ana"
+    assert mine["seat@ana"]["visibility"] == "private"
+    assert mine["seat@ana"]["sources"] == [{"session": ana, "item": "a-1"}]
     assert "seat@ana" in agent_memory(platform, agent)["entries"]
 
     ben = session_id(member, agent)
@@ -474,7 +474,7 @@ def test_a_private_change_about_ana_is_never_seen_by_ben(
     assert shown["included"]["agent"] == []
     assert "aisle" not in shown["memory"]
     assert "aisle" not in json.dumps(learning_jobs(member, agent))
-    assert "seat" in instructions(api, ana)["included"]["agent"]
+    assert "seat@ana" in instructions(api, ana)["included"]["agent"]
 
     # a change about ana proposed from ben's session is dropped
     openai_stub.script_for(
@@ -665,7 +665,7 @@ def test_the_builtin_helper_learns_a_private_preference_with_no_key_and_no_netwo
             assert entry["about"] == "ana"
             assert entry["visibility"] == "private"
             assert entry["sources"] == [{"session": sid, "item": "u-1"}]
-            assert key == entry["key"]
+            assert key == f"{entry['key']}@ana"  # listed as key@person
             assert agent_memory(ben, agent)["entries"] == {}
             assert openai_stub.requests == []  # no request to any model server
     finally:

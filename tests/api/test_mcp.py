@@ -250,15 +250,20 @@ def test_agent_tools_answer_what_rest_answers_and_conflict_like_it(
         visibility="private",
     ))
     assert memory == agent_memory(api, agent)
-    assert memory["entries"]["seat"]["visibility"] == "private"
-    stale = error(call(server, token, "forget_for_agent", agent_id=agent, expected=0, key="seat"))
+    assert memory["entries"]["seat@ana"]["visibility"] == "private"  # listed as key@person
+    stale = error(call(server, token, "forget_for_agent", agent_id=agent, expected=0, key="seat",
+                       about="ana"))
     assert stale["_tag"] == "AgentConflict"
     assert "agent_memory" in stale["retry"]
     assert agent_memory(api, agent) == memory
-    forgotten = answer(call(
+    # without `about` a Forget names the shared entry of the key: there is none
+    assert error(call(
         server, token, "forget_for_agent", agent_id=agent, expected=1, key="seat"
+    ))["_tag"] == "AgentConflict"
+    forgotten = answer(call(
+        server, token, "forget_for_agent", agent_id=agent, expected=1, key="seat", about="ana"
     ))
-    assert forgotten["entries"]["seat"]["status"] == "retracted"
+    assert forgotten["entries"]["seat@ana"]["status"] == "retracted"
     assert forgotten["version"] == 2
     bad = error(call(
         server, token, "remember_for_agent", agent_id=agent, expected=2, key="x",

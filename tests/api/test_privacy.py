@@ -459,20 +459,22 @@ class Model:
         return f"{self.prefix}-secret-{owner}-{self.written}"
 
     def view_for(self, person: str | None) -> dict[str, tuple[tuple[str, str | None], Entry]]:
-        """The view's entries by their view key, with their (key, owner)."""
-        view: dict[str, tuple[tuple[str, str | None], Entry]] = {}
-        for (key, owner), entry in sorted(self.entries.items(), key=lambda kv: kv[0][1] or ""):
-            if owner is None:
-                view.setdefault(key, ((key, owner), entry))
-            elif person is None:
-                view[f"{key}@{owner}"] = ((key, owner), entry)
-            elif owner == person:
-                view[key] = ((key, owner), entry)  # P's private one is shown over a shared one
-        return view
+        """The view's entries by their view key, with their (key, owner): a shared one under
+        its key, a private one under `key@owner`, for every reader who may see it."""
+        return {
+            listed(key, owner): ((key, owner), entry)
+            for (key, owner), entry in self.entries.items()
+            if owner is None or person in (None, owner)
+        }
 
     def versions_for(self, person: str | None) -> list[tuple[int, str]]:
-        return [(v, key) for v, key, owner in self.log
+        return [(v, listed(key, owner)) for v, key, owner in self.log
                 if person is None or owner in (None, person)]
+
+
+def listed(key: str, owner: str | None) -> str:
+    """The name an entry is listed under in every view and the log (SPEC section 6)."""
+    return key if owner is None else f"{key}@{owner}"
 
 
 def secrets_of(model: Model, person: str) -> list[str]:
@@ -533,11 +535,12 @@ def apply(model: Model, reader: Reader, agent: str, op: Op) -> None:
                                             owner if owner is not None else op.about)
         model.log.append((model.version + 1, key, owner))
     else:
-        if person is not None:
-            key = model.key(op, person if op.private else None)
-            target: tuple[str, str | None] | None = next(
-                (t for t in ((key, person), (key, None)) if t in model.entries), None)
-            command = forget(key)
+        if person is not None:  # `about` names the caller's private entry; none the shared one
+            owner = person if op.private else None
+            key = model.key(op, owner)
+            target: tuple[str, str | None] | None = (
+                (key, owner) if (key, owner) in model.entries else None)
+            command = forget(key) if owner is None else forget(key, about=owner)
         else:
             owner = op.about if op.private else None
             key = model.key(op, owner)
@@ -547,12 +550,10 @@ def apply(model: Model, reader: Reader, agent: str, op: Op) -> None:
         if target is None:
             assert_error(response, 409, "AgentConflict")  # unknown, or not the caller's to see
             return
-        if model.entries[target].status == "retracted" and response.status_code == 409:
-            assert_error(response, 409, "AgentConflict")  # the contract allows either answer
-            return
         assert response.status_code == 200, (op, response.text)
-        model.entries[target].status = "retracted"
-        model.log.append((model.version + 1, key, target[1]))
+        if model.entries[target].status != "retracted":  # else it changes nothing (A10)
+            model.entries[target].status = "retracted"
+            model.log.append((model.version + 1, key, target[1]))
     answer = response.json()
     assert answer["version"] == model.version
     check_entries(answer["entries"], model, person)
@@ -601,12 +602,8 @@ def check_reads(model: Model, reader: Reader, agent: str, person: str | None,
     log = reader.get(f"/v1/agents/{agent}/memory/log", params={"limit": 200})["changes"]
     expected_log = model.versions_for(person)
     assert [c["version"] for c in log] == [v for v, _ in expected_log], (person, log)
-    for change, (_, key) in zip(log, expected_log, strict=True):
-        if person is None:  # the service may see a private key as key@about
-            assert len(change["keys"]) == 1
-            assert change["keys"][0].split("@")[0] == key
-        else:
-            assert change["keys"] == [key]
+    for change, (_, name) in zip(log, expected_log, strict=True):
+        assert change["keys"] == [name]  # a private entry as key@person, for every reader
 
     visible = model.view_for(person)
     for owner, sid in sessions.items():
@@ -616,9 +613,7 @@ def check_reads(model: Model, reader: Reader, agent: str, person: str | None,
         shown = reader.get(f"/v1/sessions/{sid}/instructions")
         may = model.view_for(owner)
         active = {k for k, (_, e) in may.items() if e.status == "active"}
-        shadowed = {key for (key, o), e in model.entries.items()
-                    if o is None and e.status == "active" and key in may}
-        assert active <= set(shown["included"]["agent"]) <= active | shadowed, (owner, shown)
+        assert set(shown["included"]["agent"]) == active, (owner, shown)  # A8: all fit
         for key in active:
             assert may[key][1].content in shown["memory"]
         data = flat(reader.graphql(AGENT_QUERY, a=agent, s=sid))
@@ -686,10 +681,11 @@ def test_no_member_ever_sees_another_members_private_entries(
             assert secret not in json.dumps(shown)
 
 
-def test_the_service_token_sees_private_entries_keyed_by_key_at_about(
+def test_every_reader_sees_private_entries_keyed_by_key_at_about(
     api: Api, member: Api, platform: Api
 ) -> None:
-    # A9 + contract: the service's view holds every entry; a private one as "<key>@<about>".
+    # A9 + SPEC section 6: the service's view holds every entry; a private one as
+    # "<key>@<about>", in every reader's view.
     agent = api.agent("shared planner", shared=True)["id"]
     agent_memory(member, agent)
     version = 0
@@ -707,9 +703,13 @@ def test_the_service_token_sees_private_entries_keyed_by_key_at_about(
         "seat@ana": ("seat", "Ana: an aisle seat.", "ana"),
         "seat@ben": ("seat", "Ben: any seat.", "ben"),
     }
-    # Each person sees their own private one over the shared one.
-    assert agent_memory(api, agent)["entries"]["seat"]["content"] == "Ana: an aisle seat."
-    assert agent_memory(member, agent)["entries"]["seat"]["content"] == "Ben: any seat."
+    # Each person sees their own private one beside the shared one.
+    anas = agent_memory(api, agent)["entries"]
+    assert {k: e["content"] for k, e in anas.items()} == {
+        "seat": "Shared: a window seat.", "seat@ana": "Ana: an aisle seat."}
+    bens = agent_memory(member, agent)["entries"]
+    assert {k: e["content"] for k, e in bens.items()} == {
+        "seat": "Shared: a window seat.", "seat@ben": "Ben: any seat."}
     # The service forgets one of them by naming whom it is about; the others stay.
     after = platform.ok(post_agent(platform, agent, 3, forget("seat", about="ana")))
     assert {k: e["status"] for k, e in after["entries"].items()} == {
@@ -718,8 +718,8 @@ def test_the_service_token_sees_private_entries_keyed_by_key_at_about(
     after = platform.ok(post_agent(platform, agent, 4, forget("seat")))
     assert after["entries"]["seat"]["status"] == "retracted"
     assert after["entries"]["seat@ben"]["status"] == "active"
-    # Ben forgetting "seat" forgets his own private one.
-    mine = member.ok(post_agent(member, agent, 5, forget("seat")))
-    assert mine["entries"]["seat"]["content"] == "Ben: any seat."
-    assert mine["entries"]["seat"]["status"] == "retracted"
+    # Ben forgetting "seat" about himself forgets his own private one.
+    mine = member.ok(post_agent(member, agent, 5, forget("seat", about="ben")))
+    assert mine["entries"]["seat@ben"]["content"] == "Ben: any seat."
+    assert mine["entries"]["seat@ben"]["status"] == "retracted"
     assert "aisle" not in json.dumps(mine)

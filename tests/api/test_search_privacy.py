@@ -63,7 +63,7 @@ def apply(clients: dict[str, Api], sessions: dict[str, str], agent: str, word: s
     if op.action == "remember":
         client.ok(agent_command(client, agent, remember(key, content, "preference", **fields)))
     else:
-        about = {"about": owner} if op.private and op.actor == "platform" else {}
+        about = {"about": owner} if op.private else {}  # `about` names a private entry
         agent_command(client, agent, forget(key, **about))  # 409 for an unknown key is fine
 
 

@@ -7,11 +7,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.api.bodies import nested_command
-from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry
+from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry, Source
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
-from app.memory.agents.entries import owner_of, target_of, view_of
+from app.memory.agents.entries import may_reach, owner_of, reachable, target_of, view_of
 from app.memory.changes.commands import AgentRemember, check_agent_remember
 
 BEN = Principal("acme", person="ben")
@@ -77,28 +77,16 @@ def test_a_person_never_sees_another_members_private_entries(entries: list[Agent
 
 
 @given(entry_sets())
-def test_a_person_sees_every_key_of_the_shared_entries_and_their_own(
+def test_a_person_sees_every_shared_entry_and_their_own_each_under_its_name(
     entries: list[AgentEntry],
 ) -> None:
-    # A9: shared with everyone, and P's own; each listed under its plain key
+    # A9, SPEC section 6: shared with everyone under the key, P's own under `key@P`; a private
+    # entry and the shared one of its key are two entries, both listed
     view = view_of(BEN, entries)
-    assert set(view) == {e.key for e in entries if e.owner in (SHARED, "ben")}
-    assert all(entry.key == key for key, entry in view.items())
-
-
-@given(entry_sets())
-def test_a_persons_private_entry_wins_over_the_shared_one_of_its_key(
-    entries: list[AgentEntry],
-) -> None:
-    # A9: one entry per key for a person, their own over the shared one
-    view = view_of(BEN, entries)
-    bens_keys = {e.key for e in entries if e.owner == "ben"}
-    for e in entries:
-        if e.owner == "ben":
-            assert view[e.key] == e
-    for e in entries:
-        if e.owner == SHARED and e.key not in bens_keys:
-            assert view[e.key] == e
+    mine = [e for e in entries if e.owner in (SHARED, "ben")]
+    assert len(view) == len(mine)
+    for e in mine:
+        assert view[e.key if e.owner == SHARED else f"{e.key}@ben"] is e
 
 
 @given(entry_sets())
@@ -127,9 +115,9 @@ def test_ben_sees_his_seat_and_the_shared_tone_not_anas_seat() -> None:
     bens = agent_entry("seat", "ben", 2, "Ben prefers aisle seats.")
     tone = agent_entry("tone", SHARED, 4, "Replies are short.")
     entries = [bens, anas, tone, shared_seat]
-    assert view_of(BEN, entries) == {"tone": tone, "seat": bens}
-    assert list(view_of(BEN, entries)) == ["tone", "seat"]
-    assert view_of(ANA, entries) == {"tone": tone, "seat": anas}
+    assert view_of(BEN, entries) == {"tone": tone, "seat@ben": bens, "seat": shared_seat}
+    assert list(view_of(BEN, entries)) == ["tone", "seat@ben", "seat"]
+    assert view_of(ANA, entries) == {"tone": tone, "seat@ana": anas, "seat": shared_seat}
     assert view_of(Principal("acme", person="cleo"), entries) == {
         "tone": tone,
         "seat": shared_seat,
@@ -138,8 +126,8 @@ def test_ben_sees_his_seat_and_the_shared_tone_not_anas_seat() -> None:
 
 
 def test_an_agent_key_with_an_at_sign_is_refused() -> None:
-    # A9: a service token sees private entries as `key@person`, so no agent key may look like
-    # one (else a shared `seat@ana` and ana's private `seat` would collide in its view)
+    # A9: every reader sees private entries as `key@person`, so no agent key may look like
+    # one (else a shared `seat@ana` and ana's private `seat` would collide in a view)
     with pytest.raises(ValidationError) as caught, nested_command():  # as a REST body names it
         check_agent_remember(AgentRemember("seat@ana", "The seat plan.", "decision"), SERVICE)
     assert caught.value.field == "command.key"
@@ -160,14 +148,14 @@ def test_a_persons_forget_never_targets_another_members_entry(
 
 
 @given(entry_sets(), st.sampled_from("abcd"))
-def test_a_persons_forget_prefers_their_own_entry_over_the_shared_one(
+def test_a_persons_forget_names_the_shared_entry_without_about_and_their_own_with_it(
     entries: list[AgentEntry], key: str
 ) -> None:
-    # A9: their own private entry of that key, else the shared one
+    # A9, SPEC section 6: no `about` is the shared entry of the key; `about` their own
     own = [e for e in entries if e.key == key and e.owner == "ben"]
     shared = [e for e in entries if e.key == key and e.owner == SHARED]
-    expected = own[0] if own else shared[0] if shared else None
-    assert target_of(entries, "ben", key, None) == expected
+    assert target_of(entries, "ben", key, None) == (shared[0] if shared else None)
+    assert target_of(entries, "ben", key, "ben") == (own[0] if own else None)
 
 
 @given(entry_sets(), st.sampled_from("abcd"), st.sampled_from(["ana", "ben"]))
@@ -186,12 +174,36 @@ def test_forget_examples() -> None:
     shared_seat = agent_entry("seat", SHARED)
     anas = agent_entry("seat", "ana")
     bens = agent_entry("seat", "ben")
-    assert target_of([shared_seat, anas, bens], "ben", "seat", None) is bens
+    assert target_of([shared_seat, anas, bens], "ben", "seat", None) is shared_seat
+    assert target_of([anas, bens], "ben", "seat", None) is None
     assert target_of([shared_seat, anas], "ben", "seat", None) is shared_seat
     assert target_of([shared_seat, anas], "ben", "seat", "ana") is None
     assert target_of([anas], "ben", "seat", None) is None
     assert target_of([shared_seat, anas, bens], "ben", "seat", "ben") is bens
     assert target_of([shared_seat, anas, bens], None, "seat", "ana") is anas
+
+
+# --- reachable sources --------------------------------------------------------------------------
+
+
+def test_a_source_in_another_members_session_is_left_out() -> None:
+    # A3, A9, SPEC section 6: a person reaches their own sessions; a service token every one
+    anas = Source("ses-ana", "i-01", "itm-1", person="ana")
+    bens = Source("ses-ben", "i-01", "itm-2", person="ben")
+    assert reachable("ben", [anas, bens]) == (bens,)
+    assert reachable("ana", [anas, bens]) == (anas,)
+    assert reachable(None, [anas, bens]) == (anas, bens)
+    assert not may_reach("ben", Source("ses-x", "i-01", "itm-3", person=None))
+
+
+def test_the_view_shows_each_reader_the_sources_they_may_reach() -> None:
+    # A3, A9: the entry stays; only the sources of sessions the reader may not reach go
+    anas = Source("ses-ana", "i-01", "itm-1", person="ana")
+    shared = AgentEntry("tone", SHARED, "Replies are short.", "preference", "active", None,
+                        "shared", 1, "chg-1", (anas,))
+    assert view_of(BEN, [shared])["tone"].sources == ()
+    assert view_of(ANA, [shared])["tone"].sources == (anas,)
+    assert view_of(SERVICE, [shared])["tone"].sources == (anas,)
 
 
 def test_owner_of() -> None:

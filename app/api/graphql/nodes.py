@@ -546,8 +546,8 @@ class Run:
 
 @strawberry.type
 class AgentSource:
-    """A3: an item of a session that supports an agent entry; both are null for a caller who
-    may not reach that session (another member's)."""
+    """A3: an item of a session that supports an agent entry (only those of sessions the caller
+    may reach are listed)."""
 
     session_id: strawberry.Private[str]
     uid: strawberry.Private[str]
@@ -631,6 +631,10 @@ class AgentChange:
     status: EntryStatus
     about: str | None
     visibility: Visibility
+    listed_as: str = strawberry.field(
+        description="the entry it changed, by the name the memory lists it under: its key, or "
+        "key@person for a private entry"
+    )
     at: EpochMillis
     job_id: strawberry.Private[str | None]
     sources: list[AgentSource]
@@ -656,6 +660,7 @@ class AgentChange:
             status=enum(EntryStatus, change.status),
             about=change.about,
             visibility=enum(Visibility, change.visibility),
+            listed_as=change.name,
             at=EpochMillis(change.at),
             job_id=change.job,
             sources=_sources(change.sources),
@@ -672,6 +677,10 @@ class AgentEntry:
     status: EntryStatus
     about: str | None = strawberry.field(description="the person it is about (A5)")
     visibility: Visibility
+    listed_as: str = strawberry.field(
+        description="the name the memory lists it under: its key, or key@person for a private "
+        "entry (a private entry and the shared one of its key are two entries)"
+    )
     updated_at: EpochMillis
     sources: list[AgentSource]
     change_id: strawberry.Private[str]
@@ -685,6 +694,7 @@ class AgentEntry:
             status=enum(EntryStatus, entry.status),
             about=entry.about,
             visibility=enum(Visibility, entry.visibility),
+            listed_as=entry.name,
             updated_at=EpochMillis(entry.updated_at),
             sources=_sources(entry.sources),
             change_id=entry.change,
@@ -716,8 +726,8 @@ class AgentMemory:
         )
 
     @strawberry.field(
-        description="The entries the caller may see, by the key each is listed under (a private "
-        "entry of the caller's wins over the shared one of its key)."
+        description="The entries the caller may see, by the name each is listed under (its key, "
+        "or key@person for a private entry, beside the shared one of its key)."
     )
     def entries(
         self, first: int = DEFAULT_FIRST, after: str | None = None

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentMemory, LogEntry, Maker
+from app.domain.enums import Status
 from app.domain.principals import Principal
 from app.errors import AgentConflict, NotFound, ValidationError
-from app.memory.agents.entries import owner_of, target_of, view_of
+from app.memory.agents.entries import change_as_seen, owner_of, target_of, view_of
 from app.memory.changes.commands import (
     AgentCommand,
     AgentForget,
@@ -37,12 +38,18 @@ def reader(who: Principal) -> dict[str, Any]:
     return {"org": who.org, "person": who.person, "all": who.person is None}
 
 
-def edit_of(who: Principal, entries: Sequence[AgentEntry], command: AgentCommand) -> AgentEdit:
-    """The edit a person's Remember or Forget makes of the entries they may see."""
+def edit_of(
+    who: Principal, entries: Sequence[AgentEntry], command: AgentCommand
+) -> AgentEdit | None:
+    """The edit a person's Remember or Forget makes of the entries they may see: none for a
+    Forget of an entry already retracted (it changes nothing)."""
     if isinstance(command, AgentForget):
         target = target_of(entries, who.person, command.key, command.about)
         if target is None:
-            raise AgentConflict(f"the agent's memory has no key {command.key!r}")
+            named = command.key if command.about is None else f"{command.key} about {command.about}"
+            raise AgentConflict(f"the agent's memory has no key {named!r}")
+        if target.status == Status.RETRACTED:
+            return None
         return AgentEdit(
             "forget", target.key, target.owner, target.content, target.kind, "retracted",
             target.about, target.visibility,
@@ -107,7 +114,8 @@ class AgentMemories:
             read = (await memory.entries(who.org, who.person, [agent_id]))[agent_id]
             edit = edit_of(who, read.entries, command)
             maker = Maker("person", person=who.person, service=who.service)
-            await memory.apply(who.org, agent_id, version, maker, [edit], now_ms())
+            edits = [] if edit is None else [edit]  # no edit, no version (`apply`)
+            await memory.apply(who.org, agent_id, version, maker, edits, now_ms())
             return await memory_of(tx, who, agent_id)
 
         return await self.db.write(work)
@@ -136,7 +144,12 @@ class AgentMemories:
     async def histories(
         self, who: Principal, change_ids: Sequence[str]
     ) -> dict[str, list[AgentChange]]:
-        """For each current change id, the entry's changes, newest first."""
-        return await self.db.read(
+        """For each current change id, the entry's changes, newest first, each with the sources
+        `who` may reach."""
+        found = await self.db.read(
             lambda tx: AgentMemoryRepository(tx).histories(who.org, who.person, change_ids)
         )
+        return {
+            cid: [change_as_seen(who.person, change) for change in chain]
+            for cid, chain in found.items()
+        }

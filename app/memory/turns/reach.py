@@ -28,7 +28,7 @@ def shown(reach: Reachable, max_length: int) -> tuple[Instructions, list[str], l
         agent = list(view_of(Principal(reach.org, person=reach.viewer), reach.agent).values())
     text = compose(session, [e.as_entry() for e in agent], max_length, reach.shared_agent)
     saw = {e.key: e.change for e in session}
-    saw_agent = {e.key: e.change for e in agent}
+    saw_agent = {e.name: e.change for e in agent}
     return text, [saw[k] for k in text.keys], [saw_agent[k] for k in text.agent_keys]
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from app.domain.agents import Agent, AgentChange
 from app.domain.principals import Principal
 from app.domain.sessions import Change, Item, Version
+from app.memory.agents.entries import change_as_seen
 from app.store.database import Database
 from app.store.pages import Key, PageRepository
 
@@ -55,9 +56,13 @@ class Pages:
     async def agent_changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
     ) -> dict[str, list[AgentChange]]:
-        return await self.db.read(
+        found = await self.db.read(
             lambda tx: PageRepository(tx).agent_changes(who, change_ids, after, first)
         )
+        return {
+            cid: [change_as_seen(who.person, change) for change in chain]
+            for cid, chain in found.items()
+        }
 
     async def agent_session_ids(
         self, who: Principal, agents: Sequence[str], after: Key, first: int

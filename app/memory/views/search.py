@@ -20,7 +20,7 @@ from app.domain.principals import Principal
 from app.domain.search import Match
 from app.domain.sessions import KINDS, Entry
 from app.errors import NotFound, ValidationError
-from app.memory.agents.entries import view_key
+from app.memory.agents.entries import as_seen
 from app.store.database import Database, Tx
 from app.store.search import SearchRepository
 from app.store.sessions import SessionRepository
@@ -141,17 +141,18 @@ class SearchPage:
 
 
 def hit_of(who: Principal, match: Match, terms: Sequence[Term]) -> Hit:
-    """A match as a hit: its snippet, and the key the caller's view lists it under."""
+    """A match as a hit: its snippet, the key the caller's view lists it under, and (for an
+    agent entry) the sources the caller may reach."""
     if match.entry is not None:
         return Hit(
             match.score, match.exact, snippet(match.entry.content or "", terms), match.agent,
             session=match.session, entry=match.entry, listed_as=match.entry.key,
         )
     assert match.agent_entry is not None
-    entry = match.agent_entry
+    entry = as_seen(who.person, match.agent_entry)
     return Hit(
         match.score, match.exact, snippet(entry.content or "", terms), match.agent,
-        agent_entry=entry, listed_as=view_key(who, entry),
+        agent_entry=entry, listed_as=entry.name,
     )
 
 

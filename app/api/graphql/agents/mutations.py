@@ -45,7 +45,10 @@ class AgentMutation:
         memory = await ctx.service.agent_memory.command(ctx.who, str(agent_id), expected, command)
         return AgentMemory.from_domain(str(agent_id), memory)
 
-    @strawberry.mutation(description="A10: retract an agent entry.")
+    @strawberry.mutation(
+        description="A10: retract an agent entry: the shared one of the key, or with `about` "
+        "that person's private one. Retracting a retracted entry changes nothing."
+    )
     async def forget_for_agent(
         self, info: GraphInfo, agent_id: strawberry.ID, expected: int, key: str,
         about: str | None = None,
