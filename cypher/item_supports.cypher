@@ -18,7 +18,8 @@ CALL (i) {
   WITH DISTINCT c, a ORDER BY c.at DESC, c.id
   RETURN collect(CASE WHEN c IS NULL THEN null ELSE
     {agent: a.id, key: c.key, change: c.id, op: c.op, content: c.content, kind: c.kind,
-     status: c.status, at: c.at, version: c.version, visibility: c.visibility} END)
+     status: c.status, at: c.at, version: c.version, visibility: c.visibility,
+     owner: c.owner} END)
     AS agentEntries
 }
 RETURN uid, sessionEntries, agentEntries

@@ -13,6 +13,6 @@ CALL (t) {
   OPTIONAL MATCH (t)-[:SAW]->(c:AgentChange)
   WITH c ORDER BY c.at DESC, c.key
   RETURN collect(c {.id, .key, .content, .kind, .status, .at, .version, .about, .visibility,
-                    agent: c.agent}) AS agentEntries
+                    .owner, agent: c.agent}) AS agentEntries
 }
 RETURN tid, sessionEntries, agentEntries

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.domain.agents import listed_key
 from app.domain.sessions import Change, Item
 
 
@@ -46,6 +47,13 @@ class Citing:
     version: int | None = None
     about: str | None = None
     visibility: str | None = None
+    owner: str | None = None  # an agent entry's owner ("" for a shared one)
+
+    @property
+    def name(self) -> str:
+        """The name the entry is listed under: a session entry's key, an agent entry's
+        `listed_key`."""
+        return self.key if self.owner is None else listed_key(self.key, self.owner)
 
 
 Pair = tuple[list[Citing], list[Citing]]  # (session entries, agent entries)

@@ -44,6 +44,10 @@ query($a: ID!) {
 }
 """
 
+SHOWN = """
+query($s: ID!) { session(id: $s) { turns { nodes { shown { agent { key listedAs } } } } } }
+"""
+
 SEARCH = """
 query($q: String!, $a: ID!) {
   search(query: $q, agentId: $a) {
@@ -105,6 +109,11 @@ def test_a_private_entry_and_the_shared_one_of_its_key_are_two_entries_on_every_
     assert "Ana prefers window seats." in shown["memory"]
     turn = api.turn(sid, user("Book me a seat."))["turn"]
     assert turn["shownAgent"] == ["seat", "seat@ana"]
+    found = api.graphql(SHOWN, s=sid)
+    assert "errors" not in found, found
+    [shown_turn] = flat(found["data"]["session"]["turns"])
+    assert [(e["key"], e["listedAs"]) for e in shown_turn["shown"]["agent"]] == [
+        ("seat", "seat"), ("seat", "seat@ana")]
 
     # A11: the log names the entry each change touched, for the readers who may see it
     assert [(c["version"], c["keys"]) for c in agent_log(api, agent)] == [

@@ -14,6 +14,10 @@ class CitingEntry:
     """A session or agent entry change that cites an item, or that a turn was shown."""
 
     key: str
+    listed_as: str = strawberry.field(
+        description="the name the entry is listed under: its key, or key@person for a private "
+        "agent entry"
+    )
     change_id: str
     op: ChangeOp | None = strawberry.field(description="what the change did (entries a turn "
                                            "was shown have none)")
@@ -30,7 +34,8 @@ class CitingEntry:
     @classmethod
     def from_domain(cls, row: provenance.Citing) -> CitingEntry:
         return cls(
-            key=row.key, change_id=row.change, op=maybe(ChangeOp, row.op), content=row.content,
+            key=row.key, listed_as=row.name, change_id=row.change, op=maybe(ChangeOp, row.op),
+            content=row.content,
             kind=maybe(Kind, row.kind), status=maybe(EntryStatus, row.status),
             at=EpochMillis(row.at), session_id=row.session, agent_id=row.agent,
             version=row.version, about=row.about, visibility=maybe(Visibility, row.visibility),
