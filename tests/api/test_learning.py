@@ -524,7 +524,7 @@ def test_about_must_name_a_person_of_the_org_and_private_must_name_about(
     assert "about names no person of the org" in reasons["zed-seat"]
     assert "names the person it is about" in reasons["nobody-seat"]
     assert "only from that person's own session" in reasons["ben-seat"]
-    assert list(agent_memory(api, agent)["entries"]) == ["ana-seat"]
+    assert list(agent_memory(api, agent)["entries"]) == ["ana-seat@ana"]  # listed as key@person
     assert agent_memory(member, agent)["entries"] == {}
 
 

@@ -177,9 +177,10 @@ def test_agent_memory_log_learning_and_search(
     assert memory.version == 1
     memory = client.remember_for_agent(agent.id, "seat", "Ana prefers window seats.",
                                        "preference", about="ana", visibility="private")
-    assert (memory.version, memory.entries["seat"].visibility) == (2, "private")
-    memory = client.forget_for_agent(agent.id, "seat")
-    assert memory.entries["seat"].status == "retracted"
+    # a private entry is listed as key@person; `about` names it
+    assert (memory.version, memory.entries["seat@ana"].visibility) == (2, "private")
+    memory = client.forget_for_agent(agent.id, "seat", about="ana")
+    assert memory.entries["seat@ana"].status == "retracted"
     memory = client.agent_command(
         agent.id, AgentRemember(key="meals", content="No meals.", kind="decision"),
         expected=3)
