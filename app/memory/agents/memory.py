@@ -13,7 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.domain.agents import AgentChange, AgentEdit, AgentEntry, AgentMemory, LogEntry, Maker
+from app.domain.agents import (
+    SHARED,
+    AgentChange,
+    AgentEdit,
+    AgentEntry,
+    AgentMemory,
+    LogEntry,
+    Maker,
+    listed_key,
+)
 from app.domain.enums import Status
 from app.domain.principals import Principal
 from app.errors import AgentConflict, NotFound, ValidationError
@@ -46,8 +55,8 @@ def edit_of(
     if isinstance(command, AgentForget):
         target = target_of(entries, who.person, command.key, command.about)
         if target is None:
-            named = command.key if command.about is None else f"{command.key} about {command.about}"
-            raise AgentConflict(f"the agent's memory has no key {named!r}")
+            named = listed_key(command.key, SHARED if command.about is None else command.about)
+            raise AgentConflict(f"the agent's memory has no entry {named!r}")
         if target.status == Status.RETRACTED:
             return None
         return AgentEdit(
