@@ -169,6 +169,22 @@ async def _import(settings: Settings, path: Path, org: str | None) -> None:
           f"{target}", file=sys.stderr)
 
 
+async def _erase(settings: Settings, org: str, person: str) -> str:
+    """`erase --org ORG --person PERSON`: the person's erasure, as a service token asks it."""
+    from app.memory.erasure import Erasures
+
+    db = await Database.connect(resolve_target(settings))
+    try:
+        await db.apply_schema()
+        erasure = await Erasures(db).erase(org, person, None)
+    finally:
+        await db.close()
+    c = erasure.counts
+    return (f"erased {person} of {org} ({erasure.id}): {c.sessions} sessions, {c.items} items, "
+            f"{c.entries} entries, {c.agent_entries} agent entries, {c.changes} changes, "
+            f"{c.jobs} jobs")
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="openbot-memory", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
@@ -197,6 +213,11 @@ def parser() -> argparse.ArgumentParser:
     restore = commands.add_parser("import", help="read an export into a new (or empty) org")
     restore.add_argument("file", type=Path)
     restore.add_argument("--org", help="the org to create (default: the exported org's name)")
+    erase = commands.add_parser(
+        "erase", help="erase a person's data everywhere it went (their id becomes opaque)"
+    )
+    erase.add_argument("--org", required=True)
+    erase.add_argument("--person", required=True)
     return root
 
 
@@ -224,6 +245,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             asyncio.run(_export(settings, args.org, args.out))
         elif args.command == "import":
             asyncio.run(_import(settings, args.file, args.org))
+        elif args.command == "erase":
+            print(asyncio.run(_erase(settings, args.org, args.person)))
     except (SetupError, ServiceError) as exc:
         message = exc.message if isinstance(exc, ServiceError) else str(exc)
         print(f"openbot-memory: error: {message}", file=sys.stderr)

@@ -33,6 +33,7 @@ CALL () {
              AND EXISTS { MATCH (:AgentEntry {agent: e.agent, key: e.key, owner: $person}) })
   CALL (e) {
     OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
+      WHERE NOT coalesce(i.erased, false)
     WITH r, i ORDER BY r.session, i.seq
     RETURN collect(CASE WHEN i IS NULL THEN null
                         ELSE {session: r.session, item: i.id, uid: i.uid} END) AS sources

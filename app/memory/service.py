@@ -12,6 +12,7 @@ from app.memory.agents.agents import Agents
 from app.memory.agents.memory import AgentMemories
 from app.memory.agents.promotion import Promotion
 from app.memory.changes.credentials import credential_reason
+from app.memory.erasure import Erasures
 from app.memory.jobs.consolidation import Consolidation
 from app.memory.jobs.learning import Learning
 from app.memory.sessions.history import History, keep_missing_states
@@ -47,6 +48,7 @@ class Service:
     provenance: Provenance
     live: Live
     pages: Pages
+    erasures: Erasures
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -60,6 +62,7 @@ class Service:
         kept = Kept(settings.kept_view_entries)
         live = Live(db, agent_memory, settings.live_poll_seconds)
         db.on_commit = live.wake
+        tokens = Tokens(db, settings.default_model, settings.token_cache_seconds)
 
         return cls(
             settings=settings,
@@ -68,7 +71,7 @@ class Service:
             agents=Agents(db),
             agent_memory=agent_memory,
             orgs=Orgs(db),
-            tokens=Tokens(db, settings.default_model, settings.token_cache_seconds),
+            tokens=tokens,
             turns=Turns(db, settings.max_length, consolidation.wake, learning.wake, kept),
             consolidation=consolidation,
             learning=learning,
@@ -79,6 +82,7 @@ class Service:
             provenance=Provenance(db),
             live=live,
             pages=Pages(db),
+            erasures=Erasures(db, tokens.forget_cached),
         )
 
     async def start(self) -> None:

@@ -1,0 +1,201 @@
+"""Erasure of a person's data through HTTP and GraphQL (SPEC section 7).
+
+Unique marker strings go in through every write path (turn items, a person's Remember,
+consolidation and learning by the scripted model, an agent Remember about the person, a fork,
+a promotion); after the erasure a scan of every property of every node and relationship finds
+none of the erased person's, and every one of another member's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.store.erasures import ErasureRepository
+from tests.api.test_agent_memory import agent_memory, agent_remember, instructions
+from tests.api.test_consolidation import stored_anywhere
+from tests.api.test_learning import (
+    CONSOLIDATE,
+    LEARN,
+    answer,
+    change,
+    helper_is_stub,
+    wait_learned,
+)
+from tests.conftest import Api, Graph, RunningServer, user
+from tests.openai_stub import OpenAIStub
+
+Body = dict[str, Any]
+
+ANA = ["ANA-TURN-1f", "ANA-CONS-2f", "ANA-LEARN-3f", "ANA-REM-4f", "ANA-ABOUT-5f",
+       "ANA-FORK-6f", "ANA-SUB-7f"]
+BEN = ["BEN-TURN-1f", "BEN-CONS-2f", "BEN-LEARN-3f", "BEN-REM-4f", "BEN-ABOUT-5f"]
+
+
+def holding_value(graph: Graph, value: str) -> int:
+    """How many nodes (but Erasure records) and relationships hold `value` as a property."""
+    nodes = graph.value(
+        "MATCH (x) WHERE NOT x:Erasure AND any(k IN keys(x) WHERE x[k] = $v) RETURN count(x)",
+        v=value,
+    )
+    edges = graph.value(
+        "MATCH ()-[x]->() WHERE any(k IN keys(x) WHERE x[k] = $v) RETURN count(x)", v=value
+    )
+    return int(nodes) + int(edges)
+
+
+def teach(client: Api, openai_stub: OpenAIStub, agent: str, sid: str, marks: list[str],
+          about: str) -> None:
+    """A turn (marks[0]) that the scripted model consolidates (marks[1]) and learns from
+    (marks[2], shared, supported only by the turn's item)."""
+    openai_stub.script_for(
+        CONSOLIDATE, answer(change("trip", marks[1], [f"{about}-u1"], kind="fact"))
+    )
+    openai_stub.script_for(LEARN, answer(change(f"{about}-habit", marks[2], [f"{about}-u1"])))
+    client.turn(sid, user(f"Hello {marks[0]}", id=f"{about}-u1"))
+    wait_learned(client, agent, [sid], jobs=1)
+
+
+def plant(api: Api, member: Api, platform: Api, openai_stub: OpenAIStub) -> dict[str, str]:
+    helper_is_stub(platform)
+    agent = platform.agent(shared=True)["id"]
+    ana = api.session(agent)["session"]["id"]
+    ben = member.session(agent)["session"]["id"]
+    teach(api, openai_stub, agent, ana, ANA, "ana")
+    teach(member, openai_stub, agent, ben, BEN, "ben")
+    api.remember(ana, "note", ANA[3])
+    member.remember(ben, "note", BEN[3])
+    agent_remember(platform, agent, "ana-likes", ANA[4], "preference", about="ana")
+    agent_remember(platform, agent, "ben-likes", BEN[4], "preference", about="ben")
+    fork = api.ok(api.post(f"/v1/sessions/{ana}/fork", {}), 201)["session"]["id"]
+    api.remember(fork, "fork-note", ANA[5])
+    sub = api.session(agent, kind="subagent", parent=ana)["session"]["id"]
+    api.remember(sub, "routine", ANA[6], "procedure")
+    promoted = api.ok(api.post(f"/v1/sessions/{sub}/promote", {}), 201)["agent"]["id"]
+    return {"agent": agent, "ana": ana, "ben": ben, "fork": fork, "promoted": promoted}
+
+
+def bens_views(member: Api, made: dict[str, str]) -> Body:
+    return {
+        "session": member.view(made["ben"]),
+        "instructions": instructions(member, made["ben"]),
+        "agent": agent_memory(member, made["agent"])["entries"],
+        "search": [  # (Lucene's scores follow what the index holds)
+            {k: v for k, v in hit.items() if k != "score"}
+            for hit in member.ok(member.get("/v1/search", params={"q": "BEN-REM-4f"}))["hits"]
+        ],
+    }
+
+
+def test_erasing_a_person_leaves_no_marker_of_theirs_and_every_marker_of_others(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    made = plant(api, member, platform, openai_stub)
+    for mark in ANA + BEN:
+        assert stored_anywhere(graph, mark) > 0, mark
+    before = bens_views(member, made)
+    assert {"ana-habit", "ana-likes"} <= set(agent_memory(platform, made["agent"])["entries"])
+
+    # only a service token erases
+    denied = member.post("/v1/org/persons/ana/erase")
+    assert denied.status_code == 403, denied.text
+    assert denied.json()["_tag"] == "Forbidden"
+
+    erased = platform.ok(platform.post("/v1/org/persons/ana/erase"))["erasure"]
+    assert erased["person"] == "ana"
+    assert set(erased) == {"id", "person", "at", "counts"}
+    counts = erased["counts"]
+    assert set(counts) == {"sessions", "items", "entries", "agentEntries", "changes", "jobs"}
+    assert counts["sessions"] == 3  # her session, its fork, the subagent session
+    assert counts["items"] >= 4
+    assert counts["entries"] >= 4
+    assert counts["changes"] >= 4
+    assert counts["agentEntries"] == 3  # learned from her, about her, promoted from her
+
+    # no marker of hers anywhere, every one of ben's still there; her id is no stored value
+    for mark in ANA:
+        assert stored_anywhere(graph, mark) == 0, mark
+    for mark in BEN:
+        assert stored_anywhere(graph, mark) > 0, mark
+    assert holding_value(graph, "ana") == 0
+    # the structure stays: tombstones, with their versions and provenance edges
+    assert graph.value("MATCH (i:Item {erased: true})-[:IN_TURN]->(:Turn) RETURN count(i)") > 0
+    assert graph.value(
+        "MATCH (c:Change {erased: true})-[:CITES]->(:Item {erased: true}) RETURN count(c)"
+    ) > 0
+    assert graph.value(
+        "MATCH (c:Change {erased: true}) WHERE c.content IS NOT NULL RETURN count(c)"
+    ) == 0
+
+    # ben's views answer as before, but for the agent entries learned from or about her
+    after = bens_views(member, made)
+    assert after["session"] == before["session"]
+    assert after["search"] == before["search"]
+    hers = ("ana-habit", "ana-likes")
+    assert after["agent"] == {k: v for k, v in before["agent"].items() if k not in hers}
+    shown, was = after["instructions"]["included"], before["instructions"]["included"]
+    assert set(hers) <= set(was["agent"])
+    assert shown == {"session": was["session"],
+                     "agent": [k for k in was["agent"] if k not in hers]}
+    assert not any(mark in after["instructions"]["memory"] for mark in ANA)
+    # erased entries leave the service's views too
+    assert set(agent_memory(platform, made["agent"])["entries"]) == {"ben-habit", "ben-likes"}
+    assert agent_memory(platform, made["promoted"])["entries"] == {}
+    for sid in (made["ana"], made["fork"]):
+        assert platform.get(f"/v1/sessions/{sid}").status_code == 404
+    listed = platform.ok(platform.get("/v1/sessions"))["sessions"]
+    assert [s["session"]["id"] if "session" in s else s["id"] for s in listed] == [made["ben"]]
+    hits = platform.ok(platform.get("/v1/search", params={"q": "note"}))["hits"]
+    assert [hit["entry"]["session"] for hit in hits] == [made["ben"]]
+
+    # her tokens are revoked
+    assert api.get("/v1/sessions").status_code == 401
+
+    # the record, listed for a service token only; asked again, the same erasure answers
+    assert platform.ok(platform.get("/v1/org/erasures"))["erasures"] == [erased]
+    assert member.get("/v1/org/erasures").status_code == 403
+    assert platform.ok(platform.post("/v1/org/persons/ana/erase"))["erasure"] == erased
+    assert platform.post("/v1/org/persons/nobody/erase").status_code == 404
+
+
+def test_the_erase_person_mutation_answers_the_erasure_and_refuses_a_person(
+    api: Api, member: Api, platform: Api, graph: Graph
+) -> None:
+    api.remember(api.session()["session"]["id"], "note", "ANA-GQL-1f")
+    mutation = "mutation($p: ID!) { erasePerson(person: $p) { id person counts { items } } }"
+    [error] = member.graphql(mutation, p="ana")["errors"]
+    assert error["extensions"]["code"] == "FORBIDDEN"
+    assert stored_anywhere(graph, "ANA-GQL-1f") > 0
+
+    data = platform.graphql(mutation, p="ana")["data"]
+    assert data["erasePerson"]["person"] == "ana"
+    assert data["erasePerson"]["counts"]["items"] == 1
+    assert stored_anywhere(graph, "ANA-GQL-1f") == 0
+
+
+def test_an_erasure_that_stopped_half_way_finishes_when_asked_again(
+    api: Api, platform: Api, graph: Graph, server: RunningServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    agent = platform.agent(shared=True)["id"]
+    for n in range(2):
+        sid = api.session(agent)["session"]["id"]
+        api.remember(sid, "note", f"ANA-HALF-{n}f")
+    agent_remember(platform, agent, "ana-likes", "ANA-HALF-9f", "preference", about="ana")
+
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the process died here")
+
+    # the sessions are erased, then the process dies before the agents
+    monkeypatch.setattr(ErasureRepository, "erase_agent_entries", crash)
+    assert platform.post("/v1/org/persons/ana/erase").status_code == 500
+    assert stored_anywhere(graph, "ANA-HALF-0f") == 0
+    assert stored_anywhere(graph, "ANA-HALF-9f") > 0
+    monkeypatch.undo()
+
+    erased = platform.ok(platform.post("/v1/org/persons/ana/erase"))["erasure"]
+    assert stored_anywhere(graph, "ANA-HALF-9f") == 0
+    assert erased["counts"]["sessions"] == 2  # counted once, across both attempts
+    assert erased["counts"]["agentEntries"] == 1
+    assert platform.ok(platform.get("/v1/org/erasures"))["erasures"] == [erased]
