@@ -8,10 +8,16 @@ none of the erased person's, and every one of another member's.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import threading
+import time
 from typing import Any
 
 import pytest
 
+from app.memory.changes.checks import ERASED_WITHHELD
+from app.store.database import Target
 from app.store.erasures import ErasureRepository
 from tests.api.test_agent_memory import agent_memory, agent_remember, instructions
 from tests.api.test_consolidation import stored_anywhere
@@ -21,10 +27,13 @@ from tests.api.test_learning import (
     answer,
     change,
     helper_is_stub,
+    learning_jobs,
+    wait_event,
     wait_learned,
 )
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import ROOT, Api, Graph, RunningServer, user
 from tests.openai_stub import OpenAIStub
+from tests.test_cli import CLI, run_cli
 
 Body = dict[str, Any]
 
@@ -199,3 +208,136 @@ def test_an_erasure_that_stopped_half_way_finishes_when_asked_again(
     assert erased["counts"]["sessions"] == 2  # counted once, across both attempts
     assert erased["counts"]["agentEntries"] == 1
     assert platform.ok(platform.get("/v1/org/erasures"))["erasures"] == [erased]
+
+
+def wait_settled(graph: Graph, timeout: float = 60) -> None:
+    """Wait until no run or learning job is queued or running."""
+    deadline = time.monotonic() + timeout
+    while graph.value(
+        "MATCH (r) WHERE (r:Run OR r:LearningJob) AND r.status IN ['queued', 'running'] "
+        "RETURN count(r)"
+    ):
+        assert time.monotonic() < deadline, "jobs still pending"
+        time.sleep(0.05)
+
+
+def test_a_run_and_a_learning_job_in_flight_during_an_erasure_write_nothing_erased(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: nothing erased is written again by a run that read it before
+    helper_is_stub(platform)
+    learning, learn_started = threading.Event(), threading.Event()
+    running, run_started = threading.Event(), threading.Event()
+    # ben tells the shared agent something about ana; its learning is held
+    shared = platform.agent(shared=True)["id"]
+    ben = member.session(shared)["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer(
+        change("ana-said", "ANA-HELD-1f", ["ben-u1"], "preference", about="ana"),
+        gate=learning, started=learn_started,
+    ))
+    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    wait_event(learn_started, "the learning job asked its model")
+    # ana's own session consolidates; held too
+    ana = api.session(platform.agent()["id"])["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, answer(
+        change("trip", "ANA-HELD-2f", ["ana-u1"], kind="fact"),
+        gate=running, started=run_started,
+    ))
+    api.turn(ana, user("My trip ANA-HELD-2f", id="ana-u1"))
+    wait_event(run_started, "the run asked its model")
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    assert stored_anywhere(graph, "ANA-HELD-2f") == 0
+    learning.set()
+    running.set()
+    wait_settled(graph)
+
+    for mark in ("ANA-HELD-1f", "ANA-HELD-2f"):
+        assert stored_anywhere(graph, mark) == 0, (mark, graph.rows(
+            "MATCH (x) WHERE any(k IN keys(x) WHERE x[k] IS :: STRING AND x[k] CONTAINS $m) "
+            "RETURN labels(x) AS l, properties(x) AS p", m=mark))
+    assert "ana-said" not in agent_memory(platform, shared)["entries"]
+    [job] = [j for j in learning_jobs(platform, shared) if j["sessions"] == [ben]]
+    assert job["kept"] == []
+    # dropped (A5: not her own session), and its record keeps nothing the model sent of her
+    [dropped] = job["dropped"]
+    assert (dropped["key"], dropped["proposal"]) == (ERASED_WITHHELD, "")
+
+
+def test_deleting_a_session_erases_it_and_its_forks_keep_their_own_memory(
+    api: Api, member: Api, platform: Api, graph: Graph
+) -> None:
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("ANA-DEL-0f", id="u-1"))
+    api.remember(sid, "note", "ANA-DEL-1f")
+    fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    api.remember(fork, "fork-note", "ANA-DEL-2f")
+    kept = api.view(fork)
+
+    # another member's session is not theirs to delete (404, as every other path answers)
+    assert member.http.delete(f"/v1/sessions/{sid}").status_code == 404
+    deleted = api.http.delete(f"/v1/sessions/{sid}")
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json() == {"deleted": sid}
+
+    assert api.get(f"/v1/sessions/{sid}").status_code == 404
+    assert platform.get(f"/v1/sessions/{sid}").status_code == 404
+    assert api.http.delete(f"/v1/sessions/{sid}").status_code == 404
+    listed = api.ok(api.get("/v1/sessions"))["sessions"]
+    assert [view["session"]["id"] for view in listed] == [fork]
+    # its items and memory are tombstones; the fork's own memory (its copies too) stays, and
+    # its timeline's items from the deleted session end at tombstones
+    assert stored_anywhere(graph, "ANA-DEL-0f") == 0
+    assert api.view(fork)["memory"] == kept["memory"]
+    assert stored_anywhere(graph, "ANA-DEL-2f") > 0
+    assert graph.value(
+        "MATCH (:Session {id: $fork})-[:HEAD]->(:Version)-[:PARENT*]->(:Version)-[:ADDS]->"
+        "(i:Item {id: 'u-1'}) RETURN i.erased", fork=fork,
+    ) is True
+
+
+def test_org_delete_removes_every_node_of_the_org_and_no_other(
+    api: Api, other_org: Api, platform: Api, graph: Graph, neo4j_target: Target
+) -> None:
+    theirs = other_org.session()["session"]["id"]
+    other_org.remember(theirs, "note", "GLOBEX-1f")
+    # what stays: everything but acme's org, members and tokens, made before this test's body
+    stays = set(graph.value("MATCH (n) RETURN collect(elementId(n))")) - set(graph.value(
+        "MATCH (o:Org {id: 'acme'})<-[:MEMBER_OF|SERVES]-(p)<-[:GRANTS]-(t:Token) "
+        "WITH o, collect(elementId(p)) + collect(elementId(t)) AS ids "
+        "RETURN [elementId(o)] + ids"
+    ))
+    relationships = graph.value(
+        "MATCH (a)-[r]->(b) WHERE elementId(a) IN $s AND elementId(b) IN $s RETURN count(r)",
+        s=list(stays),
+    )
+    # acme: sessions, a fork, agent memory, an erasure
+    sid = api.session(platform.agent(shared=True)["id"])["session"]["id"]
+    api.turn(sid, user("ACME-1f"))
+    api.remember(sid, "note", "ACME-2f")
+    api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)
+    env = {"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password}
+    erased = run_cli("erase", "--org", "acme", "--person", "ben", env=env)
+    assert erased.returncode != 0  # acme has no ben
+    assert "no person ben" in erased.stderr
+    wait_settled(graph)
+
+    refused = subprocess.run(  # asked to confirm, the operator types another name
+        [*CLI, "org", "delete", "--org", "acme"], input="not acme\n", capture_output=True,
+        text=True, cwd=ROOT, env={**os.environ, **env}, timeout=60, check=False,
+    )
+    assert refused.returncode == 1
+    assert stored_anywhere(graph, "ACME-2f") > 0
+
+    done = run_cli("org", "delete", "--org", "acme", "--yes", env=env)
+    assert done.returncode == 0, done.stderr
+    assert set(graph.value("MATCH (n) RETURN collect(elementId(n))")) == stays
+    assert graph.value("MATCH ()-[r]->() RETURN count(r)") == relationships
+    assert stored_anywhere(graph, "ACME-1f") == 0
+    assert graph.value("MATCH (o:Org {id: 'acme'}) RETURN count(o)") == 0
+    assert other_org.view(theirs)["memory"]["entries"]["note"]["content"] == "GLOBEX-1f"
+    again = run_cli("org", "delete", "--org", "acme", "--yes", env=env)
+    assert again.returncode == 1
+    assert "no org acme" in again.stderr
+
