@@ -15,6 +15,7 @@ from app.memory.changes.credentials import credential_reason
 from app.memory.erasure import Erasures
 from app.memory.jobs.consolidation import Consolidation
 from app.memory.jobs.learning import Learning
+from app.memory.retention import Retention
 from app.memory.sessions.history import History, keep_missing_states
 from app.memory.sessions.kept import Kept
 from app.memory.sessions.sessions import Sessions
@@ -49,6 +50,7 @@ class Service:
     live: Live
     pages: Pages
     erasures: Erasures
+    retention: Retention
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -83,6 +85,9 @@ class Service:
             live=live,
             pages=Pages(db),
             erasures=Erasures(db, tokens.forget_cached),
+            retention=Retention(
+                db, settings.item_retention_days, settings.retention_poll_seconds
+            ),
         )
 
     async def start(self) -> None:
@@ -93,9 +98,11 @@ class Service:
         await asyncio.to_thread(credential_reason, "warm up")
         await self.consolidation.start()
         await self.learning.start()
+        await self.retention.start()
 
     async def stop(self) -> None:
         """Stop background work; the caller closes the database."""
+        await self.retention.stop()
         await self.consolidation.stop()
         await self.learning.stop()
         await self.live.stop()

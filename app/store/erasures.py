@@ -76,6 +76,11 @@ class ErasureRepository:
         assert row is not None, "the erasure was begun"
         return record(Erasure, row["erasure"])
 
+    async def erase_old_items(self, cutoff: int, batch: int) -> int:
+        """Retention: make up to `batch` items older than `cutoff` tombstones; how many."""
+        row = await self.tx.row("erase_old_items", cutoff=cutoff, batch=batch)
+        return 0 if row is None else int(row["erased"])
+
     async def of_org(self, org: str) -> Sequence[Erasure]:
         """The org's erasures, newest first."""
         rows = await self.tx.rows("list_erasures", org=org)

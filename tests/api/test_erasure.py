@@ -12,8 +12,10 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 
 from app.memory.changes.checks import ERASED_WITHHELD
@@ -341,3 +343,30 @@ def test_org_delete_removes_every_node_of_the_org_and_no_other(
     assert again.returncode == 1
     assert "no org acme" in again.stderr
 
+
+
+def test_retention_erases_the_content_of_old_items_and_keeps_their_entries(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("OLD-1f", id="u-1"), user("NEW-2f", id="u-2"))
+    api.remember(sid, "note", "KEPT-3f")
+    api.wait_idle(sid)
+    # the first item is two days old; nothing else is
+    graph.rows("MATCH (i:Item {id: 'u-1', session: $s}) SET i.at = i.at - 2 * 86400000", s=sid)
+    memory = api.view(sid)["memory"]
+
+    retaining = start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    deadline = time.monotonic() + 60
+    while stored_anywhere(graph, "OLD-1f"):  # the job's first pass runs at its start
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+
+    assert graph.value(
+        "MATCH (i:Item {id: 'u-1', session: $s}) RETURN i.erased AND i.content IS NULL", s=sid
+    ) is True
+    assert stored_anywhere(graph, "NEW-2f") > 0
+    assert api.view(sid)["memory"] == memory  # the entries and their sources stay
+    metrics = httpx.get(f"{retaining.url}/metrics").text
+    assert "openbot_memory_retention_erased_items_total 1.0" in metrics
+    assert "openbot_memory_retention_cutoff_milliseconds" in metrics
