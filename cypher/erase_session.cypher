@@ -55,6 +55,12 @@ CALL (s) {
   SET d.erased = true, d.proposal = null, j.error = null
   RETURN count(DISTINCT j) AS jobs
 }
+CALL (s) {
+  // (a learning job's error may quote what its model read of the session)
+  OPTIONAL MATCH (j:LearningJob)-[:FROM_SESSION|TRIED]->(x)
+  WHERE (x = s OR x.session = s.id) AND j.error IS NOT NULL
+  SET j.error = null
+}
 WITH s, items, changes, entries, runs, jobs,
      CASE WHEN coalesce(s.erased, false) THEN 0 ELSE 1 END AS sessions
 SET s.erased = true

@@ -33,7 +33,8 @@ from tests.api.test_learning import (
     wait_event,
     wait_learned,
 )
-from tests.conftest import ROOT, Api, Graph, RunningServer, user
+from tests.api.test_provenance import STORY, SUPPORTS
+from tests.conftest import ROOT, Api, Graph, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub
 from tests.test_cli import CLI, run_cli
 
@@ -92,6 +93,9 @@ def bens_views(member: Api, made: dict[str, str]) -> Body:
         "session": member.view(made["ben"]),
         "instructions": instructions(member, made["ben"]),
         "agent": agent_memory(member, made["agent"])["entries"],
+        # stories: each entry's changes, what they cite, and what each item supports
+        "story": flat(member.graphql(STORY, id=made["ben"])),
+        "supports": flat(member.graphql(SUPPORTS, id=made["ben"])),
         "search": [  # (Lucene's scores follow what the index holds)
             {k: v for k, v in hit.items() if k != "score"}
             for hit in member.ok(member.get("/v1/search", params={"q": "BEN-REM-4f"}))["hits"]
