@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from app.memory.changes.checks import ERASED_WITHHELD
+from app.memory.changes.checks import ERASED_SINCE, ERASED_WITHHELD
 from app.store.database import Target
 from app.store.erasures import ErasureRepository
 from tests.api.test_agent_memory import agent_memory, agent_remember, instructions
@@ -374,3 +374,32 @@ def test_retention_erases_the_content_of_old_items_and_keeps_their_entries(
     metrics = httpx.get(f"{retaining.url}/metrics").text
     assert "openbot_memory_retention_erased_items_total 1.0" in metrics
     assert "openbot_memory_retention_cutoff_milliseconds" in metrics
+
+
+def test_a_run_whose_items_retention_erased_while_its_model_worked_applies_nothing(
+    api: Api, graph: Graph, openai_stub: OpenAIStub,
+    start_server: Callable[..., RunningServer],
+) -> None:
+    # SPEC 7: applying re-checks what the run read
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    sid = api.session()["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, answer(
+        change("trip", "OLD-HELD-1f", ["u-1"], kind="fact"), gate=gate, started=started,
+    ))
+    api.turn(sid, user("I fly OLD-HELD-1f", id="u-1"))
+    wait_event(started, "the run asked its model")
+    graph.rows("MATCH (i:Item {id: 'u-1', session: $s}) SET i.at = i.at - 2 * 86400000", s=sid)
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    deadline = time.monotonic() + 60
+    while stored_anywhere(graph, "OLD-HELD-1f"):
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+    gate.set()
+
+    [run] = api.wait_idle(sid)
+    assert run["status"] == "succeeded"
+    assert run["kept"] == []
+    assert [(d["reason"], d["proposal"]) for d in run["dropped"]] == [(ERASED_SINCE, "")]
+    assert api.view(sid)["memory"]["entries"] == {}
+    assert stored_anywhere(graph, "OLD-HELD-1f") == 0
