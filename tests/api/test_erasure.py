@@ -335,6 +335,12 @@ def test_org_delete_removes_every_node_of_the_org_and_no_other(
     )
     assert refused.returncode == 1
     assert stored_anywhere(graph, "ACME-2f") > 0
+    # erased on the command line first: the org's tombstones and its Erasure go too
+    erased = run_cli("erase", "--org", "acme", "--person", "ana", env=env)
+    assert erased.returncode == 0, erased.stderr
+    assert erased.stdout.startswith("erased ana of acme (era-")
+    assert stored_anywhere(graph, "ACME-2f") == 0
+    assert graph.value("MATCH (e:Erasure {org: 'acme'}) RETURN count(e)") == 1
 
     done = run_cli("org", "delete", "--org", "acme", "--yes", env=env)
     assert done.returncode == 0, done.stderr
