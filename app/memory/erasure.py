@@ -69,6 +69,7 @@ class Erasures:
     async def delete_session(self, who: Principal, session: str) -> None:
         """Erase one session's items and the memory derived from them (its person's or a
         service token's); afterwards the session is not found. Its forks keep their memory."""
+        # (a session deleted already is not found: erase_session would find it, to finish it)
         found = await self.db.read(
             lambda tx: ErasureRepository(tx).reachable_session(who.org, who.person, session)
         )
