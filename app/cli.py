@@ -169,6 +169,46 @@ async def _import(settings: Settings, path: Path, org: str | None) -> None:
           f"{target}", file=sys.stderr)
 
 
+async def _erase(settings: Settings, org: str, person: str) -> str:
+    """`erase --org ORG --person PERSON`: the person's erasure, as a service token asks it."""
+    from app.memory.erasure import Erasures
+
+    db = await Database.connect(resolve_target(settings))
+    try:
+        await db.apply_schema()
+        erasure = await Erasures(db).erase(org, person, None)
+    finally:
+        await db.close()
+    c = erasure.counts
+    return (f"erased {person} of {org} ({erasure.id}): {c.sessions} sessions, {c.items} items, "
+            f"{c.entries} entries, {c.agent_entries} agent entries, {c.changes} changes, "
+            f"{c.jobs} jobs")
+
+
+async def _delete_org(settings: Settings, org: str) -> str:
+    """`org delete --org ORG`: every node of the org, in batches, with a progress bar."""
+    from app.memory.access.orgs import delete_org
+
+    db = await Database.connect(resolve_target(settings))
+    try:
+        with _progress(f"delete {org}", None) as bar:
+            task = bar.add_task("nodes", total=None)
+            deleted = await delete_org(db, org, lambda n: bar.advance(task, n))
+    finally:
+        await db.close()
+    return f"deleted {deleted} nodes of {org}"
+
+
+def _confirmed(org: str) -> bool:
+    """Whether the operator typed the org's name to confirm its deletion."""
+    try:
+        answer = input(f"This removes every node of org {org!r} for good. "
+                       f"Type the org's name to go on: ")
+    except EOFError:
+        return False
+    return answer.strip() == org
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="openbot-memory", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
@@ -197,6 +237,18 @@ def parser() -> argparse.ArgumentParser:
     restore = commands.add_parser("import", help="read an export into a new (or empty) org")
     restore.add_argument("file", type=Path)
     restore.add_argument("--org", help="the org to create (default: the exported org's name)")
+    erase = commands.add_parser(
+        "erase", help="erase a person's data everywhere it went (their id becomes opaque)"
+    )
+    erase.add_argument("--org", required=True)
+    erase.add_argument("--person", required=True)
+    orgs = commands.add_parser("org", help="whole orgs")
+    org_actions = orgs.add_subparsers(dest="action", required=True)
+    delete = org_actions.add_parser(
+        "delete", help="remove every node of an org, in batches (resumable)"
+    )
+    delete.add_argument("--org", required=True)
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     return root
 
 
@@ -224,6 +276,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             asyncio.run(_export(settings, args.org, args.out))
         elif args.command == "import":
             asyncio.run(_import(settings, args.file, args.org))
+        elif args.command == "org":
+            if not args.yes and not _confirmed(args.org):
+                print("openbot-memory: nothing deleted", file=sys.stderr)
+                raise SystemExit(1)
+            print(asyncio.run(_delete_org(settings, args.org)))
+        elif args.command == "erase":
+            print(asyncio.run(_erase(settings, args.org, args.person)))
     except (SetupError, ServiceError) as exc:
         message = exc.message if isinstance(exc, ServiceError) else str(exc)
         print(f"openbot-memory: error: {message}", file=sys.stderr)

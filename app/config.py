@@ -82,5 +82,10 @@ class Settings(BaseSettings):
     # nested view of a session that did not move, reads no view
     # (app/memory/sessions/kept.py). 0 keeps none.
     kept_view_entries: int = Field(default=20_000, ge=0)
+    # Items older than this many days have their content erased by a background job (their
+    # entries and provenance stay); unset, items are kept forever.
+    item_retention_days: float | None = Field(default=None, gt=0)
+    # How often the retention job looks for items past the retention period.
+    retention_poll_seconds: float = Field(default=3600.0, gt=0)
     # With a token, `GET /metrics` needs `Authorization: Bearer <it>`; without, loopback only.
     metrics_token: SecretStr | None = None

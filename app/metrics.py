@@ -69,6 +69,18 @@ class Metrics:
             "driver after a transient error", ["access"], registry=r,
         )
 
+        self.retention_erased = Counter(
+            "openbot_memory_retention_erased_items", "Items whose content the retention job "
+            "erased here", registry=r,
+        )
+        self.retention_passes = Counter(
+            "openbot_memory_retention_passes", "Passes of the retention job here that ended",
+            registry=r,
+        )
+        self.retention_cutoff = Gauge(
+            "openbot_memory_retention_cutoff_milliseconds", "The time (epoch ms) before which "
+            "the retention job's last pass erased every item's content", registry=r,
+        )
         self.request_statements = Gauge(
             "openbot_memory_request_statements",
             "Neo4j statements this process ran for requests since it started (a token's cached "

@@ -11,6 +11,7 @@ OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
   WHERE $all OR e.owner = '' OR e.owner = $person
 CALL (e) {
   OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
+    WHERE NOT coalesce(i.erased, false)
   OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
   WITH r, i, p ORDER BY r.session, i.seq
   RETURN collect(CASE WHEN i IS NULL THEN null

@@ -20,7 +20,7 @@ CREATE (c)-[:OF_ENTRY]->(e)
 DELETE current
 CREATE (e)-[:CURRENT]->(c)
 SET e.content = ch.content, e.kind = ch.kind, e.status = ch.status, e.about = ch.about,
-    e.updatedAt = $at, e.change = ch.id, e.version = $version
+    e.updatedAt = $at, e.change = ch.id, e.version = $version, e.erased = null
 FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPLACES]->(x))
 WITH c, ch
 CALL (c, ch) {

@@ -19,25 +19,25 @@ CALL (o) {
   MATCH (o)<-[:IN_ORG]-(:Agent)<-[:FOR_AGENT]-(:LearningJob)-[:DROPPED]->(n:DroppedChange)
   RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(n:Session) RETURN n
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(n:Session) RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:OF]-(n:Version) RETURN n
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(:Session)<-[:OF]-(n:Version) RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:OF]-(:Version)-[:ADDS]->(n:Item)
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(:Session)<-[:OF]-(:Version)-[:ADDS]->(n:Item)
   RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:IN_SESSION]-(n)
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(:Session)<-[:IN_SESSION]-(n)
   WHERE n:Turn OR n:Change
   RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)-[:HAS_ENTRY]->(n:Entry) RETURN n
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(:Session)-[:HAS_ENTRY]->(n:Entry) RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)-[:HAS_ENTRY]->(:Entry)<-[:OF_ENTRY]-(n)
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(:Session)-[:HAS_ENTRY]->(:Entry)<-[:OF_ENTRY]-(n)
   RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:FOR_SESSION]-(n:Run) RETURN n
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(:Session)<-[:FOR_SESSION]-(n:Run) RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT]-(:Session)<-[:FOR_SESSION]-(:Run)
+  MATCH (o)<-[:IN_ORG]-(:Agent)<-[:OF_AGENT|ERASED_FROM]-(:Session)<-[:FOR_SESSION]-(:Run)
         -[:DROPPED]->(n:DroppedChange)
   RETURN n
 }

@@ -1,11 +1,12 @@
 // Every session and agent entry change that cites each item, across forks (a fork's copies
-// cite the same items), newest first; only those the reader may see.
+// cite the same items), newest first; only those the reader may see, and no erased one.
 UNWIND $uids AS uid
 MATCH (i:Item {uid: uid})
 CALL (i) {
   OPTIONAL MATCH (i)<-[:CITES]-(c:Change)-[:OF_ENTRY]->(e:Entry)<-[:HAS_ENTRY]-(s:Session)
                  -[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
-  WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
+  WHERE ($person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) })
+    AND NOT coalesce(c.erased, false)
   WITH c, s ORDER BY c.at DESC, c.id
   RETURN collect(CASE WHEN c IS NULL THEN null ELSE
     {session: s.id, key: c.key, change: c.id, op: c.op, content: c.content, kind: c.kind,

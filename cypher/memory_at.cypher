@@ -1,7 +1,7 @@
 // S2 at any version, derived from the change record: for each key, the newest change on the
 // branch that ends at the version; processed items are those that runs on that branch read,
-// and `processedSeq` the timeline position through which they read. This walks the history:
-// it serves old versions (and the test that checks the kept state of heads against it).
+// and `processedSeq` the timeline position through which they read. A key whose newest change
+// is erased (a tombstone) has no entry. This walks the history: it serves old versions (and the test that checks the kept state of heads against it).
 UNWIND $versions AS vid
 MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
@@ -9,6 +9,8 @@ CALL (h) {
   MATCH (h)-[:PARENT*0..]->(v:Version)<-[:AT]-(c:Change)
   WITH c, v ORDER BY v.depth DESC
   WITH c.key AS key, head(collect(c)) AS latest
+  // (an erased entry is in no view: its change is a tombstone)
+  WHERE NOT coalesce(latest.erased, false)
   CALL (latest) {
     OPTIONAL MATCH (latest)-[:CITES]->(i:Item)
     WITH i ORDER BY i.seq

@@ -19,6 +19,8 @@ CREATE CONSTRAINT learning_job_id IF NOT EXISTS FOR (j:LearningJob) REQUIRE j.id
 CREATE INDEX learning_job_status IF NOT EXISTS FOR (j:LearningJob) ON (j.status);
 CREATE INDEX change_key IF NOT EXISTS FOR (c:Change) ON (c.key);
 CREATE INDEX item_id IF NOT EXISTS FOR (i:Item) ON (i.id);
+// Retention finds the oldest items by time.
+CREATE INDEX item_at IF NOT EXISTS FOR (i:Item) ON (i.at);
 CREATE INDEX run_status IF NOT EXISTS FOR (r:Run) ON (r.status);
 CREATE INDEX session_created IF NOT EXISTS FOR (s:Session) ON (s.createdAt);
 CREATE INDEX agent_created IF NOT EXISTS FOR (a:Agent) ON (a.createdAt);

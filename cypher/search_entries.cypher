@@ -31,6 +31,7 @@ CALL () {
   MATCH (a)-[:IN_ORG]->(:Org {id: $org})
   CALL (e) {
     OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
+      WHERE NOT coalesce(i.erased, false)
     OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
     WITH r, i, p ORDER BY r.session, i.seq
     RETURN collect(CASE WHEN i IS NULL THEN null

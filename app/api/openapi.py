@@ -88,6 +88,11 @@ class Operations:
     ) -> Callable[[Endpoint], Endpoint]:
         return self._declare("PATCH", path, Doc(summary, answer, **doc))
 
+    def delete(
+        self, path: str, summary: str, answer: Any, **doc: Unpack[Options]
+    ) -> Callable[[Endpoint], Endpoint]:
+        return self._declare("DELETE", path, Doc(summary, answer, **doc))
+
 
 def integer(low: int, high: int = INT64_MAX) -> dict[str, Any]:
     return {"type": "integer", "minimum": low, "maximum": high}

@@ -19,6 +19,7 @@ from app.domain import jobs
 from app.domain import sessions as values
 from app.domain.agents import Agent as AgentValue
 from app.domain.enums import JobStatus, Kind, Maker, SessionKind, Status, TurnStatus, Visibility
+from app.domain.erasures import Erasure
 from app.domain.turns import Turn as TurnValue
 from app.memory.turns import instructions
 from app.memory.views import search
@@ -434,6 +435,49 @@ def org_settings_json(settings: values.OrgSettings) -> OrgSettings:
         "agentMemory": settings.agent_memory,
         "helperModel": settings.helper_model,
         "model": settings.model,
+    }
+
+
+class ErasureCounts(TypedDict):
+    """What an erasure made tombstones of."""
+
+    sessions: int
+    items: int
+    entries: int
+    agentEntries: int
+    changes: int
+    jobs: int
+
+
+class ErasureRecord(TypedDict):
+    """An erasure: its id, the person erased, when, and its counts (no personal content)."""
+
+    id: str
+    person: str
+    at: int
+    counts: ErasureCounts
+
+
+class ErasureView(TypedDict):
+    erasure: ErasureRecord
+
+
+class Erasures(TypedDict):
+    erasures: list[ErasureRecord]
+
+
+class Deleted(TypedDict):
+    """A deleted session: its id (the session is not found afterwards)."""
+
+    deleted: str
+
+
+def erasure_json(erasure: Erasure) -> ErasureRecord:
+    c = erasure.counts
+    return {
+        "id": erasure.id, "person": erasure.person, "at": erasure.at,
+        "counts": {"sessions": c.sessions, "items": c.items, "entries": c.entries,
+                   "agentEntries": c.agent_entries, "changes": c.changes, "jobs": c.jobs},
     }
 
 

@@ -397,4 +397,32 @@ async def search(request: Request) -> Response:
     return json(responses.search_json(found))
 
 
+@operations.post("/v1/org/persons/{person}/erase",
+                 "Erase a person's data everywhere it went (service tokens only); resumes an "
+                 "erasure that stopped.", responses.ErasureView,
+                 also=((403, "a person's token", "Forbidden"),))
+async def erase_person(request: Request) -> Response:
+    who = principal_of(request)
+    erasure = await service_of(request).erasures.erase_person(who, request.path_params["person"])
+    return json({"erasure": responses.erasure_json(erasure)})
+
+
+@operations.get("/v1/org/erasures", "The org's erasures, newest first (service tokens only).",
+                responses.Erasures, also=((403, "a person's token", "Forbidden"),))
+async def list_erasures(request: Request) -> Response:
+    who = principal_of(request)
+    erasures = await service_of(request).erasures.of_org(who)
+    return json({"erasures": [responses.erasure_json(e) for e in erasures]})
+
+
+@operations.delete("/v1/sessions/{id}",
+                   "Delete a session: its items and the memory derived from them are erased; "
+                   "its forks keep their own memory.", responses.Deleted)
+async def delete_session(request: Request) -> Response:
+    who = principal_of(request)
+    session_id = request.path_params["id"]
+    await service_of(request).erasures.delete_session(who, session_id)
+    return json({"deleted": session_id})
+
+
 routes = operations.routes

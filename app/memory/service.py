@@ -12,8 +12,10 @@ from app.memory.agents.agents import Agents
 from app.memory.agents.memory import AgentMemories
 from app.memory.agents.promotion import Promotion
 from app.memory.changes.credentials import credential_reason
+from app.memory.erasure import Erasures
 from app.memory.jobs.consolidation import Consolidation
 from app.memory.jobs.learning import Learning
+from app.memory.retention import Retention
 from app.memory.sessions.history import History, keep_missing_states
 from app.memory.sessions.kept import Kept
 from app.memory.sessions.sessions import Sessions
@@ -47,6 +49,8 @@ class Service:
     provenance: Provenance
     live: Live
     pages: Pages
+    erasures: Erasures
+    retention: Retention
 
     @classmethod
     def build(cls, settings: Settings, db: Database) -> Service:
@@ -60,6 +64,7 @@ class Service:
         kept = Kept(settings.kept_view_entries)
         live = Live(db, agent_memory, settings.live_poll_seconds)
         db.on_commit = live.wake
+        tokens = Tokens(db, settings.default_model, settings.token_cache_seconds)
 
         return cls(
             settings=settings,
@@ -68,7 +73,7 @@ class Service:
             agents=Agents(db),
             agent_memory=agent_memory,
             orgs=Orgs(db),
-            tokens=Tokens(db, settings.default_model, settings.token_cache_seconds),
+            tokens=tokens,
             turns=Turns(db, settings.max_length, consolidation.wake, learning.wake, kept),
             consolidation=consolidation,
             learning=learning,
@@ -79,6 +84,10 @@ class Service:
             provenance=Provenance(db),
             live=live,
             pages=Pages(db),
+            erasures=Erasures(db, tokens.forget_cached),
+            retention=Retention(
+                db, settings.item_retention_days, settings.retention_poll_seconds
+            ),
         )
 
     async def start(self) -> None:
@@ -89,9 +98,11 @@ class Service:
         await asyncio.to_thread(credential_reason, "warm up")
         await self.consolidation.start()
         await self.learning.start()
+        await self.retention.start()
 
     async def stop(self) -> None:
         """Stop background work; the caller closes the database."""
+        await self.retention.stop()
         await self.consolidation.stop()
         await self.learning.stop()
         await self.live.stop()

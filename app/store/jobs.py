@@ -216,6 +216,11 @@ class JobRepository:
             ],
         )
 
+    async def erased(self, uids: Sequence[str]) -> set[str]:
+        """Of these items (by uid), those erased since they were read."""
+        rows = await self.tx.rows("erased_items", uids=list(uids))
+        return {str(row["uid"]) for row in rows}
+
     async def unlearned(self, uids: Sequence[str]) -> set[str]:
         """The uids among `uids` of items no job has learned from."""
         rows = await self.tx.rows("unlearned_items", uids=list(uids))

@@ -26,3 +26,18 @@ class OrgRepository:
         when there is no such org."""
         row = await self.tx.row("update_org_settings", org=org, changes=dict(changes))
         return None if row is None else org_settings(row["org"])
+
+    async def delete_batch(self, org: str, step: str, batch: int) -> int:
+        """Delete up to `batch` nodes of the org's record of one kind (`ORG_DELETE_STEPS`);
+        how many went."""
+        row = await self.tx.row("delete_org_batch", org=org, step=step, batch=batch)
+        return 0 if row is None else int(row["deleted"])
+
+    async def exists(self, org: str) -> bool:
+        """Whether the org is in the graph."""
+        return await self.tx.row("org_settings", org=org) is not None
+
+
+# The kinds of an org's record in the order they are deleted: each hangs from those after it.
+ORG_DELETE_STEPS = ("dropped", "agentChanges", "agentEntries", "learningJobs", "changes",
+                    "entries", "items", "versions", "sessions", "agents", "members", "org")

@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.domain.sessions import KINDS, Entry
-from app.memory.changes.checks import Dropped, Kept, check_changes
+from app.memory.changes.checks import (
+    ERASED_SINCE,
+    ERASED_WITHHELD,
+    Dropped,
+    Kept,
+    check_changes,
+    withhold_erased,
+)
 
 READABLE = {"i-03", "i-04"}
 PROCESSED = {"i-01", "i-02"}
@@ -353,3 +360,15 @@ def test_what_is_kept_always_obeys_the_rules(proposed: list[Any]) -> None:
             assert current.status == "active"
     for d in dropped:
         assert d.reason
+
+
+def test_a_run_that_read_erased_content_applies_nothing_and_keeps_nothing_the_model_sent() -> None:
+    kept = [Kept("remember", "trip", "Ana flies on Friday.", "fact", "active", ("u-1",), None)]
+    dropped = [Dropped("remember", "seat", "a reason", '{"content": "window"}')]
+    assert withhold_erased(kept, dropped, erased=False) == (kept, dropped)
+    still, gone = withhold_erased(kept, dropped, erased=True)
+    assert still == []
+    assert [(d.op, d.key, d.reason, d.proposal) for d in gone] == [
+        ("remember", ERASED_WITHHELD, ERASED_SINCE, ""),
+        ("remember", ERASED_WITHHELD, "a reason", ""),
+    ]

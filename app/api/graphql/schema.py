@@ -12,6 +12,7 @@ from strawberry.schema.config import StrawberryConfig
 
 from app.api.graphql.agents.mutations import AgentMutation
 from app.api.graphql.agents.queries import AgentQuery
+from app.api.graphql.erasures.mutations import ErasureMutation
 from app.api.graphql.errors import ServiceErrors, log_errors
 from app.api.graphql.execution import Execution
 from app.api.graphql.limits import (
@@ -36,7 +37,7 @@ class Query(SearchQuery, SessionQuery, AgentQuery):
 
 
 @strawberry.type
-class Mutation(MemoryMutation, HistoryMutation, AgentMutation):
+class Mutation(MemoryMutation, HistoryMutation, AgentMutation, ErasureMutation):
     pass
 
 

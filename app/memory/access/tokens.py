@@ -98,6 +98,10 @@ class Tokens:
         self._cache.clear()  # honoured at once here; elsewhere within `cache_seconds`
         return revoked
 
+    def forget_cached(self) -> None:
+        """Look every token up again: tokens were revoked here (an erasure revokes a person's)."""
+        self._cache.clear()
+
     async def principal(self, authorization: str | None) -> Principal:
         """The principal of an `Authorization: Bearer <token>` header; 401 when there is none."""
         if not authorization:

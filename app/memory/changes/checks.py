@@ -322,3 +322,32 @@ def keep_newer_agent_edits(
     edit) is dropped: the newer edit is kept."""
     now = {(e.key, e.owner): e.change for e in current}
     return keep_newer(kept, lambda change: now.get((change.key, change.owner)) != change.replaces)
+
+
+def named_persons(proposed: Sequence[Any]) -> set[str]:
+    """The persons a model's proposed agent changes say they are `about`, as it sent them."""
+    return {
+        change["about"] for change in proposed
+        if isinstance(change, dict) and isinstance(change.get("about"), str)
+    }
+
+
+ERASED_SINCE = "the run read content erased before its changes were applied"
+ERASED_WITHHELD = "[withheld: erased]"
+K = TypeVar("K", bound=Checked)
+
+
+def withhold_erased(
+    kept: Sequence[K], dropped: Sequence[Dropped], erased: bool
+) -> tuple[list[K], list[Dropped]]:
+    """A run or learning job whose model read content that was erased before its changes were
+    applied (`erased`: an item it read is a tombstone, or a person its changes are about was
+    erased) applies none of them: the model saw the erased content, and any change may carry it.
+    Each is dropped with that reason, and the record keeps nothing the model sent (no key, no
+    proposal) of those or of the changes other rules dropped."""
+    if not erased:
+        return list(kept), list(dropped)
+    return [], [
+        *(Dropped(k.op, ERASED_WITHHELD, ERASED_SINCE, "") for k in kept),
+        *(Dropped(d.op, ERASED_WITHHELD, d.reason, "", d.session) for d in dropped),
+    ]

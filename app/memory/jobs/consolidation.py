@@ -23,7 +23,7 @@ from app.domain.jobs import PENDING, JobKind, Run, RunContext
 from app.domain.principals import Principal
 from app.domain.sessions import Item, OrgSettings, Overrides, SessionView, resolve_switches
 from app.errors import NotFound, SessionConflict
-from app.memory.changes.checks import check_changes, keep_newer_edits
+from app.memory.changes.checks import check_changes, keep_newer_edits, withhold_erased
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.jobs.learning import queue_learning
 from app.memory.jobs.prompts import (
@@ -185,7 +185,11 @@ class Consolidation:
         jobs = JobRepository(tx)
         org, session_id = owner.org, view.session.id
         sessions = SessionRepository(tx)
-        state = await sessions.lock(Principal(org), session_id)
+        try:
+            state = await sessions.lock(Principal(org), session_id)
+        except NotFound:  # erased (deleted) while the model worked: nothing of it is applied
+            await self._finish_in(tx, run_id, owner, "skipped", None)
+            return []
         if (state.revision, state.head) != (view.session.revision, view.session.head):
             # The session changed while the model worked: its newest memory (S7). Else the
             # view read before the model is the one that holds now, as every change of a
@@ -208,6 +212,9 @@ class Consolidation:
             processed=set(view.memory.processed),
         )
         kept, overtaken = keep_newer_edits(kept, seen, view.memory.entries)
+        # what the model read may have been erased while it worked (an erasure, retention)
+        erased = bool(await jobs.erased(sorted(read_uids)))
+        kept, dropped = withhold_erased(kept, [*dropped, *overtaken], erased)
         # A run that keeps nothing stays on the head it read, unless a fork shares that head:
         # what it read is this session's, so it then makes a version of its own (else the fork's
         # history would count the items as processed, while the fork never read them).
@@ -221,7 +228,7 @@ class Consolidation:
             read_seq=readable[-1].seq,
             kept=kept,
             uid_of={item.id: item.uid for item in readable},
-            dropped=[*dropped, *overtaken],
+            dropped=dropped,
             new_version=bool(kept or state.head_shared),
         )
         done: list[str | None] = []

@@ -22,7 +22,12 @@ from app.domain.agents import Maker
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
 from app.domain.sessions import Item
-from app.memory.changes.checks import check_agent_changes, keep_newer_agent_edits
+from app.memory.changes.checks import (
+    check_agent_changes,
+    keep_newer_agent_edits,
+    named_persons,
+    withhold_erased,
+)
 from app.memory.ids import new_id, now_ms
 from app.memory.jobs.prompts import (
     LEARNING_SCHEMA_NAME,
@@ -35,6 +40,7 @@ from app.models.registry import Models
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.database import Database, Tx, settled_list
 from app.store.jobs import JobRepository
+from app.store.principals import PrincipalRepository
 from app.store.sessions import SessionRepository
 
 log = logging.getLogger("openbot_memory.learning")
@@ -160,12 +166,19 @@ class Learning:
                 proposed, entries, readable, part.person, members
             )
             kept, overtaken = keep_newer_agent_edits(kept, now)
+            # what the model read, or a person it names, may have been erased while it worked
+            principals = PrincipalRepository(tx)
+            erased = bool(await jobs.erased([i.uid for i in part.items])) or not all(
+                [await principals.has_person(org, about)
+                 for about in sorted(named_persons(proposed) & set(members))]
+            )
+            kept, dropped = withhold_erased(kept, [*dropped, *overtaken], erased)
             uid_of = {i.id: i.uid for i in part.items}
             edits = [replace(k, sources=tuple(uid_of[s] for s in k.sources)) for k in kept]
             maker = Maker("consolidation", job=job)
             await memory.apply(org, agent, version, maker, edits, now_ms(), part.session)
             read = [i for i in part.items if i.uid in still]
-            await self._record(tx, job, part, model_name, read, [*dropped, *overtaken])
+            await self._record(tx, job, part, model_name, read, dropped)
 
         await self.db.write(work)
         return None

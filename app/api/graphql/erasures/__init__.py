@@ -1,0 +1,1 @@
+"""Erasures: erasing a person's data, and the record each erasure leaves."""

@@ -1,0 +1,108 @@
+"""Erasure: a person's data (or one session's) made tombstones everywhere it went.
+
+An erasure goes part by part, each in a transaction of its own under the lock a command takes
+(a session's, an agent's): the person's sessions, then every agent of the org, then what is left
+of the person (items they authored elsewhere, their id where it is stored as a value, their
+tokens). Each part erases only what is not yet erased, so an erasure that stopped half way is
+resumed by asking again: the running `Erasure` record keeps its opaque id and its counts.
+Erased content leaves every view: the reads follow the kept state (an entry's CURRENT change,
+an agent's HAS_MEMORY entries, a session's agent), which an erasure unlinks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from app.domain.erasures import Erasure
+from app.domain.principals import Principal
+from app.errors import Forbidden, NotFound
+from app.memory.ids import new_id, now_ms
+from app.store.database import Database, Tx
+from app.store.erasures import ErasureRepository
+
+
+def require_service(who: Principal) -> None:
+    """Erasures are asked for, and listed, with an org's service token only."""
+    if who.person is not None:
+        raise Forbidden("only an org's service token erases a person or lists erasures")
+
+
+@dataclass
+class Erasures:
+    """Erasing persons and sessions, and the record of erasures."""
+
+    db: Database
+    on_revoke: Callable[[], None] = lambda: None
+
+    async def erase_person(self, who: Principal, person: str) -> Erasure:
+        """Erase every trace of `person` in `who`'s org; resumes a running erasure of them, and
+        answers the last one when nothing of them is left. 404 for a person the org never had."""
+        require_service(who)
+        return await self.erase(who.org, person, who.service)
+
+    async def erase(self, org: str, person: str, by: str | None) -> Erasure:
+        """The erasure of `person` of `org` (the command line's, with no principal)."""
+        replacement = new_id("erased")
+        erasure = await self.db.write(
+            lambda tx: ErasureRepository(tx).begin(
+                org, person, new_id("era"), replacement, now_ms(), by
+            )
+        )
+        if erasure is None:
+            last = await self.db.read(lambda tx: ErasureRepository(tx).last(org, person))
+            if last is None:
+                raise NotFound(f"no person {person} in your org")
+            return last
+        replacement = erasure.replacement or replacement
+        sessions, agents = await self.db.read(
+            lambda tx: ErasureRepository(tx).scope(org, person)
+        )
+        await self._erase_parts(org, erasure.id, sessions, agents, person, replacement)
+        done = await self.db.write(
+            lambda tx: ErasureRepository(tx).finish(org, erasure.id, person, replacement, now_ms())
+        )
+        self.on_revoke()
+        return done
+
+    async def delete_session(self, who: Principal, session: str) -> None:
+        """Erase one session's items and the memory derived from them (its person's or a
+        service token's); afterwards the session is not found. Its forks keep their memory."""
+        # (a session deleted already is not found: erase_session would find it, to finish it)
+        found = await self.db.read(
+            lambda tx: ErasureRepository(tx).reachable_session(who.org, who.person, session)
+        )
+        if not found:
+            raise NotFound(f"no session {session}")
+        erased = await self.db.write(
+            lambda tx: ErasureRepository(tx).erase_session(
+                who.org, session, None, None, None, reach=who.person
+            )
+        )
+        if not erased:
+            raise NotFound(f"no session {session}")
+        _, agents = await self.db.read(lambda tx: ErasureRepository(tx).scope(who.org, ""))
+        await self._erase_parts(who.org, None, [], agents, None, None)
+
+    async def _erase_parts(
+        self, org: str, erasure: str | None, sessions: Sequence[str], agents: Sequence[str],
+        person: str | None, replacement: str | None,
+    ) -> None:
+        async def session_part(tx: Tx, session: str) -> None:
+            await ErasureRepository(tx).erase_session(org, session, erasure, person, replacement)
+
+        async def agent_part(tx: Tx, agent: str) -> None:
+            await ErasureRepository(tx).erase_agent_entries(
+                org, agent, erasure, person, replacement
+            )
+
+        for session in sessions:  # one transaction each, under the session's lock
+            await self.db.write(partial(session_part, session=session))
+        for agent in agents:  # one transaction each, under the agent's lock
+            await self.db.write(partial(agent_part, agent=agent))
+
+    async def of_org(self, who: Principal) -> Sequence[Erasure]:
+        """The org's erasures, newest first (service tokens only)."""
+        require_service(who)
+        return await self.db.read(lambda tx: ErasureRepository(tx).of_org(who.org))

@@ -1,0 +1,87 @@
+"""The erasure repository: the record of each erasure, and the statements that make a person's
+or a session's content tombstones, one part (a session, an agent) per call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from app.domain.erasures import Erasure
+from app.store.database import Tx
+from app.store.records import record
+
+
+class ErasureRepository:
+    """Erasures in one transaction."""
+
+    def __init__(self, tx: Tx) -> None:
+        self.tx = tx
+
+    async def begin(
+        self, org: str, person: str, id: str, replacement: str, at: int, by: str | None
+    ) -> Erasure | None:
+        """The running erasure of the person (resumed), or a new one; None when the org has no
+        such person and none is running."""
+        row = await self.tx.row(
+            "begin_erasure", org=org, person=person,
+            erasure={"id": id, "replacement": replacement, "at": at, "by": by},
+        )
+        return None if row is None else record(Erasure, row["erasure"])
+
+    async def last(self, org: str, person: str) -> Erasure | None:
+        """The newest finished erasure of the person."""
+        row = await self.tx.row("last_erasure", org=org, person=person)
+        return None if row is None else record(Erasure, row["erasure"])
+
+    async def scope(self, org: str, person: str) -> tuple[list[str], list[str]]:
+        """The person's sessions and the org's agents."""
+        row = await self.tx.row("erasure_scope", org=org, person=person)
+        if row is None:
+            return [], []
+        return list(row["sessions"]), list(row["agents"])
+
+    async def reachable_session(self, org: str, person: str | None, session: str) -> bool:
+        """Whether the session is of the org and, for a person, theirs (not yet erased)."""
+        return await self.tx.row("erasable_session", org=org, person=person, id=session) is not None
+
+    async def erase_session(
+        self, org: str, session: str, erasure: str | None, person: str | None,
+        replacement: str | None, reach: str | None = None,
+    ) -> bool:
+        """Make the session's content tombstones under its lock (for `reach`, only a session
+        of that person); False for no such session."""
+        row = await self.tx.row(
+            "erase_session", org=org, id=session, erasure=erasure, person=person,
+            replacement=replacement, reach=reach,
+        )
+        return row is not None
+
+    async def erase_agent_entries(
+        self, org: str, agent: str, erasure: str | None, person: str | None,
+        replacement: str | None,
+    ) -> None:
+        """Make the agent entries the erasure reaches tombstones, under the agent's lock."""
+        await self.tx.row(
+            "erase_agent_entries", org=org, agent=agent, erasure=erasure, person=person,
+            replacement=replacement,
+        )
+
+    async def finish(
+        self, org: str, erasure: str, person: str | None, replacement: str | None, now: int
+    ) -> Erasure:
+        """The person's last part (authored items, stored ids, tokens); the erasure done."""
+        row = await self.tx.row(
+            "finish_erasure", org=org, erasure=erasure, person=person, replacement=replacement,
+            now=now,
+        )
+        assert row is not None, "the erasure was begun"
+        return record(Erasure, row["erasure"])
+
+    async def erase_old_items(self, cutoff: int, batch: int) -> int:
+        """Retention: make up to `batch` items older than `cutoff` tombstones; how many."""
+        row = await self.tx.row("erase_old_items", cutoff=cutoff, batch=batch)
+        return 0 if row is None else int(row["erased"])
+
+    async def of_org(self, org: str) -> Sequence[Erasure]:
+        """The org's erasures, newest first."""
+        rows = await self.tx.rows("list_erasures", org=org)
+        return [record(Erasure, row["erasure"]) for row in rows]

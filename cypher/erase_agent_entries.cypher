@@ -1,0 +1,44 @@
+// Erases, under the agent's lock (as a command takes it), the agent entries an erasure reaches:
+// those about the person or theirs (private), and those whose every source is an erased item.
+// Each becomes a tombstone: the entry and every change of it lose their content before and
+// after and are marked `erased`; the person's id where they hold it (`about`, `owner`,
+// `person`) becomes the erasure's opaque id; the entry leaves the agent's memory (no
+// HAS_MEMORY), so no view, search or instruction shows it. The change chain and its
+// provenance edges stay. An entry with other sources keeps them and leaves the erased ones
+// out of its views. The memory's version grows when an entry was erased, so no kept
+// snapshot of it is used again. Counted into the erasure ($erasure). ($person is null when one
+// session is erased.)
+MATCH (a:Agent {id: $agent})-[:IN_ORG]->(:Org {id: $org})
+SET a._lock = true
+REMOVE a._lock
+WITH a
+CALL (a) {
+  OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
+  WHERE ($person IS NOT NULL
+         AND (e.about = $person OR e.owner = $person
+              OR EXISTS { (c:AgentChange)-[:OF_ENTRY]->(e) WHERE c.about = $person }))
+     OR (EXISTS { (e)-[:CURRENT]->(:AgentChange)-[:CITES]->(:Item) }
+         AND NOT EXISTS { (e)-[:CURRENT]->(:AgentChange)-[:CITES]->(i:Item)
+                          WHERE NOT coalesce(i.erased, false) })
+  CALL (e) {
+    OPTIONAL MATCH (c:AgentChange)-[:OF_ENTRY]->(e)
+    SET c.erased = true, c.content = null, c.beforeContent = null,
+        c.about = CASE WHEN c.about = $person THEN $replacement ELSE c.about END,
+        c.owner = CASE WHEN c.owner = $person THEN $replacement ELSE c.owner END,
+        c.person = CASE WHEN c.person = $person THEN $replacement ELSE c.person END
+    RETURN count(c) AS changes
+  }
+  CALL (a, e) {
+    OPTIONAL MATCH (a)-[m:HAS_MEMORY]->(e)
+    DELETE m
+  }
+  SET e.erased = true, e.content = null,
+      e.about = CASE WHEN e.about = $person THEN $replacement ELSE e.about END,
+      e.owner = CASE WHEN e.owner = $person THEN $replacement ELSE e.owner END
+  RETURN count(e) AS entries, sum(changes) AS changes
+}
+SET a.memoryVersion = coalesce(a.memoryVersion, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END
+WITH a, entries, changes
+OPTIONAL MATCH (er:Erasure {id: $erasure})
+SET er.agentEntries = er.agentEntries + entries, er.changes = er.changes + changes
+RETURN a.id AS erased

@@ -1,0 +1,73 @@
+// Erases one session's content under its lock (as a command takes it): every item of its
+// timeline becomes a tombstone (no content, `erased`), with the person's id as its author
+// replaced by the erasure's opaque id; every change of its memory loses its content before and
+// after; its entries leave the kept state (no CURRENT change), so no view, search or
+// instruction shows them; what its runs and learning jobs kept of it (dropped changes' proposals
+// and keys, errors) goes. Versions, change chains and provenance edges stay. The revision
+// grows, so no kept view of it is answered again, and the session leaves its agent
+// (ERASED_FROM stands for OF_AGENT): every read and command finds no such session. Run again,
+// it erases only what is left and counts only that, into the erasure ($erasure).
+MATCH (s:Session {id: $id})-[:OF_AGENT|ERASED_FROM]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
+WHERE $reach IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $reach}) }
+SET s._lock = true
+REMOVE s._lock
+SET s.revision = s.revision + 1
+WITH s, a
+CALL (s, a) {
+  OPTIONAL MATCH (s)-[of:OF_AGENT]->(a)
+  DELETE of
+  MERGE (s)-[:ERASED_FROM]->(a)
+}
+WITH s
+CALL (s) {
+  OPTIONAL MATCH (s)<-[:OF]-(:Version)-[:ADDS]->(i:Item)
+  WHERE NOT coalesce(i.erased, false)
+  SET i.erased = true, i.content = null,
+      i.author = CASE WHEN i.author = $person THEN $replacement ELSE i.author END
+  RETURN count(i) AS items
+}
+CALL (s) {
+  OPTIONAL MATCH (c:Change)-[:IN_SESSION]->(s)
+  WHERE NOT coalesce(c.erased, false)
+  SET c.erased = true, c.content = null, c.beforeContent = null
+  RETURN count(c) AS changes
+}
+CALL (s) {
+  OPTIONAL MATCH (s)-[:HAS_ENTRY]->(e:Entry)
+  OPTIONAL MATCH (e)-[now:CURRENT]->(:Change)
+  DELETE now
+  WITH e WHERE e IS NOT NULL AND NOT coalesce(e.erased, false)
+  SET e.erased = true
+  RETURN count(e) AS entries
+}
+CALL (s) {
+  OPTIONAL MATCH (r:Run)-[:FOR_SESSION]->(s)
+  WHERE NOT coalesce(r.erased, false)
+  SET r.erased = true, r.error = null
+  WITH r
+  OPTIONAL MATCH (r)-[:DROPPED]->(d:DroppedChange)
+  SET d.erased = true, d.proposal = null
+  RETURN count(DISTINCT r) AS runs
+}
+CALL (s) {
+  OPTIONAL MATCH (j:LearningJob)-[:DROPPED]->(d:DroppedChange {session: s.id})
+  WHERE NOT coalesce(d.erased, false)
+  SET d.erased = true, d.proposal = null, j.error = null
+  RETURN count(DISTINCT j) AS jobs
+}
+CALL (s) {
+  // (a learning job's error may quote what its model read of the session)
+  OPTIONAL MATCH (j:LearningJob)-[:FROM_SESSION|TRIED]->(x)
+  WHERE (x = s OR x.session = s.id) AND j.error IS NOT NULL
+  SET j.error = null
+}
+WITH s, items, changes, entries, runs, jobs,
+     CASE WHEN coalesce(s.erased, false) THEN 0 ELSE 1 END AS sessions
+SET s.erased = true
+WITH s, items, changes, entries, runs, jobs, sessions
+// (no Erasure when one session is deleted: SET on the missing record does nothing)
+OPTIONAL MATCH (er:Erasure {id: $erasure})
+SET er.sessions = er.sessions + sessions, er.items = er.items + items,
+    er.changes = er.changes + changes, er.entries = er.entries + entries,
+    er.jobs = er.jobs + runs + jobs
+RETURN s.id AS erased

@@ -1,0 +1,28 @@
+// The last part of a person's erasure: the items they authored in other sessions of the org
+// become tombstones; their id where it is stored as a value (an item's `author`, an agent
+// change's `person`) becomes the erasure's opaque id, as does the Person node's own id; their
+// tokens are revoked; the erasure is done. Run again, it finds nothing left to do.
+MATCH (er:Erasure {id: $erasure})
+MATCH (o:Org {id: $org})
+CALL (o) {
+  OPTIONAL MATCH (i:Item {author: $person})
+  WHERE EXISTS { (:Session {id: i.session})-[:OF_AGENT|ERASED_FROM]->(:Agent)-[:IN_ORG]->(o) }
+  SET i.author = $replacement, i.content = null,
+      i.erased = true
+  RETURN count(i) AS items
+}
+CALL (o) {
+  OPTIONAL MATCH (a:Agent)-[:IN_ORG]->(o)
+  OPTIONAL MATCH (c:AgentChange {agent: a.id, person: $person})
+  SET c.person = $replacement
+}
+CALL () {
+  OPTIONAL MATCH (p:Person {org: $org, id: $person})
+  OPTIONAL MATCH (t:Token)-[:GRANTS]->(p)
+  SET t.revokedAt = coalesce(t.revokedAt, $now)
+  WITH DISTINCT p WHERE p IS NOT NULL
+  SET p.id = $replacement, p.erased = true
+}
+SET er.items = er.items + items, er.status = 'done'
+RETURN er {.id, .person, .at, .sessions, .items, .entries, .agentEntries, .changes,
+           .jobs} AS erasure
