@@ -20,6 +20,7 @@ from typing_extensions import TypedDict, Unpack
 
 from app.api.auth import PUBLIC_PATHS
 from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
+from app.memory.paging import MAX_OFFSET
 
 Param = tuple[str, dict[str, Any], str]  # (name, JSON Schema, description)
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -94,7 +95,7 @@ def integer(low: int, high: int = INT64_MAX) -> dict[str, Any]:
 
 
 PAGE: tuple[Param, ...] = (
-    ("offset", integer(0), "items to skip (default 0)"),
+    ("offset", integer(0, MAX_OFFSET), "items to skip (default 0)"),
     ("limit", integer(1, MAX_PAGE), f"items to answer, 1 to {MAX_PAGE} (default 50)"))
 WAIT: tuple[Param, ...] = (
     ("wait", {"type": "number", "minimum": 0, "maximum": MAX_WAIT_SECONDS},

@@ -15,6 +15,7 @@ from app.api.openapi import NOT_YOURS, PAGE, WAIT, Operations, integer
 from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
+from app.memory.paging import MAX_OFFSET, check_offset
 from app.memory.service import Service
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
 
@@ -51,8 +52,7 @@ def page_of(request: Request) -> tuple[int, int]:
     """`?offset=&limit=` paging with a sane default and a ceiling."""
     offset = _int_param(request, "offset", "0")
     limit = _int_param(request, "limit", "50")
-    if offset < 0:
-        raise ValidationError("offset is not negative", "offset")
+    check_offset(offset, "offset")
     if not 1 <= limit <= MAX_PAGE:
         raise ValidationError(f"limit is between 1 and {MAX_PAGE}", "limit")
     return offset, limit
@@ -136,7 +136,7 @@ async def post_agent_memory(request: Request) -> Response:
 @operations.get("/v1/agents/{id}/memory/log",
                 "Each version of the agent's memory you may see, oldest first (A11).",
                 responses.AgentLog,
-                query=(("after", integer(0), "versions after this one (default 0)"),
+                query=(("after", integer(0, MAX_OFFSET), "versions after this one (default 0)"),
                        ("limit", integer(1, MAX_LOG_PAGE),
                         f"versions to answer, 1 to {MAX_LOG_PAGE} (default 50)")))
 async def get_agent_log(request: Request) -> Response:
