@@ -39,6 +39,10 @@ class Doc:
     conflict: str | None = None  # the `_tag` of its 409, if it has one
     also: tuple[tuple[int, str, str], ...] = ()  # other errors: (status, when, `_tag`)
     required: tuple[str, ...] = ()  # query parameters that must be sent
+    # Path parameters its answer gives the routes under its path (OpenAPI links): (name, JSON
+    # pointer into the answer, or a runtime expression), e.g. `POST /v1/agents` gives `{id}`
+    # at `/id`.
+    gives: tuple[tuple[str, str], ...] = ()
 
 
 class Options(TypedDict, total=False):
@@ -50,6 +54,7 @@ class Options(TypedDict, total=False):
     conflict: str | None
     also: tuple[tuple[int, str, str], ...]
     required: tuple[str, ...]
+    gives: tuple[tuple[str, str], ...]
 
 
 class Operation(Route):
@@ -159,7 +164,7 @@ def _operation(
     for status, when, tag in doc.also:
         responses[str(status)] = _error(when, tag)
     operation: dict[str, Any] = {
-        "operationId": f"{method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}",
+        "operationId": _operation_id(method, path),
         "summary": doc.summary,
         "parameters": params,
         "responses": responses,
@@ -172,6 +177,28 @@ def _operation(
             "content": {"application/json": {"schema": bodies[doc.body]}},
         }
     return operation
+
+
+def _operation_id(method: str, path: str) -> str:
+    return f"{method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}"
+
+
+def _links(creator: Operation, operations: Sequence[Operation]) -> dict[str, Any]:
+    """OpenAPI links from `creator`'s answer to each operation under its path whose path
+    parameters its answer gives all of (`Doc.gives`): a client, or a fuzzer, follows them to
+    the objects it made."""
+    given = dict(creator.doc.gives)
+    links: dict[str, Any] = {}
+    for target in operations:
+        names = re.findall(r"{(\w+)}", target.path)
+        if not (given and target.path.startswith(creator.path + "/{") and set(names) <= set(given)):
+            continue
+        links[_operation_id(target.method, target.path)] = {
+            "operationId": _operation_id(target.method, target.path),
+            "parameters": {name: given[name] if given[name].startswith("$")
+                           else f"$response.body#{given[name]}" for name in names},
+        }
+    return links
 
 
 def document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
@@ -197,6 +224,11 @@ def document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
         paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(
             operation.method, operation.path, operation.doc, bodies, answers
         )
+    for operation in operations:
+        links = _links(operation, operations)
+        if links:
+            answer = paths[operation.path][operation.method.lower()]["responses"]
+            answer[str(operation.doc.status)]["links"] = links
     return {
         "openapi": "3.1.0",
         "info": {

@@ -87,7 +87,7 @@ async def openapi_document(request: Request) -> Response:
 
 
 @operations.post("/v1/agents", "Create an agent of your org.", responses.Agent,
-                 body=bodies.CreateAgent, status=201)
+                 body=bodies.CreateAgent, status=201, gives=(("id", "/id"),))
 async def create_agent(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateAgent)
@@ -160,7 +160,8 @@ async def get_learning_jobs(request: Request) -> Response:
 
 @operations.post("/v1/sessions", "Start a session; answers its Session view.",
                  responses.SessionView, body=bodies.CreateSession, status=201,
-                 also=(NOT_YOURS, (403, "a person names another person", "Forbidden")))
+                 also=(NOT_YOURS, (403, "a person names another person", "Forbidden")),
+                 gives=(("id", "/session/id"), ("version", "/session/head")))
 async def create_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateSession)
@@ -217,7 +218,8 @@ def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
 @operations.post("/v1/sessions/{id}/turns",
                  "Record a turn; answers at once, or with `wait` once its consolidation run has "
                  "ended (201; 200 for a retry with the same item ids).", responses.TurnView,
-                 body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict")
+                 body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict",
+                 gives=(("id", "$request.path.id"), ("turn", "/turn/id")))
 async def record_turn(request: Request) -> Response:
     """Record a turn; with `?wait=S`, answer once its consolidation run ended (or S passed)."""
     who = principal_of(request)
