@@ -18,6 +18,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.api.auth import BearerTokens, RequirePrincipal, refused
+from app.api.bookmarks import Bookmarks
 from app.api.graphql import GraphQLApp
 from app.api.graphql.asgi import PLAYGROUND
 from app.api.limits import BodyLimit
@@ -129,6 +130,7 @@ def create_app(
         lifespan=lifespan,
         middleware=[
             Middleware(RequestTelemetry, telemetry=telemetry),
+            Middleware(Bookmarks),  # before authentication, whose reads it chains too
             Middleware(BodyLimit, max_bytes=settings.max_body_bytes),
             Middleware(AuthenticationMiddleware, backend=BearerTokens(), on_error=refused),
             Middleware(RequirePrincipal),

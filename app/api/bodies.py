@@ -33,7 +33,11 @@ def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:
 
 Key = Annotated[str, _text(commands.MAX_KEY_LENGTH)]
 AgentKey = Annotated[str, _text(commands.MAX_KEY_LENGTH, r"^[^@]*[^\s@][^@]*$")]
-Content = Annotated[str, _text(commands.MAX_CONTENT_LENGTH)]
+# Content: some non-space, and no control character but tab and newline (commands.py).
+_CONTROL = r"\u0000-\u0008\u000b-\u001f\u007f"
+Content = Annotated[
+    str, _text(commands.MAX_CONTENT_LENGTH, rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$")
+]
 KindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in Kind]})]
 AgentKindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in AGENT_KINDS]})]
 ModelName = Annotated[

@@ -20,6 +20,7 @@ from typing_extensions import TypedDict, Unpack
 
 from app.api.auth import PUBLIC_PATHS
 from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
+from app.memory.paging import MAX_OFFSET
 
 Param = tuple[str, dict[str, Any], str]  # (name, JSON Schema, description)
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -38,6 +39,10 @@ class Doc:
     conflict: str | None = None  # the `_tag` of its 409, if it has one
     also: tuple[tuple[int, str, str], ...] = ()  # other errors: (status, when, `_tag`)
     required: tuple[str, ...] = ()  # query parameters that must be sent
+    # Path parameters its answer gives the routes under its path (OpenAPI links): (name, JSON
+    # pointer into the answer, or a runtime expression), e.g. `POST /v1/agents` gives `{id}`
+    # at `/id`.
+    gives: tuple[tuple[str, str], ...] = ()
 
 
 class Options(TypedDict, total=False):
@@ -49,6 +54,7 @@ class Options(TypedDict, total=False):
     conflict: str | None
     also: tuple[tuple[int, str, str], ...]
     required: tuple[str, ...]
+    gives: tuple[tuple[str, str], ...]
 
 
 class Operation(Route):
@@ -99,7 +105,7 @@ def integer(low: int, high: int = INT64_MAX) -> dict[str, Any]:
 
 
 PAGE: tuple[Param, ...] = (
-    ("offset", integer(0), "items to skip (default 0)"),
+    ("offset", integer(0, MAX_OFFSET), "items to skip (default 0)"),
     ("limit", integer(1, MAX_PAGE), f"items to answer, 1 to {MAX_PAGE} (default 50)"))
 WAIT: tuple[Param, ...] = (
     ("wait", {"type": "number", "minimum": 0, "maximum": MAX_WAIT_SECONDS},
@@ -122,6 +128,7 @@ ERROR = {
 BAD_REQUEST = (
     "a bad body or parameter; `field` names it. Besides this document's schemas, a body is "
     "refused that holds a credential (S10), a key with a control or invisible character (S1), "
+    "content with a control character other than tab and newline, "
     "text that is not Unicode (a lone surrogate), a turn with one item id twice, or names an "
     "`about`, `parent` or `to` that is not one you may use")
 
@@ -162,7 +169,7 @@ def _operation(
     for status, when, tag in doc.also:
         responses[str(status)] = _error(when, tag)
     operation: dict[str, Any] = {
-        "operationId": f"{method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}",
+        "operationId": _operation_id(method, path),
         "summary": doc.summary,
         "parameters": params,
         "responses": responses,
@@ -175,6 +182,28 @@ def _operation(
             "content": {"application/json": {"schema": bodies[doc.body]}},
         }
     return operation
+
+
+def _operation_id(method: str, path: str) -> str:
+    return f"{method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}"
+
+
+def _links(creator: Operation, operations: Sequence[Operation]) -> dict[str, Any]:
+    """OpenAPI links from `creator`'s answer to each operation under its path whose path
+    parameters its answer gives all of (`Doc.gives`): a client, or a fuzzer, follows them to
+    the objects it made."""
+    given = dict(creator.doc.gives)
+    links: dict[str, Any] = {}
+    for target in operations:
+        names = re.findall(r"{(\w+)}", target.path)
+        if not (given and target.path.startswith(creator.path + "/{") and set(names) <= set(given)):
+            continue
+        links[_operation_id(target.method, target.path)] = {
+            "operationId": _operation_id(target.method, target.path),
+            "parameters": {name: given[name] if given[name].startswith("$")
+                           else f"$response.body#{given[name]}" for name in names},
+        }
+    return links
 
 
 def document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
@@ -200,6 +229,11 @@ def document(routes: Sequence[BaseRoute]) -> dict[str, Any]:
         paths.setdefault(operation.path, {})[operation.method.lower()] = _operation(
             operation.method, operation.path, operation.doc, bodies, answers
         )
+    for operation in operations:
+        links = _links(operation, operations)
+        if links:
+            answer = paths[operation.path][operation.method.lower()]["responses"]
+            answer[str(operation.doc.status)]["links"] = links
     return {
         "openapi": "3.1.0",
         "info": {

@@ -15,6 +15,7 @@ from app.api.openapi import NOT_YOURS, PAGE, WAIT, Operations, integer
 from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
+from app.memory.paging import MAX_OFFSET, check_offset
 from app.memory.service import Service
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
 
@@ -51,8 +52,7 @@ def page_of(request: Request) -> tuple[int, int]:
     """`?offset=&limit=` paging with a sane default and a ceiling."""
     offset = _int_param(request, "offset", "0")
     limit = _int_param(request, "limit", "50")
-    if offset < 0:
-        raise ValidationError("offset is not negative", "offset")
+    check_offset(offset, "offset")
     if not 1 <= limit <= MAX_PAGE:
         raise ValidationError(f"limit is between 1 and {MAX_PAGE}", "limit")
     return offset, limit
@@ -87,7 +87,7 @@ async def openapi_document(request: Request) -> Response:
 
 
 @operations.post("/v1/agents", "Create an agent of your org.", responses.Agent,
-                 body=bodies.CreateAgent, status=201)
+                 body=bodies.CreateAgent, status=201, gives=(("id", "/id"),))
 async def create_agent(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateAgent)
@@ -136,7 +136,7 @@ async def post_agent_memory(request: Request) -> Response:
 @operations.get("/v1/agents/{id}/memory/log",
                 "Each version of the agent's memory you may see, oldest first (A11).",
                 responses.AgentLog,
-                query=(("after", integer(0), "versions after this one (default 0)"),
+                query=(("after", integer(0, MAX_OFFSET), "versions after this one (default 0)"),
                        ("limit", integer(1, MAX_LOG_PAGE),
                         f"versions to answer, 1 to {MAX_LOG_PAGE} (default 50)")))
 async def get_agent_log(request: Request) -> Response:
@@ -160,7 +160,8 @@ async def get_learning_jobs(request: Request) -> Response:
 
 @operations.post("/v1/sessions", "Start a session; answers its Session view.",
                  responses.SessionView, body=bodies.CreateSession, status=201,
-                 also=(NOT_YOURS, (403, "a person names another person", "Forbidden")))
+                 also=(NOT_YOURS, (403, "a person names another person", "Forbidden")),
+                 gives=(("id", "/session/id"), ("version", "/session/head")))
 async def create_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateSession)
@@ -217,7 +218,8 @@ def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
 @operations.post("/v1/sessions/{id}/turns",
                  "Record a turn; answers at once, or with `wait` once its consolidation run has "
                  "ended (201; 200 for a retry with the same item ids).", responses.TurnView,
-                 body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict")
+                 body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict",
+                 gives=(("id", "$request.path.id"), ("turn", "/turn/id")))
 async def record_turn(request: Request) -> Response:
     """Record a turn; with `?wait=S`, answer once its consolidation run ended (or S passed)."""
     who = principal_of(request)

@@ -64,6 +64,9 @@ PROBE_SECONDS = 2.0
 NOT_READY = frozenset({
     "Neo.TransientError.General.DatabaseUnavailable",
     "Neo.TransientError.Database.DatabaseUnavailable",
+    # A cluster member that has not reached a request's bookmark in time (Causality): the
+    # client tries again shortly.
+    "Neo.TransientError.Transaction.BookmarkTimeout",
 })
 
 
@@ -138,6 +141,32 @@ def plain_record(record: neo4j.Record) -> dict[str, Any]:
 
 
 _uncounted: ContextVar[bool] = ContextVar("uncounted", default=False)
+
+# Bookmarks Neo4j answers when a bookmark it never gave is sent.
+INVALID_BOOKMARK = frozenset({
+    "Neo.ClientError.Transaction.InvalidBookmark",
+    "Neo.ClientError.Transaction.InvalidBookmarkMixture",
+})
+
+
+@dataclass
+class Causality:
+    """The bookmarks of one request, across replicas: those its client sent back (`given`, the
+    state each of its transactions reads at least), and those of the last write it made
+    (`made`, for its answer). `field` names where the client sent them, for a 400 on one the
+    database never gave. Within one process the driver's bookmark manager chains every
+    session: a replica reads its own writes without them."""
+
+    given: tuple[str, ...] = ()
+    field: str = "bookmark"
+    made: tuple[str, ...] = ()
+
+    def bookmarks(self) -> neo4j.Bookmarks | None:
+        values = (*self.given, *self.made)
+        return neo4j.Bookmarks.from_raw_values(values) if values else None
+
+
+causality: ContextVar[Causality | None] = ContextVar("causality", default=None)
 
 
 @contextmanager
@@ -276,6 +305,9 @@ class Database:
         # Called after every write transaction that committed: the live views' hub listens.
         self.on_commit: Callable[[], None] = lambda: None
         self._down = False  # the database failed to answer; probe it before the next operation
+        # Every session of the process is chained by this: each reads at least what the
+        # process's sessions wrote before it began, on a cluster's follower too.
+        self._bookmarks = AsyncGraphDatabase.bookmark_manager()
 
     @classmethod
     async def connect(cls, target: Target) -> Database:
@@ -382,8 +414,11 @@ class Database:
     async def _attempts(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         attempt, done = self._counted(access, work)
         mode = neo4j.WRITE_ACCESS if access == "write" else neo4j.READ_ACCESS
+        causal = causality.get()
         async with self._driver.session(
-            database=self._database, default_access_mode=mode
+            database=self._database, default_access_mode=mode,
+            bookmarks=causal.bookmarks() if causal is not None else None,
+            bookmark_manager=self._bookmarks,
         ) as session:
 
             async def once() -> T:
@@ -395,11 +430,19 @@ class Database:
 
             try:
                 try:
-                    return await once()  # most operations succeed at once: no retry state
+                    answer = await once()  # most operations succeed at once: no retry state
                 except TransientError as exc:
                     if not _resolves_soon(exc):
                         raise
-                return await _transient_retries()(once)
+                    answer = await _transient_retries()(once)
+                if access == "write" and causal is not None:
+                    causal.made = tuple(sorted((await session.last_bookmarks()).raw_values))
+                return answer
+            except ClientError as exc:
+                if causal is not None and exc.code in INVALID_BOOKMARK:
+                    raise ValidationError(
+                        "not a bookmark this service gave", causal.field) from exc
+                raise
             except TransientError as exc:
                 if exc.code in NOT_READY:
                     raise _unavailable(exc) from exc

@@ -33,7 +33,7 @@ from app.api.graphql.limits import TOO_COSTLY, TOO_LARGE
 from app.api.openapi import Operation
 from app.api.rest import routes
 from app.errors import ServiceError
-from tests.conftest import Api, RunningServer
+from tests.conftest import Api, RunningServer, user
 
 REST_CASES = 1000  # at least, over all operations and both generation modes
 GRAPHQL_CASES = 1000
@@ -61,12 +61,20 @@ class Findings:
     broken: list[str] = field(default_factory=list)
     no_negative: list[str] = field(default_factory=list)  # operations with no invalid input
     conformed: Counter[str] = field(default_factory=Counter)  # answers checked against schemas
+    succeeded: Counter[str] = field(default_factory=Counter)  # cases answered 2xx, no errors
 
     def total(self) -> int:
         return sum(self.cases.values())
 
     def server_errors(self) -> int:
         return sum(n for status, n in self.statuses.items() if status >= 500)
+
+    def reach(self) -> str:
+        """One line per operation: how many of its generated cases were answered 2xx (for GraphQL,
+    with no error)."""
+        width = max(len(label) for label in self.cases)
+        return "\n".join(f"  {label:<{width}}  {self.succeeded[label]:>4} of {n:>4} 2xx"
+                         for label, n in sorted(self.cases.items()))
 
 
 def rest_shape(status: int, text: str) -> str | None:
@@ -192,6 +200,15 @@ def fuzz(
     return found
 
 
+def _has_errors(response: schemathesis.Response) -> bool:
+    """Whether an answer carries GraphQL `errors` (a GraphQL answer with them is no success)."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and bool(body.get("errors"))
+
+
 def check(
     case: schemathesis.Case[Any],
     http: requests.Session,
@@ -204,6 +221,8 @@ def check(
     found.cases[label] += 1
     response = case.call(session=http, timeout=60)
     found.statuses[response.status_code] += 1
+    if 200 <= response.status_code < 300 and not _has_errors(response):
+        found.succeeded[label] += 1
 
     def conformance(
         ctx: CheckContext, response: schemathesis.Response, case: schemathesis.Case[Any]
@@ -234,26 +253,63 @@ def report(found: Findings) -> str:
     return "\n\n".join(f"{kind}\n{text[:1500]}" for kind, text in first.items())
 
 
+def follow(expression: str, path: dict[str, str], body: Any) -> str:
+    """An OpenAPI link's runtime expression, for a request's path parameters and its answer."""
+    if expression.startswith("$request.path."):
+        return path[expression.removeprefix("$request.path.")]
+    pointer = expression.removeprefix("$response.body#")
+    assert pointer != expression, expression
+    for part in pointer.strip("/").split("/"):
+        body = body[part]
+    return str(body)
+
+
+def linked(document: dict[str, Any], made: list[tuple[str, str, dict[str, str], Any]]
+           ) -> dict[str, dict[str, str]]:
+    """The path parameters of each operation (by path) that the links of /openapi.json give,
+    followed from the answers of real requests: (method, path, path parameters, answer)."""
+    by_id = {op["operationId"]: path
+             for path, ops in document["paths"].items() for op in ops.values()}
+    found: dict[str, dict[str, str]] = {}
+    for method, path, params, body in made:
+        operation = document["paths"][path][method.lower()]
+        for answer in operation["responses"].values():
+            for link in answer.get("links", {}).values():
+                found[by_id[link["operationId"]]] = {
+                    name: follow(expression, params, body)
+                    for name, expression in link["parameters"].items()
+                }
+    return found
+
+
 def test_schemathesis_over_rest(server: RunningServer, api: Api, http: requests.Session) -> None:
-    agent = api.agent()["id"]
-    session = api.session(agent)["session"]["id"]
+    # Half of each operation's cases take the path parameters that the document's links give,
+    # followed from real answers (POST /v1/agents, /v1/sessions, .../turns), so they reach the
+    # handlers and not only a 404.
+    document = api.ok(api.get("/openapi.json"))
+    agent = api.agent()
+    session = api.session(agent["id"])
+    sid = session["session"]["id"]
+    turn = api.turn(sid, user("Hello!"))
+    params = linked(document, [
+        ("POST", "/v1/agents", {}, agent),
+        ("POST", "/v1/sessions", {}, session),
+        ("POST", "/v1/sessions/{id}/turns", {"id": sid}, turn),
+    ])
     schema = schemathesis.openapi.from_url(f"{server.url}/openapi.json", config=CONFIG)
-
-    def fixed(path: str) -> dict[str, Any] | None:
-        if path.startswith("/v1/sessions/{id}"):
-            return {"id": session}
-        if path.startswith("/v1/agents/{id}"):
-            return {"id": agent}
-        return None
-
-    found = fuzz(schema, http, REST_CASES, fixed, rest_shape, beyond_schema)
+    found = fuzz(schema, http, REST_CASES, params.get, rest_shape, beyond_schema)
     print(f"schemathesis REST: {found.total()} cases over {len(found.cases)} operations, "
-          f"{found.server_errors()} answers 5xx; statuses {dict(found.statuses)}")
+          f"{found.server_errors()} answers 5xx; statuses {dict(found.statuses)}; "
+          f"cases answered 2xx per operation:\n{found.reach()}")
     assert found.broken == [], report(found)
     assert found.server_errors() == 0
     assert found.total() >= REST_CASES
     # every operation's answers were checked against the schema of their status
     assert set(found.conformed) == set(found.cases)
+    # every operation a link leads to was reached: each read answered 2xx at least once
+    reads = [f"GET {path}" for path in params if "get" in document["paths"][path]]
+    assert len(reads) >= 11, sorted(params)
+    assert all(found.succeeded[label] > 0 for label in reads), found.reach()
 
 
 def test_schemathesis_over_graphql(
@@ -266,7 +322,8 @@ def test_schemathesis_over_graphql(
     found = fuzz(schema, http, GRAPHQL_CASES, lambda _: None, graphql_shape,
                  client_errors_only)
     print(f"schemathesis GraphQL: {found.total()} cases over {len(found.cases)} root fields, "
-          f"{found.server_errors()} answers 5xx; statuses {dict(found.statuses)}")
+          f"{found.server_errors()} answers 5xx; statuses {dict(found.statuses)}; "
+          f"cases answered 2xx per root field:\n{found.reach()}")
     assert found.broken == [], report(found)
     assert found.server_errors() == 0
     assert found.total() >= GRAPHQL_CASES

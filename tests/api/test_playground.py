@@ -154,3 +154,44 @@ def test_a_subscription_in_graphiql_shows_each_change(
         raise AssertionError(f"no live view shown; pane: {pane!r}") from None
     browser.save_screenshot(str(OUTPUT / "graphiql-subscription.png"))
     assert '"revision": 1' in shown
+
+
+def test_graphiql_opened_without_a_token_shows_a_hint_and_reads_the_schema_once_given_one(
+    server: RunningServer, api: Api, browser: WebDriver
+) -> None:
+    browser.get(f"{server.url}/graphql")
+    wait = WebDriverWait(browser, 30)
+
+    def pane(b: WebDriver) -> str:
+        return str(b.find_element(By.CSS_SELECTOR, ".graphiql-response").text)
+
+    OUTPUT.mkdir(exist_ok=True)
+    try:
+        # a new user is greeted with what to do, not with an error
+        shown = str(wait.until(lambda b: pane(b) if "Paste a token" in pane(b) else None))
+    except TimeoutException:
+        browser.save_screenshot(str(OUTPUT / "graphiql-hint-failed.png"))
+        raise AssertionError(f"no hint shown; pane: {pane(browser)!r}") from None
+    assert "Unauthorized" not in shown
+    assert "openbot-memory token create" in shown
+    unsigned = browser.find_element(By.CSS_SELECTOR, ".graphiql-query-editor .CodeMirror")
+    token = browser.find_element(By.ID, "token")
+    token.send_keys(api.token)
+    token.send_keys(Keys.TAB)
+    wait.until(expected_conditions.staleness_of(unsigned))
+    docs = '.graphiql-sidebar button[aria-label*="Documentation Explorer"]'
+    wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, docs))
+    browser.find_element(By.CSS_SELECTOR, docs).click()
+    try:
+        # the schema is read, signed: the documentation explorer lists its root types
+        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".graphiql-doc-explorer-root-type"))
+    except TimeoutException:
+        browser.save_screenshot(str(OUTPUT / "graphiql-schema-failed.png"))
+        explorer = browser.find_element(By.CSS_SELECTOR, ".graphiql-doc-explorer").text
+        raise AssertionError(f"no schema; explorer: {explorer!r}") from None
+    roots = browser.find_elements(By.CSS_SELECTOR, ".graphiql-doc-explorer-root-type")
+    assert [root.text for root in roots] == ["query", "mutation", "subscription"]
+    explorer = browser.find_element(By.CSS_SELECTOR, ".graphiql-doc-explorer").text
+    assert "Query" in explorer, explorer
+    assert "Subscription" in explorer, explorer
+    assert "Unauthorized" not in pane(browser)

@@ -1,20 +1,28 @@
 """Replicas: two and three servers (each with its own driver, pool and workers, as separate
 `serve` processes have) over one Neo4j. S12 holds across them (one winner per head), every
 consolidation run and learning job runs once (the leases are the only coordination), nothing
-acknowledged is lost; and a `neo4j://` (routing) URI works against the local single server."""
+acknowledged is lost; a `neo4j://` (routing) URI works against the local single server; and
+a client reads its own write on another `serve` process by sending back the write's
+`OpenBot-Bookmark`."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from app.store.database import Target
-from tests.conftest import Api, Graph, RunningServer, user
+from tests.conftest import ROOT, Api, Graph, RunningServer, free_port, user
 from tests.conftest import test_settings as settings_for
 from tests.openai_stub import OpenAIStub
 
@@ -139,3 +147,114 @@ def test_a_routing_uri_works_against_the_local_server(
         api.http.close()
     finally:
         running.stop()
+
+
+BOOKMARK = "OpenBot-Bookmark"
+
+
+class Replica:
+    """`serve` as a process of its own, against the test run's Neo4j with a routing URI."""
+
+    def __init__(self, target: Target, stub: OpenAIStub, log: Path) -> None:
+        self.url = f"http://127.0.0.1:{free_port()}"
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "NEO4J_URI": target.uri.replace("bolt://", "neo4j://"),
+            "NEO4J_USER": target.user,
+            "NEO4J_PASSWORD": target.password,
+            "NEO4J_DATABASE": target.database,
+            "OPENAI_BASE_URL": stub.url,
+            "OPENAI_API_KEY": "x",
+        }
+        self.log = log
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "app", "serve", "--port", self.url.rsplit(":", 1)[1]],
+                env=env, cwd=log.parent, stdout=out, stderr=subprocess.STDOUT,
+            )
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + 120
+        while True:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the replica exited:\n{self.log.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the replica did not start:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def two_replicas(
+    neo4j_target: Target, openai_stub: OpenAIStub, tmp_path: Path, graph: Graph
+) -> Iterator[tuple[str, str]]:
+    started = [Replica(neo4j_target, openai_stub, tmp_path / f"replica-{n}.log") for n in (1, 2)]
+    try:
+        for replica in started:
+            replica.wait_ready()
+        yield started[0].url, started[1].url
+    finally:
+        for replica in started:
+            replica.stop()
+
+
+def test_a_client_reads_its_own_write_on_another_replica_with_the_bookmark(
+    two_replicas: tuple[str, str], tokens: Callable[[str, str], str]
+) -> None:
+    # Each write's answer carries its bookmark; sent back, a read on another process reads at
+    # least that state. (One Neo4j serves both here: what is checked is that the bookmark
+    # passes, and reaches the database, which refuses one it never gave.)
+    token = tokens("acme", "ana")
+    one, other = Api(two_replicas[0], token), Api(two_replicas[1], token)
+    created = one.post("/v1/agents", {"name": "trip planner"})
+    assert created.status_code == 201, created.text
+    bookmark = created.headers[BOOKMARK]
+    assert bookmark
+    agent = created.json()["id"]
+    started = other.post("/v1/sessions", {"agent": agent}, headers={BOOKMARK: bookmark})
+    assert started.status_code == 201, started.text
+    session = started.json()["session"]
+    bookmark = started.headers[BOOKMARK]
+    remembered = one.post(
+        f"/v1/sessions/{session['id']}/memory",
+        {"expected": session["head"], "revision": session["revision"],
+         "command": {"_tag": "Remember", "key": "seat", "content": "A window seat.",
+                     "kind": "fact"}},
+        headers={BOOKMARK: bookmark},
+    )
+    assert remembered.status_code == 200, remembered.text
+    read = other.get(f"/v1/sessions/{session['id']}",
+                     headers={BOOKMARK: remembered.headers[BOOKMARK]})
+    assert read.status_code == 200, read.text
+    assert read.json()["memory"]["entries"]["seat"]["content"] == "A window seat."
+    assert BOOKMARK not in read.headers  # a read wrote nothing
+    # GraphQL's writes carry it too
+    answer = other.post("/graphql", {
+        "query": "mutation($s: ID!) { fork(sessionId: $s) { id } }",
+        "variables": {"s": session["id"]}})
+    assert answer.status_code == 200, answer.text
+    assert "errors" not in answer.json(), answer.json()
+    assert answer.headers.get(BOOKMARK), answer.json()
+
+    for malformed in ("two words", "é", ",", "FB:" + "x" * 600, ",".join(["FB:a"] * 9)):
+        refused = other.get(f"/v1/agents/{agent}", headers={BOOKMARK: malformed.encode()})
+        assert refused.status_code == 400, (malformed, refused.text)
+        assert refused.json()["_tag"] == "ValidationError"
+        assert refused.json()["field"] == BOOKMARK
+    # well formed, but no bookmark the database gave
+    refused = other.get(f"/v1/agents/{agent}", headers={BOOKMARK: "FB:bogus"})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["field"] == BOOKMARK

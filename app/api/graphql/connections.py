@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import strawberry
 
+from app.api.bodies import INT64_MAX, INT64_MIN
 from app.api.graphql.scalars import MAX_PAGE
 from app.errors import ValidationError
 
@@ -66,7 +67,11 @@ class Keyset:
 
 
 def _is(value: Any, part: type) -> bool:
-    return isinstance(value, part) and not (part is int and isinstance(value, bool))
+    """Whether a key's part has its type; an integer one fits Neo4j's 64 bits."""
+    if part is int:
+        return isinstance(value, int) and not isinstance(value, bool) and (
+            INT64_MIN <= value <= INT64_MAX)
+    return isinstance(value, part)
 
 
 @dataclass(frozen=True)

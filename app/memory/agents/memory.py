@@ -34,6 +34,7 @@ from app.memory.changes.commands import (
     check_agent_remember,
 )
 from app.memory.ids import now_ms
+from app.memory.paging import check_offset
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.agents import AgentRepository
 from app.store.database import Database, Tx
@@ -131,8 +132,7 @@ class AgentMemories:
 
     async def log(self, who: Principal, agent_id: str, after: int, limit: int) -> list[LogEntry]:
         """A11: the versions after `after`, oldest first, as `who` may see them."""
-        if after < 0:
-            raise ValidationError("after is not negative", "after")
+        check_offset(after, "after")
         if not 1 <= limit <= MAX_LOG_PAGE:
             raise ValidationError(f"limit is between 1 and {MAX_LOG_PAGE}", "limit")
         return await self.read_log(who, agent_id, after, limit)

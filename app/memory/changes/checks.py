@@ -16,7 +16,12 @@ from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, Agen
 from app.domain.jobs import Dropped, Kept
 from app.domain.sessions import KINDS, Entry, Item
 from app.errors import ValidationError
-from app.memory.changes.commands import MAX_CONTENT_LENGTH, check_agent_key, check_key, check_text
+from app.memory.changes.commands import (
+    MAX_CONTENT_LENGTH,
+    check_agent_key,
+    check_content_characters,
+    check_key,
+)
 from app.memory.changes.credentials import credential_reason
 
 __all__ = [
@@ -144,9 +149,9 @@ def _problem(
     if change.kind not in allowed_kinds:
         return f"unknown kind {_shown(change.kind)}"
     try:
-        content = check_text(change.content or "", "content").strip()
-    except ValidationError:
-        return "content is not valid Unicode text"
+        content = check_content_characters(change.content or "", "content").strip()
+    except ValidationError as exc:
+        return f"bad content: {exc.message}"
     if not content or len(content) > MAX_CONTENT_LENGTH:
         return "content is empty or too long"
     reason = credential_reason(content)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -13,6 +14,9 @@ from app.memory.changes.credentials import credential_reason
 
 MAX_KEY_LENGTH = 200
 MAX_CONTENT_LENGTH = 4000
+# C0 control characters but tab and newline, and DEL: content reaches a model's instructions
+# verbatim, where a NUL or an escape sequence has no place.
+CONTENT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,18 @@ def refuse_credential(text: str, field: str) -> str:
     return text
 
 
+def check_content_characters(content: str, field: str) -> str:
+    """Content is valid Unicode text with no control character but tab and newline."""
+    check_text(content, field)
+    if CONTENT_CONTROL.search(content):
+        raise ValidationError("content has no control characters but tab and newline", field)
+    return content
+
+
 def check_content(content: str, field: str) -> str:
-    """S10: non-empty content of a sane length, with no credential in it."""
-    content = check_text(content, field).strip()
+    """S10: non-empty content of a sane length, with no control character (but tab and
+    newline) and no credential in it."""
+    content = check_content_characters(content, field).strip()
     if not content:
         raise ValidationError("content must not be empty", field)
     if len(content) > MAX_CONTENT_LENGTH:

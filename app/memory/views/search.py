@@ -21,6 +21,7 @@ from app.domain.search import Match
 from app.domain.sessions import KINDS, Entry
 from app.errors import NotFound, ValidationError
 from app.memory.agents.entries import as_seen
+from app.memory.paging import check_offset
 from app.store.database import Database, Tx
 from app.store.search import SearchRepository
 from app.store.sessions import SessionRepository
@@ -114,7 +115,7 @@ def offset_after(cursor: str | None, field: str = "after") -> int:
         raise ValidationError("after is a cursor from a previous page", field) from exc
     if tag != "hit" or offset < 0:
         raise ValidationError("after is a cursor from a previous page", field)
-    return offset + 1
+    return check_offset(offset + 1, field)
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,7 @@ class Search:
         query = check_query(query)
         if not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"limit is between 1 and {MAX_LIMIT}", "limit")
-        if offset < 0:
-            raise ValidationError("offset is not negative", "offset")
+        check_offset(offset, "offset")
         if kinds is not None and not set(kinds) <= set(KINDS):
             raise ValidationError(f"kinds are some of {', '.join(KINDS)}", "kinds")
         if status is not None and status not in STATUSES:
