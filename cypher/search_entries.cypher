@@ -5,6 +5,9 @@
 // of the org's agents: shared ones and the person's own private ones, a shared one left out
 // where the person's own private entry of the key stands for it (as in the view, found by the
 // entry identity's index, not by walking the agent's entries); a service token ($person null) sees all.
+// The full-text indexes are eventually consistent: first await the refresh of every document
+// queued by commits so far, so that a search finds what was written before it.
+CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 CALL () {
   CALL db.index.fulltext.queryNodes('change_text', $query) YIELD node, score
   WITH node AS c, score

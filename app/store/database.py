@@ -244,6 +244,28 @@ def query_syntax_error(exc: ClientError) -> ValidationError | None:
     return ValidationError(f"the search query cannot be parsed: {reason}", "query")
 
 
+FULLTEXT_INDEX = re.compile(r"CREATE FULLTEXT INDEX (\w+) IF NOT EXISTS")
+CONFIG_ENTRY = re.compile(r"`([\w.]+)`\s*:\s*(true|false|'[^']*'|-?\d+)")
+INDEX_ONLINE_SECONDS = 600  # a full-text index made again is populated from the data first
+
+
+def _literal(text: str) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    if text.startswith("'"):
+        return text[1:-1]
+    return int(text)
+
+
+def fulltext_config(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The name and the indexConfig entries of a schema statement that makes a full-text
+    index (`OPTIONS {indexConfig: {`key`: value}}`); None for any other statement."""
+    found = FULLTEXT_INDEX.match(text)
+    if found is None:
+        return None
+    return found.group(1), {key: _literal(value) for key, value in CONFIG_ENTRY.findall(text)}
+
+
 @dataclass(frozen=True)
 class Target:
     """Where the driver connects and as whom."""
@@ -303,8 +325,30 @@ class Database:
         return cls(driver, target.database)
 
     async def apply_schema(self) -> None:
+        """cypher/schema.cypher's constraints and indexes, each made if missing. A full-text
+        index the database has with another indexConfig (made by an older schema) is dropped
+        and made again, and awaited until it is online over the data it indexes."""
+        found, _, _ = await self._driver.execute_query(
+            statement("fulltext_indexes"), database_=self._database
+        )
+        existing = {record["name"]: dict(record["config"] or {}) for record in found}
         for text in schema_statements():
+            remade = None
+            wanted = fulltext_config(text)
+            if wanted is not None:
+                name, config = wanted
+                have = existing.get(name)
+                if have is not None and any(have.get(k) != v for k, v in config.items()):
+                    await self._driver.execute_query(
+                        statement("drop_index"), {"name": name}, database_=self._database
+                    )
+                    remade = name
             await self._driver.execute_query(text, database_=self._database)
+            if remade is not None:
+                await self._driver.execute_query(
+                    statement("await_index"), {"name": remade, "seconds": INDEX_ONLINE_SECONDS},
+                    database_=self._database,
+                )
 
     async def ping(self) -> bool:
         try:
