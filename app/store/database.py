@@ -376,7 +376,7 @@ class Database:
 
         def done() -> None:
             if attempts > 1:
-                kind = "write" if access == "write" else "read"
+                kind = "write" if access.startswith("write") else "read"
                 self.telemetry.metrics.neo4j_retries.labels(kind).inc(attempts - 1)
 
         return attempt, done
@@ -398,6 +398,22 @@ class Database:
         """Run `work` as one write transaction; once it committed, tell `on_commit`."""
         try:
             done = await self._run("write", work)
+        except ConstraintError as exc:
+            raise SessionConflict("a concurrent change used the same id; read again") from exc
+        self.on_commit()
+        return done
+
+    async def write_once(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `work`'s one statement as a write in an auto-commit transaction: one round trip,
+        where `write` costs two more (BEGIN, COMMIT). Only for a statement that is atomic on
+        its own (it takes the locks it needs and checks what it must) and writes nothing where
+        it cannot apply (it answers no row; the caller then goes on in a `write`). A transient
+        error (a deadlock between writers: nothing was written) is retried as `write` retries
+        it; a lost connection is not (whether it committed is unknown): it is `Unavailable`.
+        Each statement `work` runs is a transaction of its own. Once it committed, tell
+        `on_commit`."""
+        try:
+            done = await self._run("write_once", work)
         except ConstraintError as exc:
             raise SessionConflict("a concurrent change used the same id; read again") from exc
         self.on_commit()
@@ -425,7 +441,7 @@ class Database:
 
     async def _attempts(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         attempt, done = self._counted(access, work)
-        mode = neo4j.WRITE_ACCESS if access == "write" else neo4j.READ_ACCESS
+        mode = neo4j.WRITE_ACCESS if access.startswith("write") else neo4j.READ_ACCESS
         async with self._driver.session(
             database=self._database, default_access_mode=mode
         ) as session:
@@ -435,6 +451,8 @@ class Database:
                     return await session.execute_write(attempt)
                 if access == "read_in_one":
                     return await session.execute_read(attempt)
+                if access == "write_once":
+                    return await attempt(session)
                 return await self._auto_commit(session, attempt)
 
             try:
