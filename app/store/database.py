@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -34,13 +34,14 @@ from app.config import Settings
 from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
 from app.logs import request_id
 from app.store import local_server
-from app.store.catalog import schema_statements, statement
+from app.store.catalog import CYPHER_DIR, schema_statements, statement
 from app.telemetry import Telemetry
 
 T = TypeVar("T")
 Record = dict[str, Any]
-# What runs a Tx's statements: a write's managed transaction, or a read's session.
-Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession
+# What runs a Tx's statements: a write's managed transaction, a read's session, or the one
+# explicit transaction of a rehearsal (`Database.rehearsal`).
+Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession | neo4j.AsyncTransaction
 
 # While Neo4j is down a request answers 503 within seconds, not after the driver's default
 # 30 s of retries: the driver retries a transaction for RETRY_SECONDS, connects within
@@ -488,6 +489,58 @@ class Database:
             pass
         return await _lost_connection_retries()(once)
 
+    async def plan_catalog(self) -> int:
+        """Have Neo4j parse and plan every statement of the catalog (EXPLAIN: nothing runs),
+        so that a cold database's planner is warm before the first request: how many."""
+        names = sorted(
+            path.stem for path in CYPHER_DIR.glob("*.cypher")
+            if path.stem not in NOT_PLANNED and not path.stem.startswith("bench_")
+        )
+        async with self._driver.session(database=self._database) as session:
+            for name in names:
+                text = statement(name)
+                # every parameter given (null): Neo4j caches a plan only when none is missing,
+                # so that a second warm-up against the same Neo4j costs little
+                params = dict.fromkeys(PARAMETER.findall(text))
+                result = await session.run(f"EXPLAIN {text}", params)
+                await result.consume()
+        return len(names)
+
+    @asynccontextmanager
+    async def rehearsal(self) -> AsyncIterator[Database]:
+        """A database whose every operation runs in one explicit transaction that is rolled
+        back at the end: what the operations write is seen by those after them, and never
+        committed (the warm-up rehearses requests with it)."""
+        async with self._driver.session(database=self._database) as session:
+            tx = await session.begin_transaction()
+            try:
+                yield Rehearsal(self._driver, self._database, tx)
+            finally:
+                if not tx.closed():  # (a failed statement has closed it already)
+                    await tx.rollback()
+
     async def clear(self) -> None:
         """Delete every node (tests start each case from an empty graph)."""
         await self._driver.execute_query(statement("clear_graph"), database_=self._database)
+
+
+PARAMETER = re.compile(r"\$(\w+)")
+# Statements the warm-up does not plan: the schema's, and those run only by tests and tools
+# (and `bench_*`, the benchmark's own).
+NOT_PLANNED = frozenset({"schema", "fulltext_indexes", "drop_index", "await_index", "clear_graph"})
+
+
+class Rehearsal(Database):
+    """A database whose operations all run in one transaction the caller rolls back
+    (`Database.rehearsal`): reads, writes and one-statement writes alike."""
+
+    def __init__(
+        self, driver: neo4j.AsyncDriver, database: str, tx: neo4j.AsyncTransaction
+    ) -> None:
+        super().__init__(driver, database)
+        self._tx = tx
+        self._one = asyncio.Lock()  # one transaction runs one operation at a time
+
+    async def _run(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
+        async with self._one:
+            return await work(Tx(self._tx, self))
