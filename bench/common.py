@@ -71,9 +71,10 @@ def table(title: str, rows: Sequence[tuple[str, Sequence[float]]]) -> str:
 class Served:
     """The app served by uvicorn in a process of its own, on a free port, as it is deployed:
     the benchmark's clients never share its interpreter (nor its GIL). What it counts is read
-    from its `/metrics`."""
+    from its `/metrics`. Unless not `ready`, it is waited for until `/readyz` says ready (the
+    service warms up at start), so that no measure shares the machine with its warm-up."""
 
-    def __init__(self, settings: Settings, target: Target) -> None:
+    def __init__(self, settings: Settings, target: Target, ready: bool = True) -> None:
         import json
         import os
         import socket
@@ -102,12 +103,13 @@ class Served:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 600  # a warm-up against a cold Neo4j on a busy machine
+        probe = "/readyz" if ready else "/healthz"
         while True:
             if self.process.poll() is not None:
                 raise RuntimeError(f"the served app exited: {self._log_tail()}")
             try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                if httpx.get(f"{self.url}{probe}", timeout=30).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass

@@ -75,12 +75,14 @@ class Sizes:
     # applied settled at about the 20th round, the nested view's CPU per request after ~200.
     latency_warmup: int = 20
     nested_warmup: int = 200  # requests per side, unmeasured, before the alternating rounds
+    view_entries: int = 10_000  # the large view: GET memory against the raw read
+    provenance_entries: int = 100  # the session whose story, supports and shown are read
 
 
 QUICK = Sizes(
     items=(1_000, 4_000), graph_items=20_000, entries=(100, 1_000), agent_entries=100,
     rounds=10, nested_requests=40, latency_rounds=5, sustain_seconds=10.0, latency_warmup=3,
-    nested_warmup=16,
+    nested_warmup=16, view_entries=1_000,
 )
 
 
@@ -224,6 +226,7 @@ class Context:
     bar: Progress
     peer: bool = True
     notes: list[str] = field(default_factory=list)
+    loaded_items: int = 0  # items of sessions loaded so far, of every section
 
     async def timed_raw(self, name: str, **params: Any) -> tuple[float, dict[str, Any]]:
         """One floor statement in one write transaction from the async driver."""
@@ -266,12 +269,17 @@ def edit_param(op: str, key: str, content: str | None, n: int) -> dict[str, Any]
 
 async def command_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     """Remember, Forget, Configure, a 1-item turn and the three reads, round by round on a
-    service session and on a floor session with the same entries."""
+    service session, on a floor session with the same entries (the current statements,
+    cypher/bench_*.cypher) and on a third with the minimal write (bench_minimal_edit): every
+    command's ratio is read against both floors, measured in the same rounds."""
     api, scope = ctx.api, {"org": ctx.org, "person": ctx.person}
     agent = await api.agent("bench commands")
     ours = await api.quiet_session(agent)
     mine = await api.quiet_session(agent)
+    least = await api.quiet_session(agent)
     floor = Floor(mine["session"]["id"], mine["session"]["head"], mine["session"]["revision"])
+    minimal = Floor(least["session"]["id"], least["session"]["head"],
+                    least["session"]["revision"])
     sid = ours["session"]["id"]
     rounds, warmup = sizes.rounds, sizes.warmup
     for n in range(sizes.command_entries):
@@ -283,9 +291,27 @@ async def command_rows(ctx: Context, sizes: Sizes) -> list[Row]:
             revision=floor.revision, edit=edit_param("remember", f"k{n}", content, n), **scope,
         )
         floor.follow(row)
+        _, row = await ctx.timed_raw(
+            "bench_minimal_edit", id=minimal.session, expected=minimal.head,
+            revision=minimal.revision, edit=edit_param("remember", f"k{n}", content, n),
+            person=ctx.person,
+        )
+        minimal.follow(row)
 
-    samples: dict[str, tuple[list[float], list[float]]] = {}
+    samples: dict[str, tuple[list[float], list[float], list[float]]] = {}
     advance = ctx.task("commands and reads", (rounds + warmup) * 7)
+
+    async def least_write(n: int) -> float:
+        """The minimal write, a Remember and a Forget in turn (both keep the entry)."""
+        op = "remember" if n % 2 == 0 else "forget"
+        content = f"Note {n}." if op == "remember" else None
+        elapsed, row = await ctx.timed_raw(
+            "bench_minimal_edit", id=minimal.session, expected=minimal.head,
+            revision=minimal.revision, edit=edit_param(op, f"m{n // 2}", content, n),
+            person=ctx.person,
+        )
+        minimal.follow(row)
+        return elapsed
 
     async def measure(
         name: str,
@@ -294,14 +320,17 @@ async def command_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     ) -> None:
         mine_ms: list[float] = []
         raw_ms: list[float] = []
+        least_ms: list[float] = []
         for n in range(warmup + rounds):
             ours_elapsed = await service(n)
             raw_elapsed = await raw(n)
+            least_elapsed = await least_write(n)
             if n >= warmup:
                 mine_ms.append(ours_elapsed)
                 raw_ms.append(raw_elapsed)
+                least_ms.append(least_elapsed)
             advance(1)
-        samples[name] = (mine_ms, raw_ms)
+        samples[name] = (mine_ms, raw_ms, least_ms)
 
     async def remember(n: int) -> float:
         nonlocal ours
@@ -383,12 +412,110 @@ async def command_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     await measure("GET instructions", read(f"/v1/sessions/{sid}/instructions"),
                   read_raw("bench_read_instructions"))
     limits = {"Remember": 1.5, "Forget": 1.5, "Configure": 1.5, "POST turn, 1 item": 2.0}
+    # against the minimal write: the goals a write must meet; a read's ratio is only shown
+    least_limits = {"Remember": 1.5, "Forget": 1.5, "POST turn, 1 item": 1.5}
     size = f"{sizes.command_entries} entries"
-    return [
-        latency_row("command vs raw", name, size, mine_ms, "raw floor", raw_ms,
-                    limits.get(name))
-        for name, (mine_ms, raw_ms) in samples.items()
-    ]
+    rows = []
+    for name, (mine_ms, raw_ms, least_ms) in samples.items():
+        rows.append(latency_row("command vs raw", name, size, mine_ms, "raw floor", raw_ms,
+                                limits.get(name)))
+        rows.append(latency_row("command vs minimal", name, size, mine_ms, "minimal write",
+                                least_ms, least_limits.get(name)))
+    remember_raw_ms, least_ms = samples["Remember"][1], samples["Remember"][2]
+    rows.append(latency_row("command vs minimal", "raw floor: bench_memory_edit", size,
+                            remember_raw_ms, "minimal write", least_ms))
+    return rows
+
+
+# --- a large view: GET memory against the raw read of the same rows ----------------------
+
+
+async def view_rows(ctx: Context, sizes: Sizes) -> list[Row]:
+    """GET memory of a session with `sizes.view_entries` entries against the raw read of the
+    same rows (bench_read_memory), round by round."""
+    count = sizes.view_entries
+    agent = await ctx.api.agent(f"bench view {count}")
+    view = await ctx.api.quiet_session(agent)
+    branch = await organic_branch(ctx, view)
+    advance = ctx.task(f"loading {count:,} view entries", count * 2)
+    await loader.add_turns(ctx.db, branch, count, 4, advance, keep_uids=True)
+    await loader.add_entries(ctx.db, branch, count, 1, advance)
+    _, got = await ctx.api.call("GET", f"/v1/sessions/{branch.session}")
+    branch.head = got["session"]["head"]
+    await verify_loaded(ctx, view, branch, entries=count)
+    path, scope = f"/v1/sessions/{branch.session}/memory", {"org": ctx.org, "person": ctx.person}
+    served: list[float] = []
+    raw: list[float] = []
+    measured = ctx.task(f"GET memory at {count:,} entries", sizes.warmup + sizes.rounds)
+    for n in range(sizes.warmup + sizes.rounds):
+        elapsed, _ = await ctx.api.call("GET", path)
+        started = time.perf_counter()
+        await ctx.db.read(lambda tx: tx.rows("bench_read_memory", id=branch.session, **scope))
+        if n >= sizes.warmup:
+            served.append(elapsed)
+            raw.append((time.perf_counter() - started) * 1000)
+        measured(1)
+    return [latency_row("view", "GET memory", f"{count:,} entries", served,
+                        "raw read, same rows", raw, 2.0)]
+
+
+# --- provenance on a large graph ---------------------------------------------------------
+
+
+STORY = """query Story($id: ID!, $key: String!) {
+  session(id: $id) { memory { entry(key: $key) { story { maker person runId copied content
+    change { id } cites { turnId sessionId item { id } } } } } } }"""
+SUPPORTS = """query Supports($id: ID!, $key: String!) {
+  session(id: $id) { memory { entry(key: $key) { sources { id
+    supports { session { key changeId } agent { key changeId } } } } } } }"""
+SHOWN = """query Shown($id: ID!, $after: String) {
+  session(id: $id) { turns(first: 1, after: $after) { nodes { id
+    shown { session { key changeId } agent { key changeId } } } } } }"""
+
+
+async def provenance_rows(ctx: Context, sizes: Sizes) -> list[Row]:
+    """An entry's story, what cites an item and what a turn was shown, over GraphQL, on a
+    session of `sizes.provenance_entries` entries in a graph of `sizes.graph_items` items
+    (what the growth section loaded counts toward it)."""
+    await background(ctx, sizes.graph_items - ctx.loaded_items)
+    count = sizes.provenance_entries
+    agent = await ctx.api.agent("bench provenance")
+    view = await ctx.api.quiet_session(agent)
+    branch = await organic_branch(ctx, view)
+    advance = ctx.task(f"loading {count:,} provenance entries", count * 2)
+    await loader.add_turns(ctx.db, branch, count, 4, advance, keep_uids=True)
+    await loader.add_entries(ctx.db, branch, count, 1, advance)
+    _, got = await ctx.api.call("GET", f"/v1/sessions/{branch.session}")
+    branch.head = got["session"]["head"]
+    await verify_loaded(ctx, view, branch, entries=count)  # its turn is shown every entry
+    sid = branch.session
+    for n in range(3):  # a story of a few steps: the model's change, then a person's
+        view = await ctx.api.command(view, {"_tag": "Remember", "key": "k0",
+                                            "content": f"Fact 0, edited {n}.", "kind": "fact"})
+    turns = (await ctx.api.graphql(
+        "query T($id: ID!) { session(id: $id) { turns(first: 200) { edges { cursor } } } }",
+        id=sid))["session"]["turns"]["edges"]
+    before_last = turns[-2]["cursor"] if len(turns) > 1 else None
+    queries: dict[str, tuple[str, dict[str, Any]]] = {
+        "entry story": (STORY, {"id": sid, "key": "k0"}),
+        "item supports": (SUPPORTS, {"id": sid, "key": f"k{count // 2}"}),
+        "turn shown": (SHOWN, {"id": sid, "after": before_last}),
+    }
+    rows = []
+    size = f"{max(sizes.graph_items, ctx.loaded_items):,} items"
+    measured = ctx.task("provenance", len(queries) * (sizes.warmup + sizes.rounds))
+    for name, (query, variables) in queries.items():
+        samples = []
+        for n in range(sizes.warmup + sizes.rounds):
+            started = time.perf_counter()
+            await ctx.api.graphql(query, **variables)
+            if n >= sizes.warmup:
+                samples.append((time.perf_counter() - started) * 1000)
+            measured(1)
+        row = latency_row("provenance", name, size, samples)
+        p95 = row.p95 or 0.0
+        rows.append(replace(row, goal="p95 ≤ 20 ms", met=p95 <= 20))
+    return rows
 
 
 # --- growth ------------------------------------------------------------------------------
@@ -528,6 +655,7 @@ async def background(ctx: Context, items: int) -> None:
         size = max(0, min(left, BACKGROUND_SESSION_ITEMS) - branch.items)
         await loader.add_turns(ctx.db, branch, size, BACKGROUND_TURN_ITEMS, advance)
         left -= branch.items
+        ctx.loaded_items += branch.items
 
 
 async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
@@ -548,6 +676,7 @@ async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
         by_size[f"{size:,} items"] = await hot_paths(ctx, view, sizes,
                                                      f"measuring at {size:,} items")
         await resync(ctx, view, branch)
+    ctx.loaded_items += branch.items
     return growth_table("session growth", by_size, 1.3)
 
 
@@ -991,6 +1120,10 @@ async def measure_all(
         rows += await growth_rows(ctx, sizes)
     if "entries" in sections:
         rows += await entries_rows(ctx, sizes)
+    if "view" in sections:
+        rows += await view_rows(ctx, sizes)
+    if "provenance" in sections:
+        rows += await provenance_rows(ctx, sizes)
     if "nested" in sections:
         rows += await nested_rows(ctx, sizes)
     if "consolidation" in sections:
@@ -998,7 +1131,7 @@ async def measure_all(
     return rows
 
 
-SECTIONS = ("commands", "growth", "entries", "nested", "consolidation")
+SECTIONS = ("commands", "growth", "entries", "view", "provenance", "nested", "consolidation")
 
 
 async def run(
@@ -1050,7 +1183,7 @@ def sizes_from(args: argparse.Namespace) -> Sizes:
     if (entries := counts(args.entries)) is not None:
         changed["entries"] = entries
     for name in ("graph_items", "agent_entries", "rounds", "nested_entries",
-                 "nested_requests", "concurrency", "sustain_seconds"):
+                 "nested_requests", "concurrency", "sustain_seconds", "view_entries"):
         if getattr(args, name) is not None:
             changed[name] = getattr(args, name)
     sizes = replace(sizes, **changed)
@@ -1073,6 +1206,8 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--nested-requests", type=int, help="requests per nested run (400)")
     parse.add_argument("--concurrency", type=int, help="clients of the nested runs (8)")
     parse.add_argument("--sustain-seconds", type=float, help="sustained consolidation (60)")
+    parse.add_argument("--view-entries", type=int,
+                       help="entries of the large view (10000)")
     parse.add_argument("--only", help=f"some sections: {','.join(SECTIONS)}")
     parse.add_argument("--no-peer", action="store_true", help="skip @neo4j/graphql")
     parse.add_argument("--json", help="also write the rows to this file")

@@ -5,7 +5,10 @@
 // read-committed even within one statement, so `read_entries` reads again an agent whose
 // version moved while its entries were read (as session_views does for a session).
 UNWIND $agents AS aid
-MATCH (a:Agent {id: aid})-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on a; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (a:Agent {id: aid})-[:IN_ORG]->({id: $org})
+USING INDEX a:Agent(id)
 WITH aid, a, coalesce(a.memoryVersion, 0) AS version
 OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
   WHERE $all OR e.owner = '' OR e.owner = $person

@@ -3,8 +3,11 @@
 // left out), at most $first + 1 changes (an entry's changes all share its visibility, so one
 // check serves). 201 is the largest page (MAX_PAGE) + 1: the walk never goes further.
 UNWIND $ids AS cid
+// (the plan starts from the index seek on c0; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
 MATCH (c0:AgentChange {id: coalesce($after, cid)})-[:OF_ENTRY]->(e:AgentEntry)<-[:HAS_MEMORY]-(:Agent)
-      -[:IN_ORG]->(:Org {id: $org})
+      -[:IN_ORG]->({id: $org})
+USING INDEX c0:AgentChange(id)
 WHERE $all OR e.owner = '' OR e.owner = $person
 CALL (c0) {
   MATCH path = (c0)-[:REPLACES*0..201]->(c:AgentChange)

@@ -1,8 +1,11 @@
 // Each agent entry's story, newest change first: the chain of REPLACES from the change that
 // made its current state (an entry's changes all share its visibility, so one check serves).
 UNWIND $ids AS cid
+// (the plan starts from the index seek on c0; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
 MATCH (c0:AgentChange {id: cid})-[:OF_ENTRY]->(e:AgentEntry)<-[:HAS_MEMORY]-(:Agent)
-      -[:IN_ORG]->(:Org {id: $org})
+      -[:IN_ORG]->({id: $org})
+USING INDEX c0:AgentChange(id)
 WHERE $all OR e.owner = '' OR e.owner = $person
 MATCH path = (c0)-[:REPLACES*0..]->(c:AgentChange)
 WITH cid, c, length(path) AS depth

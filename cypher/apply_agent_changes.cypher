@@ -2,7 +2,10 @@
 // before and after, what made it (a person, the org's service, a learning job or a promotion)
 // and the items and sessions it cites (A3); each entry keeps its current state beside that
 // record. The caller holds the agent's lock (lock_agent) and gives the next version.
-MATCH (a:Agent {id: $agent})-[:IN_ORG]->(o:Org {id: $org})
+// (the plan starts from the index seek on a; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (a:Agent {id: $agent})-[:IN_ORG]->(o {id: $org})
+USING INDEX a:Agent(id)
 SET a.memoryVersion = $version
 WITH a
 UNWIND $changes AS ch

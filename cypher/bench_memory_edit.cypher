@@ -2,7 +2,10 @@
 // Forget needs, as one statement: lock the session, check its head and revision, add the
 // memory-edit item and the version that adds it (the new head), the change, and the entry's
 // kept current state (a CURRENT edge and its fields), so that no read has to walk history.
-MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX s:Session(id)
 SET s._lock = true
 REMOVE s._lock
 WITH s

@@ -6,7 +6,10 @@
 // It answers what it changed, and the org's settings as they are now: all that a view of the
 // session at $revision needs to become the view after it (see `SessionView.configured`).
 // (`orgSettings`, not `org`: it runs together with session_views, which answers `org`.)
-MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o:Org {id: $org})
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o {id: $org})
+USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 SET s._lock = true
 REMOVE s._lock

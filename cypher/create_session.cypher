@@ -1,5 +1,8 @@
 // A session starts with one empty version: its first head.
-MATCH (a:Agent {id: $session.agent})-[:IN_ORG]->(o:Org {id: $org})
+// (the plan starts from the index seek on a; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (a:Agent {id: $session.agent})-[:IN_ORG]->(o {id: $org})
+USING INDEX a:Agent(id)
 MATCH (p:Person {org: $org, id: $session.person})
 OPTIONAL MATCH (parent:Session {id: $session.parent})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o)
 CREATE (s:Session {id: $session.id, kind: $session.kind, revision: 0, model: $session.model,

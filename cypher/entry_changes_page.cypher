@@ -4,8 +4,11 @@
 // position in the chain itself, so a change made between two pages (a new head of the chain)
 // shifts nothing. 201 is the largest page (MAX_PAGE) + 1: the walk never goes further.
 UNWIND $ids AS cid
+// (the plan starts from the index seek on c0; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
 MATCH (c0:Change {id: coalesce($after, cid)})-[:IN_SESSION]->(ss:Session)-[:OF_AGENT]->(:Agent)
-      -[:IN_ORG]->(:Org {id: $org})
+      -[:IN_ORG]->({id: $org})
+USING INDEX c0:Change(id)
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 CALL (c0) {
   MATCH path = (c0)-[:REPLACES*0..201]->(c:Change)

@@ -1,7 +1,10 @@
 // Each entry's story, newest change first: the chain of REPLACES from the change that made
 // its current state, with what each change cites and what made it.
 UNWIND $ids AS cid
-MATCH (c0:Change {id: cid})-[:IN_SESSION]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on c0; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (c0:Change {id: cid})-[:IN_SESSION]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX c0:Change(id)
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 MATCH path = (c0)-[:REPLACES*0..]->(c:Change)
 WITH cid, c, length(path) AS depth

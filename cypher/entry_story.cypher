@@ -3,8 +3,11 @@
 // entry it was copied from), each change with what made it (a person, a run with its model and
 // turn, a fork, a promotion) and the items it cites with their turns and sessions.
 UNWIND $ids AS cid
+// (the plan starts from the index seek on c0; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
 MATCH (c0:Change {id: cid})-[:IN_SESSION]->(s0:Session)-[:OF_AGENT]->(:Agent)
-      -[:IN_ORG]->(:Org {id: $org})
+      -[:IN_ORG]->({id: $org})
+USING INDEX c0:Change(id)
 WHERE $person IS NULL OR EXISTS { (s0)-[:WITH]->(:Person {id: $person}) }
 MATCH path = (c0)-[:REPLACES*0..]->(c:Change)
 WITH cid, c, length(path) AS depth

@@ -2,7 +2,10 @@
 // changes kept and dropped, and why. Another member's private changes and the items of
 // sessions the reader may not reach are left out (A9).
 UNWIND $ids AS jid
-MATCH (j:LearningJob {id: jid})-[:FOR_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on j; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (j:LearningJob {id: jid})-[:FOR_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX j:LearningJob(id)
 CALL (j) {
   OPTIONAL MATCH (j)-[:LEARNED]->(i:Item)<-[:ADDS]-(:Version)-[:OF]->(s:Session)
   WHERE $all OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }

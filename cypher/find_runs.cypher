@@ -1,6 +1,9 @@
 // Consolidation runs by id: status, model, error, the turn, and what they read, kept, dropped.
 UNWIND $ids AS rid
-MATCH (r:Run {id: rid})-[:FOR_SESSION]->(s:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on r; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (r:Run {id: rid})-[:FOR_SESSION]->(s:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX r:Run(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 OPTIONAL MATCH (r)-[:FOR_TURN]->(t:Turn)
 CALL (r) {

@@ -1,7 +1,10 @@
 // A fork: a new session whose first version continues the source's history at $fork.at,
 // with the source's overrides (S4) and person, linked to the source by FORKED_FROM naming the
 // version.
-MATCH (src:Session {id: $source})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on src; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (src:Session {id: $source})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX src:Session(id)
 WHERE $person IS NULL OR EXISTS { (src)-[:WITH]->(:Person {id: $person}) }
 MATCH (at:Version {id: $fork.at})
 MATCH (src)-[:WITH]->(p:Person)

@@ -22,7 +22,10 @@
 // Reads are read-committed even within one statement, so the session's revision and the
 // agent's memory version are read first and again last (`readRevisionAfter`,
 // `agentVersionAfter`); a read whose two differ is read again (`reachable`).
-MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o {id: $org})
+USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 WITH s, a, o, s.revision AS readRevision, coalesce(a.memoryVersion, 0) AS agentVersion
 OPTIONAL MATCH (s)-[:WITH]->(p:Person)

@@ -6,7 +6,10 @@
 // whether the head is shared (another version continues it: a fork made at the head).
 // (`orgSettings`, not `org`: a memory command runs it together with session_views, which
 // answers `org`.)
-MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (s:Session {id: $id})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o {id: $org})
+USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 SET s._lock = true
 REMOVE s._lock

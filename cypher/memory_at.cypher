@@ -3,7 +3,10 @@
 // and `processedSeq` the timeline position through which they read. A key whose newest change
 // is erased (a tombstone) has no entry. This walks the history: it serves old versions (and the test that checks the kept state of heads against it).
 UNWIND $versions AS vid
-MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on h; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX h:Version(id)
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 CALL (h) {
   MATCH (h)-[:PARENT*0..]->(v:Version)<-[:AT]-(c:Change)

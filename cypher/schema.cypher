@@ -27,6 +27,12 @@ CREATE INDEX agent_created IF NOT EXISTS FOR (a:Agent) ON (a.createdAt);
 CREATE CONSTRAINT import_org IF NOT EXISTS FOR (i:Import) REQUIRE i.org IS UNIQUE;
 CREATE INDEX importing_ref IF NOT EXISTS FOR (n:Importing) ON (n.importRef);
 // Full-text search: every session Change (search keeps only the current ones) and
-// every AgentEntry (which holds its current state), by key and content.
-CREATE FULLTEXT INDEX change_text IF NOT EXISTS FOR (c:Change) ON EACH [c.key, c.content];
-CREATE FULLTEXT INDEX agent_entry_text IF NOT EXISTS FOR (e:AgentEntry) ON EACH [e.key, e.content];
+// every AgentEntry (which holds its current state), by key and content. Eventually consistent:
+// a commit only queues its documents (a synchronous full-text index costs every write a few
+// ms at commit), and search first awaits the refresh of what was queued (search_entries), so a
+// search still finds what was written before it. An index whose indexConfig here differs from
+// the database's is dropped and made again at start (Database.apply_schema).
+CREATE FULLTEXT INDEX change_text IF NOT EXISTS FOR (c:Change) ON EACH [c.key, c.content]
+  OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true}};
+CREATE FULLTEXT INDEX agent_entry_text IF NOT EXISTS FOR (e:AgentEntry) ON EACH [e.key, e.content]
+  OPTIONS {indexConfig: {`fulltext.eventually_consistent`: true}};

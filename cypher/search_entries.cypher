@@ -5,6 +5,9 @@
 // of the org's agents: shared ones and the person's own private ones (a private entry and the
 // shared one of its key are two hits); a service token ($person null) sees all. Each source
 // names its session's person: the reader's view leaves out those they may not reach.
+// The full-text indexes are eventually consistent: first await the refresh of every document
+// queued by commits so far, so that a search finds what was written before it.
+CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 CALL () {
   CALL db.index.fulltext.queryNodes('change_text', $query) YIELD node, score
   WITH node AS c, score

@@ -4,7 +4,10 @@
 // change without moving either. Only sessions the caller may reach answer a row, as in
 // session_views.
 UNWIND $ids AS sid
-MATCH (s:Session {id: sid})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o:Org {id: $org})
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (s:Session {id: sid})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o {id: $org})
+USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 MATCH (s)-[:HEAD]->(h:Version)
 RETURN sid AS id, h.id AS head, s.revision AS revision,

@@ -2,7 +2,10 @@
 // after the key $after ([at, depth, id], or null), at most $first + 1, with what made each and
 // what it added.
 UNWIND $ids AS sid
-MATCH (s:Session {id: sid})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (s:Session {id: sid})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 MATCH (s)-[:HEAD]->(head:Version)
 CALL (s, head) {

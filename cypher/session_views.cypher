@@ -22,7 +22,10 @@
 // (`revisionAfter`), and `load_views` reads again any view whose two differ: every change
 // grows the revision.
 UNWIND $ids AS sid
-MATCH (s:Session {id: sid})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org {id: $org})
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (s:Session {id: sid})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o {id: $org})
+USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 WITH sid, s, a, o, s.revision AS revision
 MATCH (s)-[:HEAD]->(h:Version)
@@ -54,7 +57,8 @@ CALL (citedTurns) {
   WITH DISTINCT t
   MATCH (t)-[:IN_SESSION]->(ts:Session)
   WITH ts, collect(t) AS ofSession
-  MATCH (ts)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+  // (the org unlabelled: the plan goes from ts to it, never from the org over its agents)
+  MATCH (ts)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
   WHERE $person IS NULL OR EXISTS { (ts)-[:WITH]->(:Person {id: $person}) }
   UNWIND ofSession AS t
   RETURN collect([t.id, t.status, t.model, t.shown, t.shownAgent, t.at, t.completedAt, t.head,

@@ -4,7 +4,10 @@
 // stops at the first version with no item after $after: a page near the head walks only the
 // versions near the head, whatever forks and reverts lie behind it.
 UNWIND $versions AS vid
-MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+// (the plan starts from the index seek on h; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
+MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX h:Version(id)
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 CALL (h) {
   MATCH (h) ((:Version)-[:PARENT]->(b:Version) WHERE b.items > coalesce($after, 0))* (v:Version)

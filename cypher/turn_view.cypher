@@ -1,5 +1,8 @@
+// (the plan starts from the index seek on s; the org, unlabelled, is checked on the
+// way out and is never where a plan starts: it would expand over all the org's nodes)
 MATCH (t:Turn {id: $turn})-[:IN_SESSION]->(s:Session {id: $id})
-      -[:OF_AGENT]->(:Agent)-[:IN_ORG]->(:Org {id: $org})
+      -[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
 CALL (t) {
   OPTIONAL MATCH (i:Item)-[:IN_TURN]->(t)

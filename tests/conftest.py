@@ -130,7 +130,10 @@ def free_port() -> int:
 class RunningServer:
     """A real uvicorn serving the app on a free port, in a thread of the test process."""
 
-    def __init__(self, settings: Settings, target: Target, **app_options: Any) -> None:
+    def __init__(
+        self, settings: Settings, target: Target, ready: bool = True, **app_options: Any
+    ) -> None:
+        """Serve, and unless not `ready`, wait until `/readyz` says ready (warmed up)."""
         self.settings = settings
         self.app: Starlette = create_app(settings, target, **app_options)
         self.port = free_port()
@@ -145,6 +148,11 @@ class RunningServer:
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+        deadline = time.monotonic() + 120  # a warm-up on a cold Neo4j and a loaded machine
+        while ready and httpx.get(f"{self.url}/readyz", timeout=30).status_code != 200:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the test server did not get ready")
             time.sleep(0.02)
 
     @property
@@ -212,8 +220,10 @@ def start_server(
     """Start another server with other settings (e.g. a smaller instruction budget)."""
     started: list[RunningServer] = []
 
-    def start(**overrides: Any) -> RunningServer:
-        running = RunningServer(test_settings(openai_stub, neo4j_target, **overrides), neo4j_target)
+    def start(ready: bool = True, **overrides: Any) -> RunningServer:
+        running = RunningServer(
+            test_settings(openai_stub, neo4j_target, **overrides), neo4j_target, ready=ready
+        )
         started.append(running)
         return running
 

@@ -16,7 +16,7 @@ from tests.conftest import Graph
 TINY = Sizes(
     items=(12, 24), graph_items=40, entries=(3, 5), agent_entries=3, rounds=1,
     nested_entries=3, nested_requests=4, concurrency=2, latency_rounds=1, sustain_seconds=1.0,
-    sustain_sessions=2, command_entries=2, warmup=0,
+    sustain_sessions=2, command_entries=2, warmup=0, view_entries=6, provenance_entries=4,
 )
 
 
@@ -34,6 +34,19 @@ def test_every_measure_fills_its_rows(graph: Graph, neo4j_target: Target) -> Non
         "GET instructions",
     ]
     assert all(r.p50 and r.p95 and r.base_p50 and r.ratio for r in commands)
+    # every command and read also against the minimal write, and the floor statement itself
+    minimal = [r for r in rows if r.section == "command vs minimal"]
+    assert [r.measure for r in minimal] == [
+        *(r.measure for r in commands), "raw floor: bench_memory_edit",
+    ]
+    assert all(r.ratio and r.against == "minimal write" for r in minimal)
+    view = [r for r in rows if r.section == "view"]
+    assert [(r.measure, r.size) for r in view] == [("GET memory", "6 entries")]
+    assert view[0].ratio
+    assert view[0].against == "raw read, same rows"
+    provenance = [r for r in rows if r.section == "provenance"]
+    assert [r.measure for r in provenance] == ["entry story", "item supports", "turn shown"]
+    assert all(r.p95 and r.goal == "p95 ≤ 20 ms" for r in provenance)
     growth = [(r.measure, r.size) for r in rows if r.section == "session growth"]
     assert growth == [(name, size) for name in HOT_PATHS for size in ("12 items", "24 items")]
     assert all(r.ratio for r in rows if r.section == "session growth" and r.size == "24 items")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from opentelemetry.trace import TracerProvider
 from starlette.applications import Starlette
@@ -14,9 +15,10 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from app.api import warmup
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.bookmarks import Bookmarks
 from app.api.graphql import GraphQLApp
@@ -91,7 +93,8 @@ def create_app(
     target: Target | None = None,
     tracer_provider: TracerProvider | None = None,
 ) -> Starlette:
-    """The service as an ASGI app. Connects to Neo4j (or starts the local one) at startup.
+    """The service as an ASGI app. Connects to Neo4j (or starts the local one) at startup, then
+    serves at once, and warms up (app/api/warmup.py): `/readyz` answers 503 until it is warm.
     Traces go to `tracer_provider`, else where the `OTEL_*` environment says, else nowhere."""
     settings = settings or Settings()
     proxy = ServiceProxy()
@@ -103,21 +106,42 @@ def create_app(
         db = await Database.connect(target or resolve_target(settings))
         db.telemetry = telemetry
         service = Service.build(settings, db)
+        warming: asyncio.Task[None] | None = None
         try:
             await service.start()
             proxy.target = service
             app.state.service = service
             tune_collector(settings.gc_threshold)
+            if settings.warmup:
+                warming = asyncio.create_task(warm(settings, db, app.state.ready))
+            else:
+                app.state.ready.set()
             async with mcp.running():
                 yield
         finally:
+            if warming is not None:
+                warming.cancel()
+                await asyncio.gather(warming, return_exceptions=True)
             await service.stop()
             await db.close()
             if own_provider is not None:
                 own_provider.shutdown()
 
-    graphql = GraphQLApp(proxy)  # type: ignore[arg-type]
     mcp = McpEndpoint(proxy)  # type: ignore[arg-type]
+    app = build(settings, proxy, telemetry, [mcp.route()], lifespan)
+    app.state.ready = asyncio.Event()  # set once warm (see `/readyz`)
+    return app
+
+
+def build(
+    settings: Settings,
+    proxy: ServiceProxy,
+    telemetry: Telemetry,
+    more: list[BaseRoute],
+    lifespan: Callable[[Starlette], AbstractAsyncContextManager[None]] | None,
+) -> Starlette:
+    """The app's routes, middleware and error handlers, serving `proxy`'s service."""
+    graphql = GraphQLApp(proxy)  # type: ignore[arg-type]
     app = Starlette(
         routes=[
             *routes,
@@ -125,7 +149,7 @@ def create_app(
             Route("/graphql", graphql),
             WebSocketRoute("/graphql", graphql),  # subscriptions (graphql-transport-ws)
             Mount("/graphql/assets", StaticFiles(directory=PLAYGROUND), name="playground"),
-            mcp.route(),
+            *more,
         ],
         lifespan=lifespan,
         middleware=[
@@ -143,3 +167,28 @@ def create_app(
     )
     app.state.telemetry = telemetry
     return app
+
+
+async def warm(settings: Settings, db: Database, ready: asyncio.Event) -> None:
+    """Warm up, then say ready; a warm-up that fails is logged, and the service is ready
+    all the same (cold, as it would be without one)."""
+    try:
+        await warmup.warm_up(settings, db, rehearsal_app(settings))
+    except Exception:
+        log.exception("the warm-up failed; the service is ready, cold")
+    ready.set()
+
+
+def rehearsal_app(settings: Settings) -> Callable[[Service], Starlette]:
+    """An app like the served one, without lifespan or MCP, for a service of its own (the
+    warm-up's, on a rehearsal database), with telemetry of its own (its requests are not
+    the process's)."""
+
+    def make(service: Service) -> Starlette:
+        proxy = ServiceProxy()
+        proxy.target = service
+        app = build(settings, proxy, Telemetry(), [], None)
+        app.state.service = service
+        return app
+
+    return make

@@ -70,9 +70,13 @@ async def healthz(request: Request) -> Response:
     return json({"status": "ok"})
 
 
-@operations.get("/readyz", "Neo4j answers (503 `Unavailable` when it does not).", responses.Health,
-                also=((503, "Neo4j does not answer", "Unavailable"),))
+@operations.get("/readyz", "The service is warm and Neo4j answers (503 `Unavailable` until then).",
+                responses.Health,
+                also=((503, "warming up at start, or Neo4j does not answer", "Unavailable"),))
 async def readyz(request: Request) -> Response:
+    ready = getattr(request.app.state, "ready", None)
+    if ready is not None and not ready.is_set():
+        return json({"_tag": "Unavailable", "message": "the service is warming up"}, 503)
     if await service_of(request).db.ping():
         return json({"status": "ready"})
     return json({"_tag": "Unavailable", "message": "Neo4j does not answer"}, 503)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -34,13 +34,14 @@ from app.config import Settings
 from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
 from app.logs import request_id
 from app.store import local_server
-from app.store.catalog import schema_statements, statement
+from app.store.catalog import CYPHER_DIR, schema_statements, statement
 from app.telemetry import Telemetry
 
 T = TypeVar("T")
 Record = dict[str, Any]
-# What runs a Tx's statements: a write's managed transaction, or a read's session.
-Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession
+# What runs a Tx's statements: a write's managed transaction, a read's session, or the one
+# explicit transaction of a rehearsal (`Database.rehearsal`).
+Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession | neo4j.AsyncTransaction
 
 # While Neo4j is down a request answers 503 within seconds, not after the driver's default
 # 30 s of retries: the driver retries a transaction for RETRY_SECONDS, connects within
@@ -273,6 +274,28 @@ def query_syntax_error(exc: ClientError) -> ValidationError | None:
     return ValidationError(f"the search query cannot be parsed: {reason}", "query")
 
 
+FULLTEXT_INDEX = re.compile(r"CREATE FULLTEXT INDEX (\w+) IF NOT EXISTS")
+CONFIG_ENTRY = re.compile(r"`([\w.]+)`\s*:\s*(true|false|'[^']*'|-?\d+)")
+INDEX_ONLINE_SECONDS = 600  # a full-text index made again is populated from the data first
+
+
+def _literal(text: str) -> Any:
+    if text in ("true", "false"):
+        return text == "true"
+    if text.startswith("'"):
+        return text[1:-1]
+    return int(text)
+
+
+def fulltext_config(text: str) -> tuple[str, dict[str, Any]] | None:
+    """The name and the indexConfig entries of a schema statement that makes a full-text
+    index (`OPTIONS {indexConfig: {`key`: value}}`); None for any other statement."""
+    found = FULLTEXT_INDEX.match(text)
+    if found is None:
+        return None
+    return found.group(1), {key: _literal(value) for key, value in CONFIG_ENTRY.findall(text)}
+
+
 @dataclass(frozen=True)
 class Target:
     """Where the driver connects and as whom."""
@@ -335,8 +358,30 @@ class Database:
         return cls(driver, target.database)
 
     async def apply_schema(self) -> None:
+        """cypher/schema.cypher's constraints and indexes, each made if missing. A full-text
+        index the database has with another indexConfig (made by an older schema) is dropped
+        and made again, and awaited until it is online over the data it indexes."""
+        found, _, _ = await self._driver.execute_query(
+            statement("fulltext_indexes"), database_=self._database
+        )
+        existing = {record["name"]: dict(record["config"] or {}) for record in found}
         for text in schema_statements():
+            remade = None
+            wanted = fulltext_config(text)
+            if wanted is not None:
+                name, config = wanted
+                have = existing.get(name)
+                if have is not None and any(have.get(k) != v for k, v in config.items()):
+                    await self._driver.execute_query(
+                        statement("drop_index"), {"name": name}, database_=self._database
+                    )
+                    remade = name
             await self._driver.execute_query(text, database_=self._database)
+            if remade is not None:
+                await self._driver.execute_query(
+                    statement("await_index"), {"name": remade, "seconds": INDEX_ONLINE_SECONDS},
+                    database_=self._database,
+                )
 
     async def ping(self) -> bool:
         try:
@@ -364,7 +409,7 @@ class Database:
 
         def done() -> None:
             if attempts > 1:
-                kind = "write" if access == "write" else "read"
+                kind = "write" if access.startswith("write") else "read"
                 self.telemetry.metrics.neo4j_retries.labels(kind).inc(attempts - 1)
 
         return attempt, done
@@ -386,6 +431,22 @@ class Database:
         """Run `work` as one write transaction; once it committed, tell `on_commit`."""
         try:
             done = await self._run("write", work)
+        except ConstraintError as exc:
+            raise SessionConflict("a concurrent change used the same id; read again") from exc
+        self.on_commit()
+        return done
+
+    async def write_once(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run `work`'s one statement as a write in an auto-commit transaction: one round trip,
+        where `write` costs two more (BEGIN, COMMIT). Only for a statement that is atomic on
+        its own (it takes the locks it needs and checks what it must) and writes nothing where
+        it cannot apply (it answers no row; the caller then goes on in a `write`). A transient
+        error (a deadlock between writers: nothing was written) is retried as `write` retries
+        it; a lost connection is not (whether it committed is unknown): it is `Unavailable`.
+        Each statement `work` runs is a transaction of its own. Once it committed, tell
+        `on_commit`."""
+        try:
+            done = await self._run("write_once", work)
         except ConstraintError as exc:
             raise SessionConflict("a concurrent change used the same id; read again") from exc
         self.on_commit()
@@ -413,7 +474,7 @@ class Database:
 
     async def _attempts(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
         attempt, done = self._counted(access, work)
-        mode = neo4j.WRITE_ACCESS if access == "write" else neo4j.READ_ACCESS
+        mode = neo4j.WRITE_ACCESS if access.startswith("write") else neo4j.READ_ACCESS
         causal = causality.get()
         async with self._driver.session(
             database=self._database, default_access_mode=mode,
@@ -426,6 +487,8 @@ class Database:
                     return await session.execute_write(attempt)
                 if access == "read_in_one":
                     return await session.execute_read(attempt)
+                if access == "write_once":
+                    return await attempt(session)
                 return await self._auto_commit(session, attempt)
 
             try:
@@ -435,7 +498,7 @@ class Database:
                     if not _resolves_soon(exc):
                         raise
                     answer = await _transient_retries()(once)
-                if access == "write" and causal is not None:
+                if access.startswith("write") and causal is not None:
                     causal.made = tuple(sorted((await session.last_bookmarks()).raw_values))
                 return answer
             except ClientError as exc:
@@ -469,6 +532,58 @@ class Database:
             pass
         return await _lost_connection_retries()(once)
 
+    async def plan_catalog(self) -> int:
+        """Have Neo4j parse and plan every statement of the catalog (EXPLAIN: nothing runs),
+        so that a cold database's planner is warm before the first request: how many."""
+        names = sorted(
+            path.stem for path in CYPHER_DIR.glob("*.cypher")
+            if path.stem not in NOT_PLANNED and not path.stem.startswith("bench_")
+        )
+        async with self._driver.session(database=self._database) as session:
+            for name in names:
+                text = statement(name)
+                # every parameter given (null): Neo4j caches a plan only when none is missing,
+                # so that a second warm-up against the same Neo4j costs little
+                params = dict.fromkeys(PARAMETER.findall(text))
+                result = await session.run(f"EXPLAIN {text}", params)
+                await result.consume()
+        return len(names)
+
+    @asynccontextmanager
+    async def rehearsal(self) -> AsyncIterator[Database]:
+        """A database whose every operation runs in one explicit transaction that is rolled
+        back at the end: what the operations write is seen by those after them, and never
+        committed (the warm-up rehearses requests with it)."""
+        async with self._driver.session(database=self._database) as session:
+            tx = await session.begin_transaction()
+            try:
+                yield Rehearsal(self._driver, self._database, tx)
+            finally:
+                if not tx.closed():  # (a failed statement has closed it already)
+                    await tx.rollback()
+
     async def clear(self) -> None:
         """Delete every node (tests start each case from an empty graph)."""
         await self._driver.execute_query(statement("clear_graph"), database_=self._database)
+
+
+PARAMETER = re.compile(r"\$(\w+)")
+# Statements the warm-up does not plan: the schema's, and those run only by tests and tools
+# (and `bench_*`, the benchmark's own).
+NOT_PLANNED = frozenset({"schema", "fulltext_indexes", "drop_index", "await_index", "clear_graph"})
+
+
+class Rehearsal(Database):
+    """A database whose operations all run in one transaction the caller rolls back
+    (`Database.rehearsal`): reads, writes and one-statement writes alike."""
+
+    def __init__(
+        self, driver: neo4j.AsyncDriver, database: str, tx: neo4j.AsyncTransaction
+    ) -> None:
+        super().__init__(driver, database)
+        self._tx = tx
+        self._one = asyncio.Lock()  # one transaction runs one operation at a time
+
+    async def _run(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
+        async with self._one:
+            return await work(Tx(self._tx, self))

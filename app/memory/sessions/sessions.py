@@ -201,60 +201,75 @@ class Sessions:
         if kept is not None and not (kept.serves(_read(items)) and kept.at(expected, revision)):
             kept = None
 
-        async def configure(tx: Tx, setting: Configure) -> KeptView:
+        async def configure_at_once(tx: Tx, setting: Configure) -> KeptView | None:
+            """The one statement of a Configure that applies (it takes the lock itself);
+            None where it changed nothing."""
             sessions = SessionRepository(tx)
-
-            async def with_view() -> SessionView | None:
-                return await sessions.configure_with_view(
-                    who, session_id, expected, revision, items, setting.use, setting.set_use,
-                    setting.generate, setting.set_generate,
-                )
-
             if kept is not None:
                 done = await sessions.configure(
                     who, session_id, expected, revision, setting.use, setting.set_use,
                     setting.generate, setting.set_generate,
                 )
-                if done is not None:
-                    return replace(kept, view=kept.view.configured(done))
-            elif (view := await with_view()) is not None:
-                return KeptView(_read(items), view)
-            # It changed nothing: the lock's state says why.
+                return None if done is None else replace(kept, view=kept.view.configured(done))
+            view = await sessions.configure_with_view(
+                who, session_id, expected, revision, items, setting.use, setting.set_use,
+                setting.generate, setting.set_generate,
+            )
+            return None if view is None else KeptView(_read(items), view)
+
+        async def configure(tx: Tx, setting: Configure) -> KeptView:
+            """After `configure_at_once` changed nothing: the lock's state says why."""
+            sessions = SessionRepository(tx)
             check_expected(await sessions.lock(who, session_id), expected, revision)
-            view = await with_view()
+            view = await sessions.configure_with_view(
+                who, session_id, expected, revision, items, setting.use, setting.set_use,
+                setting.generate, setting.set_generate,
+            )
             if view is None:  # checked above under the lock; only a missing session is left
                 raise RuntimeError(f"configure_session wrote nothing on session {session_id}")
             return KeptView(_read(items), view)
 
+        async def edit_at_once(tx: Tx, command: Remember | Forget) -> KeptView | None:
+            """The one statement of an edit that applies: the lock, the check, the change and
+            the view after it; None where it changed nothing."""
+            view = await SessionRepository(tx).edit_with_view(
+                who, session_id, expected, revision, items, _edit(who, command), locked=False
+            )
+            return None if view is None else KeptView(_read(items), view)
+
         async def edit(tx: Tx, command: Remember | Forget) -> KeptView:
+            """After `edit_at_once` changed nothing: the lock's state says why, or, where a
+            client ever chose an item id, which id the edit's item takes."""
             sessions = SessionRepository(tx)
             change = _edit(who, command)  # per attempt (its time)
-            # One statement: the lock, the check, the change and the view after it.
+            state = await sessions.lock(who, session_id, command.key)
+            check_expected(state, expected, revision)
+            if isinstance(command, Forget) and state.current is None:
+                raise SessionConflict(f"the session's memory has no key {command.key!r}")
+            [chosen] = await sessions.fresh_item_ids(state, 1)
             view = await sessions.edit_with_view(
-                who, session_id, expected, revision, items, change, locked=False
+                who, session_id, expected, revision, items, replace(change, item_id=chosen),
+                locked=True,
             )
-            if view is None:
-                # It changed nothing: the lock's state says why, or, where a client ever chose
-                # an item id, which id the edit's item takes.
-                state = await sessions.lock(who, session_id, command.key)
-                check_expected(state, expected, revision)
-                if isinstance(command, Forget) and state.current is None:
-                    raise SessionConflict(f"the session's memory has no key {command.key!r}")
-                [chosen] = await sessions.fresh_item_ids(state, 1)
-                view = await sessions.edit_with_view(
-                    who, session_id, expected, revision, items, replace(change, item_id=chosen),
-                    locked=True,
-                )
             if view is None:  # checked above under the lock; only a missing author is left
                 raise RuntimeError(f"record_memory_edit wrote nothing on session {session_id}")
             return KeptView(_read(items), view)
 
+        # Most commands apply: their one statement, atomic on its own and writing nothing where
+        # it cannot apply, runs in one round trip (auto-commit). Where it changed nothing, a
+        # transaction finds out why under the session's lock (a conflict, a Forget of no key,
+        # an item id a client took) and applies it where it can.
+        done: KeptView | None
         if isinstance(command, Configure):
             setting = command
-            done = await self.db.write(lambda tx: configure(tx, setting))
+            done = await self.db.write_once(lambda tx: configure_at_once(tx, setting))
+            if done is None:
+                done = await self.db.write(lambda tx: configure(tx, setting))
         else:
             change = command
-            done = await self.db.write(lambda tx: edit(tx, change))
+            done = await self.db.write_once(lambda tx: edit_at_once(tx, change))
+            if done is None:
+                done = await self.db.write(lambda tx: edit(tx, change))
         return self.kept.keep_view(done)
 
 
