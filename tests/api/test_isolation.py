@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from app.api.rest import routes
 from app.store.database import Target
-from tests.conftest import Api, Graph, RunningServer, flat, user
+from tests.conftest import Api, Graph, RunningServer, flat, make_token, user
 from tests.conftest import test_settings as settings_for
 from tests.openai_stub import OpenAIStub
 
@@ -165,8 +165,8 @@ def foreign_calls(world: World) -> Iterator[tuple[str, str, Any]]:
     }
     for route in routes:
         assert isinstance(route, Route)
-        if "{" not in route.path:
-            continue
+        if "{" not in route.path or route.path.startswith("/v1/org/"):
+            continue  # a route under /v1/org/ names an object of the caller's own org only
         values = {**fills, "id": world.agent if route.path.startswith("/v1/agents/") else
                   world.session}
         path = route.path.format(**values)
@@ -198,6 +198,21 @@ def test_every_route_with_another_orgs_id_is_404_and_changes_nothing(
         assert_not_found(other_org.get(f"/v1/sessions/{sid}"), ACME)
         assert_not_found(other_org.get(f"/v1/sessions/{sid}/memory"), ACME)
     assert state(api, graph, acme) == before
+
+
+def test_another_orgs_service_token_erases_no_person_of_this_org(
+    server: RunningServer, neo4j_target: Target, api: Api, graph: Graph, acme: World
+) -> None:
+    # Erasure names a person of the caller's own org: acme's ana is no one in globex
+    before = state(api, graph, acme)
+    service = Api(server.url, make_token(neo4j_target, "globex", None, "ops"))
+    try:
+        assert_not_found(service.post("/v1/org/persons/ana/erase"), ACME)
+        assert service.ok(service.get("/v1/org/erasures"))["erasures"] == []
+    finally:
+        service.http.close()
+    assert state(api, graph, acme) == before
+    assert api.ok(api.get(f"/v1/sessions/{acme.session}"))["session"]["id"] == acme.session
 
 
 def test_a_person_of_the_same_name_in_another_org_sees_nothing(
