@@ -156,6 +156,9 @@ def test_erasing_a_person_leaves_no_marker_of_theirs_and_every_marker_of_others(
     for mark in ANA + BEN + ANA_KEYS + BEN_KEYS:
         assert stored_anywhere(graph, mark) > 0, mark
     assert listed_names(graph) == {"session": 0, "agent": 0, "erased": 0, "unlike": 0}
+    assert graph.value(  # the run's and the learning job's dropped proposals keep their keys
+        "MATCH (d:DroppedChange) WHERE d.key IN $keys RETURN count(d)", keys=ANA_KEYS[7:]
+    ) == 2
     before = bens_views(member, made)
     hers = (ANA_KEYS[1], ANA_KEYS[3])
     assert set(hers) <= set(agent_memory(platform, made["agent"])["entries"])
@@ -263,11 +266,16 @@ def test_an_erasure_that_stopped_half_way_finishes_when_asked_again(
     assert stored_anywhere(graph, "ANA-HALF-0f") == 0
     assert stored_anywhere(graph, "ANA-HALF-9f") > 0
     assert stored_anywhere(graph, "ANA-HALF-KEY-8k") > 0
+    opaque = "MATCH (e:Entry)<-[:OF_ENTRY]-(c:Change) RETURN collect([e.key, c.key])"
+    keys = graph.value(opaque)
+    assert len(keys) == 2
+    assert all(e == c and e.startswith("erased-") for e, c in keys)
     monkeypatch.undo()
 
     erased = platform.ok(platform.post("/v1/org/persons/ana/erase"))["erasure"]
     assert stored_anywhere(graph, "ANA-HALF-9f") == 0
     assert stored_anywhere(graph, "ANA-HALF-KEY-8k") == 0
+    assert sorted(graph.value(opaque)) == sorted(keys)  # the resumed erasure keeps its keys
     assert erased["counts"]["sessions"] == 2  # counted once, across both attempts
     assert erased["counts"]["agentEntries"] == 1
     assert platform.ok(platform.get("/v1/org/erasures"))["erasures"] == [erased]
