@@ -60,7 +60,8 @@ class ErasureRepository:
         self, org: str, agent: str, erasure: str | None, person: str | None,
         replacement: str | None,
     ) -> None:
-        """Make the agent entries the erasure reaches tombstones, under the agent's lock."""
+        """Make the agent entries the erasure reaches tombstones with opaque keys, under the
+        agent's lock."""
         await self.tx.row(
             "erase_agent_entries", org=org, agent=agent, erasure=erasure, person=person,
             replacement=replacement,
