@@ -2,7 +2,9 @@
 // those about the person or theirs (private), and those whose every source is an erased item.
 // Each becomes a tombstone: the entry and every change of it lose their content before and
 // after and are marked `erased`; the person's id where they hold it (`about`, `owner`,
-// `person`) becomes the erasure's opaque id; the entry leaves the agent's memory (no
+// `person`) becomes the erasure's opaque id; the key (what someone said) becomes an opaque key
+// of the entry's own (`erased-` and a random UUID), on the entry, on every change of it and in
+// the `shownAgent` of every turn shown it; the entry leaves the agent's memory (no
 // HAS_MEMORY), so no view, search or instruction shows it. The change chain and its
 // provenance edges stay. An entry with other sources keeps them and leaves the erased ones
 // out of its views. The memory's version grows when an entry was erased, so no kept
@@ -20,9 +22,20 @@ CALL (a) {
      OR (EXISTS { (e)-[:CURRENT]->(:AgentChange)-[:CITES]->(:Item) }
          AND NOT EXISTS { (e)-[:CURRENT]->(:AgentChange)-[:CITES]->(i:Item)
                           WHERE NOT coalesce(i.erased, false) })
-  CALL (e) {
+  // (listed as a turn's `shownAgent` lists it: the key, and `@owner` for a private entry)
+  WITH a, e, 'erased-' + randomUUID() AS opaque,
+       CASE WHEN coalesce(e.owner, '') = '' THEN e.key ELSE e.key + '@' + e.owner END AS said,
+       CASE WHEN e.owner = $person THEN $replacement ELSE e.owner END AS owner
+  WITH a, e, opaque, said, owner,
+       CASE WHEN coalesce(owner, '') = '' THEN opaque ELSE opaque + '@' + owner END AS listed
+  CALL (e, said, listed) {
+    MATCH (t:Turn)-[:SAW]->(:AgentChange)-[:OF_ENTRY]->(e)
+    WITH DISTINCT t
+    SET t.shownAgent = [k IN t.shownAgent | CASE WHEN k = said THEN listed ELSE k END]
+  }
+  CALL (e, opaque) {
     OPTIONAL MATCH (c:AgentChange)-[:OF_ENTRY]->(e)
-    SET c.erased = true, c.content = null, c.beforeContent = null,
+    SET c.erased = true, c.content = null, c.beforeContent = null, c.key = opaque,
         c.about = CASE WHEN c.about = $person THEN $replacement ELSE c.about END,
         c.owner = CASE WHEN c.owner = $person THEN $replacement ELSE c.owner END,
         c.person = CASE WHEN c.person = $person THEN $replacement ELSE c.person END
@@ -32,9 +45,8 @@ CALL (a) {
     OPTIONAL MATCH (a)-[m:HAS_MEMORY]->(e)
     DELETE m
   }
-  SET e.erased = true, e.content = null,
-      e.about = CASE WHEN e.about = $person THEN $replacement ELSE e.about END,
-      e.owner = CASE WHEN e.owner = $person THEN $replacement ELSE e.owner END
+  SET e.erased = true, e.content = null, e.key = opaque, e.owner = owner,
+      e.about = CASE WHEN e.about = $person THEN $replacement ELSE e.about END
   RETURN count(e) AS entries, sum(changes) AS changes
 }
 SET a.memoryVersion = coalesce(a.memoryVersion, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END

@@ -2,9 +2,12 @@
 // timeline becomes a tombstone (no content, `erased`), with the person's id as its author
 // replaced by the erasure's opaque id; every change of its memory loses its content before and
 // after; its entries leave the kept state (no CURRENT change), so no view, search or
-// instruction shows them; what its runs and learning jobs kept of it (dropped changes' proposals
-// and keys, errors) goes. Versions, change chains and provenance edges stay. The revision
-// grows, so no kept view of it is answered again, and the session leaves its agent
+// instruction shows them. A key is what the person said too: each entry takes an opaque key
+// (`erased-` and a random UUID) of its own, which its changes and the turns shown it
+// (`shown`) take in its place, so change chains and each key's history stay whole. What its
+// runs and learning jobs kept of it goes: errors, and dropped changes' proposals and keys
+// (their key becomes $withheld). Versions, change chains and provenance edges stay. The
+// revision grows, so no kept view of it is answered again, and the session leaves its agent
 // (ERASED_FROM stands for OF_AGENT): every read and command finds no such session. Run again,
 // it erases only what is left and counts only that, into the erasure ($erasure).
 MATCH (s:Session {id: $id})-[:OF_AGENT|ERASED_FROM]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
@@ -37,7 +40,18 @@ CALL (s) {
   OPTIONAL MATCH (e)-[now:CURRENT]->(:Change)
   DELETE now
   WITH e WHERE e IS NOT NULL AND NOT coalesce(e.erased, false)
-  SET e.erased = true
+  // (a key is what the person said: the entry, each change of it and each turn's list of the
+  // keys it was shown take one opaque key of the entry's own)
+  WITH e, e.key AS said, 'erased-' + randomUUID() AS opaque
+  SET e.erased = true, e.key = opaque
+  WITH e, said, opaque
+  CALL (e, said, opaque) {
+    MATCH (c:Change)-[:OF_ENTRY]->(e)
+    SET c.key = opaque
+    WITH c
+    MATCH (t:Turn)-[:SAW]->(c)
+    SET t.shown = [k IN t.shown | CASE WHEN k = said THEN opaque ELSE k END]
+  }
   RETURN count(e) AS entries
 }
 CALL (s) {
@@ -46,13 +60,13 @@ CALL (s) {
   SET r.erased = true, r.error = null
   WITH r
   OPTIONAL MATCH (r)-[:DROPPED]->(d:DroppedChange)
-  SET d.erased = true, d.proposal = null
+  SET d.erased = true, d.proposal = null, d.key = $withheld
   RETURN count(DISTINCT r) AS runs
 }
 CALL (s) {
   OPTIONAL MATCH (j:LearningJob)-[:DROPPED]->(d:DroppedChange {session: s.id})
   WHERE NOT coalesce(d.erased, false)
-  SET d.erased = true, d.proposal = null, j.error = null
+  SET d.erased = true, d.proposal = null, d.key = $withheld, j.error = null
   RETURN count(DISTINCT j) AS jobs
 }
 CALL (s) {

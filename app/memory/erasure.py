@@ -18,6 +18,7 @@ from functools import partial
 from app.domain.erasures import Erasure
 from app.domain.principals import Principal
 from app.errors import Forbidden, NotFound
+from app.memory.changes.checks import ERASED_WITHHELD
 from app.memory.ids import new_id, now_ms
 from app.store.database import Database, Tx
 from app.store.erasures import ErasureRepository
@@ -77,7 +78,7 @@ class Erasures:
             raise NotFound(f"no session {session}")
         erased = await self.db.write(
             lambda tx: ErasureRepository(tx).erase_session(
-                who.org, session, None, None, None, reach=who.person
+                who.org, session, None, None, None, ERASED_WITHHELD, reach=who.person
             )
         )
         if not erased:
@@ -90,7 +91,9 @@ class Erasures:
         person: str | None, replacement: str | None,
     ) -> None:
         async def session_part(tx: Tx, session: str) -> None:
-            await ErasureRepository(tx).erase_session(org, session, erasure, person, replacement)
+            await ErasureRepository(tx).erase_session(
+                org, session, erasure, person, replacement, ERASED_WITHHELD
+            )
 
         async def agent_part(tx: Tx, agent: str) -> None:
             await ErasureRepository(tx).erase_agent_entries(

@@ -45,13 +45,14 @@ class ErasureRepository:
 
     async def erase_session(
         self, org: str, session: str, erasure: str | None, person: str | None,
-        replacement: str | None, reach: str | None = None,
+        replacement: str | None, withheld: str, reach: str | None = None,
     ) -> bool:
         """Make the session's content tombstones under its lock (for `reach`, only a session
-        of that person); False for no such session."""
+        of that person), its entries' keys opaque ones, and its dropped changes' keys
+        `withheld`; False for no such session."""
         row = await self.tx.row(
             "erase_session", org=org, id=session, erasure=erasure, person=person,
-            replacement=replacement, reach=reach,
+            replacement=replacement, withheld=withheld, reach=reach,
         )
         return row is not None
 
@@ -59,7 +60,8 @@ class ErasureRepository:
         self, org: str, agent: str, erasure: str | None, person: str | None,
         replacement: str | None,
     ) -> None:
-        """Make the agent entries the erasure reaches tombstones, under the agent's lock."""
+        """Make the agent entries the erasure reaches tombstones with opaque keys, under the
+        agent's lock."""
         await self.tx.row(
             "erase_agent_entries", org=org, agent=agent, erasure=erasure, person=person,
             replacement=replacement,

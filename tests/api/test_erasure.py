@@ -8,6 +8,7 @@ none of the erased person's, and every one of another member's.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -41,8 +42,14 @@ from tests.test_cli import CLI, run_cli
 Body = dict[str, Any]
 
 ANA = ["ANA-TURN-1f", "ANA-CONS-2f", "ANA-LEARN-3f", "ANA-REM-4f", "ANA-ABOUT-5f",
-       "ANA-FORK-6f", "ANA-SUB-7f"]
+       "ANA-FORK-6f", "ANA-SUB-7f", "ANA-MINE-8f", "ANA-AGAIN-9f", "ANA-DROP-10f",
+       "ANA-LDROP-11f"]
 BEN = ["BEN-TURN-1f", "BEN-CONS-2f", "BEN-LEARN-3f", "BEN-REM-4f", "BEN-ABOUT-5f"]
+# what a person says in a key is theirs too (markers in keys, by the same write paths)
+ANA_KEYS = ["ANA-KEY-TRIP-1k", "ANA-KEY-HABIT-2k", "ANA-KEY-NOTE-3k", "ANA-KEY-LIKES-4k",
+            "ANA-KEY-FORK-5k", "ANA-KEY-ROUTINE-6k", "ANA-KEY-MINE-7k", "ANA-KEY-DROP-8k",
+            "ANA-KEY-LDROP-9k"]
+BEN_KEYS = ["BEN-KEY-TRIP-1k", "BEN-KEY-HABIT-2k", "BEN-KEY-NOTE-3k", "BEN-KEY-LIKES-4k"]
 
 
 def holding_value(graph: Graph, value: str) -> int:
@@ -58,13 +65,13 @@ def holding_value(graph: Graph, value: str) -> int:
 
 
 def teach(client: Api, openai_stub: OpenAIStub, agent: str, sid: str, marks: list[str],
-          about: str) -> None:
-    """A turn (marks[0]) that the scripted model consolidates (marks[1]) and learns from
-    (marks[2], shared, supported only by the turn's item)."""
+          keys: list[str], about: str) -> None:
+    """A turn (marks[0]) that the scripted model consolidates (marks[1] under keys[0]) and
+    learns from (marks[2] under keys[1], shared, supported only by the turn's item)."""
     openai_stub.script_for(
-        CONSOLIDATE, answer(change("trip", marks[1], [f"{about}-u1"], kind="fact"))
+        CONSOLIDATE, answer(change(keys[0], marks[1], [f"{about}-u1"], kind="fact"))
     )
-    openai_stub.script_for(LEARN, answer(change(f"{about}-habit", marks[2], [f"{about}-u1"])))
+    openai_stub.script_for(LEARN, answer(change(keys[1], marks[2], [f"{about}-u1"])))
     client.turn(sid, user(f"Hello {marks[0]}", id=f"{about}-u1"))
     wait_learned(client, agent, [sid], jobs=1)
 
@@ -74,18 +81,56 @@ def plant(api: Api, member: Api, platform: Api, openai_stub: OpenAIStub) -> dict
     agent = platform.agent(shared=True)["id"]
     ana = api.session(agent)["session"]["id"]
     ben = member.session(agent)["session"]["id"]
-    teach(api, openai_stub, agent, ana, ANA, "ana")
-    teach(member, openai_stub, agent, ben, BEN, "ben")
-    api.remember(ana, "note", ANA[3])
-    member.remember(ben, "note", BEN[3])
-    agent_remember(platform, agent, "ana-likes", ANA[4], "preference", about="ana")
-    agent_remember(platform, agent, "ben-likes", BEN[4], "preference", about="ben")
+    teach(api, openai_stub, agent, ana, ANA, ANA_KEYS, "ana")
+    # (ben's turn is shown what was learned from ana's: its `shownAgent` lists her key)
+    teach(member, openai_stub, agent, ben, BEN, BEN_KEYS, "ben")
+    api.remember(ana, ANA_KEYS[2], ANA[3])
+    member.remember(ben, BEN_KEYS[2], BEN[3])
+    agent_remember(platform, agent, ANA_KEYS[3], ANA[4], "preference", about="ana")
+    agent_remember(platform, agent, BEN_KEYS[3], BEN[4], "preference", about="ben")
+    agent_remember(platform, agent, ANA_KEYS[6], ANA[7], "preference", about="ana",
+                   visibility="private")
+    # ana's next turn is shown her note and her private entry (`key@ana`); the model's
+    # proposals cite an item read already, so the run and the learning job drop them, keys kept
+    openai_stub.script_for(
+        CONSOLIDATE, answer(change(ANA_KEYS[7], ANA[9], ["ana-u1"], kind="fact"))
+    )
+    openai_stub.script_for(LEARN, answer(change(ANA_KEYS[8], ANA[10], ["ana-u1"])))
+    api.turn(ana, user(f"Again {ANA[8]}", id="ana-u2"))
+    wait_learned(platform, agent, [ana], jobs=3)
     fork = api.ok(api.post(f"/v1/sessions/{ana}/fork", {}), 201)["session"]["id"]
-    api.remember(fork, "fork-note", ANA[5])
+    api.remember(fork, ANA_KEYS[4], ANA[5])
     sub = api.session(agent, kind="subagent", parent=ana)["session"]["id"]
-    api.remember(sub, "routine", ANA[6], "procedure")
+    api.remember(sub, ANA_KEYS[5], ANA[6], "procedure")
     promoted = api.ok(api.post(f"/v1/sessions/{sub}/promote", {}), 201)["agent"]["id"]
     return {"agent": agent, "ana": ana, "ben": ben, "fork": fork, "promoted": promoted}
+
+
+def listed_names(graph: Graph) -> dict[str, int]:
+    """How many times a turn lists a name other than that of a change it saw (a session
+    change's key; an agent change's key, `@owner` for a private one), and how many erased
+    entries hold a key that is not an opaque key of their own, on them and their changes."""
+    session = graph.value(
+        "MATCH (t:Turn)-[:SAW]->(c:Change) WHERE NOT c.key IN t.shown RETURN count(*)"
+    )
+    agent = graph.value(
+        "MATCH (t:Turn)-[:SAW]->(c:AgentChange) "
+        "WITH t, CASE WHEN coalesce(c.owner, '') = '' THEN c.key "
+        "ELSE c.key + '@' + c.owner END AS name "
+        "WHERE NOT name IN t.shownAgent RETURN count(*)"
+    )
+    rows = graph.rows(
+        "MATCH (e) WHERE (e:Entry OR e:AgentEntry) AND e.erased "
+        "OPTIONAL MATCH (c)-[:OF_ENTRY]->(e) "
+        "RETURN e.key AS key, collect(DISTINCT c.key) AS changes"
+    )
+    keys = [row["key"] for row in rows]
+    opaque = sum(
+        1 for row in rows
+        if not row["key"].startswith("erased-") or row["changes"] not in ([], [row["key"]])
+    )
+    return {"session": int(session), "agent": int(agent), "erased": len(rows),
+            "unlike": opaque + len(keys) - len(set(keys))}
 
 
 def bens_views(member: Api, made: dict[str, str]) -> Body:
@@ -96,10 +141,11 @@ def bens_views(member: Api, made: dict[str, str]) -> Body:
         # stories: each entry's changes, what they cite, and what each item supports
         "story": flat(member.graphql(STORY, id=made["ben"])),
         "supports": flat(member.graphql(SUPPORTS, id=made["ben"])),
-        "search": [  # (Lucene's scores follow what the index holds)
-            {k: v for k, v in hit.items() if k != "score"}
-            for hit in member.ok(member.get("/v1/search", params={"q": "BEN-REM-4f"}))["hits"]
-        ],
+        # (Lucene's scores, and so the order of equal hits, follow what the index holds)
+        "search": sorted(
+            (json.dumps({k: v for k, v in hit.items() if k != "score"}, sort_keys=True)
+             for hit in member.ok(member.get("/v1/search", params={"q": "BEN-REM-4f"}))["hits"]),
+        ),
     }
 
 
@@ -107,10 +153,15 @@ def test_erasing_a_person_leaves_no_marker_of_theirs_and_every_marker_of_others(
     api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
 ) -> None:
     made = plant(api, member, platform, openai_stub)
-    for mark in ANA + BEN:
+    for mark in ANA + BEN + ANA_KEYS + BEN_KEYS:
         assert stored_anywhere(graph, mark) > 0, mark
+    assert listed_names(graph) == {"session": 0, "agent": 0, "erased": 0, "unlike": 0}
+    assert graph.value(  # the run's and the learning job's dropped proposals keep their keys
+        "MATCH (d:DroppedChange) WHERE d.key IN $keys RETURN count(d)", keys=ANA_KEYS[7:]
+    ) == 2
     before = bens_views(member, made)
-    assert {"ana-habit", "ana-likes"} <= set(agent_memory(platform, made["agent"])["entries"])
+    hers = (ANA_KEYS[1], ANA_KEYS[3])
+    assert set(hers) <= set(agent_memory(platform, made["agent"])["entries"])
 
     # only a service token erases
     denied = member.post("/v1/org/persons/ana/erase")
@@ -126,14 +177,21 @@ def test_erasing_a_person_leaves_no_marker_of_theirs_and_every_marker_of_others(
     assert counts["items"] >= 4
     assert counts["entries"] >= 4
     assert counts["changes"] >= 4
-    assert counts["agentEntries"] == 3  # learned from her, about her, promoted from her
+    # learned from her, about her (shared and private), promoted from her
+    assert counts["agentEntries"] == 4
 
-    # no marker of hers anywhere, every one of ben's still there; her id is no stored value
-    for mark in ANA:
+    # no marker of hers anywhere, in content or keys, every one of ben's still there; her id
+    # is no stored value
+    for mark in ANA + ANA_KEYS:
         assert stored_anywhere(graph, mark) == 0, mark
-    for mark in BEN:
+    for mark in BEN + BEN_KEYS:
         assert stored_anywhere(graph, mark) > 0, mark
     assert holding_value(graph, "ana") == 0
+    # each erased entry has an opaque key of its own, which every change of it has too, and
+    # each turn lists it for the change it saw
+    names = listed_names(graph)
+    assert names["erased"] >= 8  # her five session entries (a fork's copy too), four agents'
+    assert names == {"session": 0, "agent": 0, "erased": names["erased"], "unlike": 0}
     # the structure stays: tombstones, with their versions and provenance edges
     assert graph.value("MATCH (i:Item {erased: true})-[:IN_TURN]->(:Turn) RETURN count(i)") > 0
     assert graph.value(
@@ -147,7 +205,6 @@ def test_erasing_a_person_leaves_no_marker_of_theirs_and_every_marker_of_others(
     after = bens_views(member, made)
     assert after["session"] == before["session"]
     assert after["search"] == before["search"]
-    hers = ("ana-habit", "ana-likes")
     assert after["agent"] == {k: v for k, v in before["agent"].items() if k not in hers}
     shown, was = after["instructions"]["included"], before["instructions"]["included"]
     assert set(hers) <= set(was["agent"])
@@ -155,7 +212,7 @@ def test_erasing_a_person_leaves_no_marker_of_theirs_and_every_marker_of_others(
                      "agent": [k for k in was["agent"] if k not in hers]}
     assert not any(mark in after["instructions"]["memory"] for mark in ANA)
     # erased entries leave the service's views too
-    assert set(agent_memory(platform, made["agent"])["entries"]) == {"ben-habit", "ben-likes"}
+    assert set(agent_memory(platform, made["agent"])["entries"]) == {BEN_KEYS[1], BEN_KEYS[3]}
     assert agent_memory(platform, made["promoted"])["entries"] == {}
     for sid in (made["ana"], made["fork"]):
         assert platform.get(f"/v1/sessions/{sid}").status_code == 404
@@ -197,7 +254,8 @@ def test_an_erasure_that_stopped_half_way_finishes_when_asked_again(
     for n in range(2):
         sid = api.session(agent)["session"]["id"]
         api.remember(sid, "note", f"ANA-HALF-{n}f")
-    agent_remember(platform, agent, "ana-likes", "ANA-HALF-9f", "preference", about="ana")
+    agent_remember(platform, agent, "ANA-HALF-KEY-8k", "ANA-HALF-9f", "preference",
+                   about="ana")
 
     def crash(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the process died here")
@@ -207,10 +265,17 @@ def test_an_erasure_that_stopped_half_way_finishes_when_asked_again(
     assert platform.post("/v1/org/persons/ana/erase").status_code == 500
     assert stored_anywhere(graph, "ANA-HALF-0f") == 0
     assert stored_anywhere(graph, "ANA-HALF-9f") > 0
+    assert stored_anywhere(graph, "ANA-HALF-KEY-8k") > 0
+    opaque = "MATCH (e:Entry)<-[:OF_ENTRY]-(c:Change) RETURN collect([e.key, c.key])"
+    keys = graph.value(opaque)
+    assert len(keys) == 2
+    assert all(e == c and e.startswith("erased-") for e, c in keys)
     monkeypatch.undo()
 
     erased = platform.ok(platform.post("/v1/org/persons/ana/erase"))["erasure"]
     assert stored_anywhere(graph, "ANA-HALF-9f") == 0
+    assert stored_anywhere(graph, "ANA-HALF-KEY-8k") == 0
+    assert sorted(graph.value(opaque)) == sorted(keys)  # the resumed erasure keeps its keys
     assert erased["counts"]["sessions"] == 2  # counted once, across both attempts
     assert erased["counts"]["agentEntries"] == 1
     assert platform.ok(platform.get("/v1/org/erasures"))["erasures"] == [erased]
@@ -276,7 +341,7 @@ def test_deleting_a_session_erases_it_and_its_forks_keep_their_own_memory(
 ) -> None:
     sid = api.session()["session"]["id"]
     api.turn(sid, user("ANA-DEL-0f", id="u-1"))
-    api.remember(sid, "note", "ANA-DEL-1f")
+    api.remember(sid, "ANA-DEL-KEY-1k", "ANA-DEL-1f")
     fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
     api.remember(fork, "fork-note", "ANA-DEL-2f")
     kept = api.view(fork)
@@ -297,6 +362,14 @@ def test_deleting_a_session_erases_it_and_its_forks_keep_their_own_memory(
     assert stored_anywhere(graph, "ANA-DEL-0f") == 0
     assert api.view(fork)["memory"] == kept["memory"]
     assert stored_anywhere(graph, "ANA-DEL-2f") > 0
+    # the deleted session's entry and its change take an opaque key; the fork's copy keeps it
+    [erased] = graph.rows(
+        "MATCH (:Session {id: $s})-[:HAS_ENTRY]->(e:Entry)<-[:OF_ENTRY]-(c:Change) "
+        "RETURN e.key AS entry, collect(c.key) AS changes", s=sid,
+    )
+    assert erased["entry"].startswith("erased-")
+    assert erased["changes"] == [erased["entry"]]
+    assert "ANA-DEL-KEY-1k" in api.view(fork)["memory"]["entries"]
     assert graph.value(
         "MATCH (:Session {id: $fork})-[:HEAD]->(:Version)-[:PARENT*]->(:Version)-[:ADDS]->"
         "(i:Item {id: 'u-1'}) RETURN i.erased", fork=fork,
