@@ -5,8 +5,8 @@
 // instruction shows them. A key is what the person said too: each entry takes an opaque key
 // (`erased-` and a random UUID) of its own, which its changes and the turns shown it
 // (`shown`) take in its place, so change chains and each key's history stay whole. What its
-// runs and learning jobs kept of it goes: errors, and dropped changes' proposals and keys
-// (their key becomes $withheld). Versions, change chains and provenance edges stay. The
+// runs and learning jobs kept of it goes: errors, and dropped changes' proposals, keys and
+// reasons (a reason may quote what the model sent; key and reason become $withheld). Versions, change chains and provenance edges stay. The
 // revision grows, so no kept view of it is answered again, and the session leaves its agent
 // (ERASED_FROM stands for OF_AGENT): every read and command finds no such session. Run again,
 // it erases only what is left and counts only that, into the erasure ($erasure).
@@ -60,13 +60,14 @@ CALL (s) {
   SET r.erased = true, r.error = null
   WITH r
   OPTIONAL MATCH (r)-[:DROPPED]->(d:DroppedChange)
-  SET d.erased = true, d.proposal = null, d.key = $withheld
+  SET d.erased = true, d.proposal = null, d.key = $withheld, d.reason = $withheld
   RETURN count(DISTINCT r) AS runs
 }
 CALL (s) {
   OPTIONAL MATCH (j:LearningJob)-[:DROPPED]->(d:DroppedChange {session: s.id})
   WHERE NOT coalesce(d.erased, false)
-  SET d.erased = true, d.proposal = null, d.key = $withheld, j.error = null
+  SET d.erased = true, d.proposal = null, d.key = $withheld, d.reason = $withheld,
+      j.error = null
   RETURN count(DISTINCT j) AS jobs
 }
 CALL (s) {
