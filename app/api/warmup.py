@@ -12,8 +12,9 @@ round for an org of its own that is deleted (`delete_org`) at the end of the rou
 statements run with the parameters real requests send, and commit: their plans are cached as
 those requests will look them up, and Neo4j's first commits and reads of stored data happen
 before ready. On a new database each round finds the graph empty, as the first clients find
-it, and grows it as they do, so the plans are made with the statistics their requests see:
-Neo4j finds the plans fresh, and does not plan them again. The warm-up orgs' model is the built-in
+it, and grows it as they do, so the plans are made with the statistics their requests see, and
+with parameters of the sizes theirs have (ORG_SIZE): Neo4j finds the plans fresh, and does not
+plan them again. The warm-up orgs' model is the built-in
 offline one whatever the service's default model is: the warm-up calls no other model."""
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from starlette.types import ASGIApp
 
 from app.config import Settings
 from app.domain.enums import JobStatus
-from app.memory.access.orgs import delete_org
+from app.memory.access.orgs import delete_org, org_exists
 from app.memory.access.tokens import Tokens
 from app.memory.service import Service
 from app.store.database import Database
@@ -38,6 +39,12 @@ from app.store.database import Database
 log = logging.getLogger("openbot_memory")
 
 BUILTIN = "builtin"  # the warm-up org's model: the built-in offline one
+# Neo4j caches a plan for each size class of each string and list parameter (0, 1, up to 10, up
+# to 100, ... characters or members): the warm-up's parameters are the sizes of common ones, so
+# that their plans are the ones it made. An org id is as long as `acme` (up to 10 characters),
+# an agent's name as `trip planner` (11 to 100).
+ORG_SIZE = 10
+AGENT_NAME = "warm-up agent"
 LEARNING_SECONDS = 30.0  # how long the warm-up waits for its agent's learning job
 
 NESTED = """query Warm($id: ID!) {
@@ -74,7 +81,9 @@ async def one_round(db: Database, app: ASGIApp) -> tuple[int, int]:
     how many requests, how many nodes deleted. Each round leaves the graph as it found it, so
     Neo4j plans each statement with the statistics of a graph that holds a walk-through's
     nodes, as a fresh service's first clients see it: their requests find the plans fresh."""
-    org = f"warmup-{uuid.uuid4().hex[:12]}"
+    org = f"warmup{uuid.uuid4().hex}"[:ORG_SIZE]
+    while await org_exists(db, org):  # never an org of the service's clients
+        org = f"warmup{uuid.uuid4().hex}"[:ORG_SIZE]
     token = await Tokens(db, BUILTIN).create(org, "warmup")
     try:
         async with httpx.AsyncClient(
@@ -108,7 +117,7 @@ async def rehearse(client: httpx.AsyncClient) -> int:
         return answer
 
     # the README's walk-through, in its order
-    agent = (await call("POST", "/v1/agents", {"name": "warm-up"}))["id"]
+    agent = (await call("POST", "/v1/agents", {"name": AGENT_NAME}))["id"]
     view = await call("POST", "/v1/sessions", {"agent": agent})
     sid = view["session"]["id"]
     items = [
