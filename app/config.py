@@ -75,9 +75,11 @@ class Settings(BaseSettings):
     # short-lived objects per request, and young-generation collections would otherwise take a
     # large share of a busy process. 0 leaves the collector as Python set it.
     gc_threshold: int = Field(default=10_000, ge=0)
-    # At start, warm up before `/readyz` says ready: plan every statement and rehearse the
-    # common requests in a transaction that is rolled back (app/api/warmup.py).
+    # At start, warm up before `/readyz` says ready: plan every statement, rehearse the common
+    # requests `warmup_rounds` times for an org of the warm-up's own, then delete that org
+    # (app/api/warmup.py).
     warmup: bool = True
+    warmup_rounds: int = Field(default=3, ge=0)
     # How long a token's lookup is cached: a revocation made elsewhere is honoured within it.
     token_cache_seconds: float = Field(default=2.0, ge=0, le=60)
     # The most entries that the session views this process keeps may have in all (about 1 KB

@@ -14,7 +14,9 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import httpx
 
@@ -26,6 +28,14 @@ from bench.common import ROOT, Served, settings_for, token
 STATE = ROOT / ".openbot-memory-firstrun"
 WALKTHROUGH = re.compile(r"<!-- readme-test: walkthrough -->\n```sh\n(.*?)```", re.DOTALL)
 RUNS = 3
+# Each curl of the walk-through notes its start, end and URL (its last argument) in $TIMES.
+TIMED = """curl() {
+  local started=$EPOCHREALTIME rc=0
+  command curl "$@" || rc=$?
+  echo "$started $EPOCHREALTIME ${*: -1}" >> "$TIMES"
+  return $rc
+}
+"""
 
 
 def cold_neo4j() -> Target:
@@ -53,21 +63,34 @@ def wait_ready(url: str, seconds: float = 600) -> float:
         time.sleep(0.05)
 
 
-def walkthrough(url: str, bearer: str) -> float:
+def walkthrough(url: str, bearer: str) -> tuple[float, list[tuple[str, float]]]:
     """One run of the README's walk-through block, as its test runs it (bash, curl, jq):
-    its seconds."""
+    its seconds, and each request's (its route, ids left out, and its seconds)."""
     block = WALKTHROUGH.search((ROOT / "README.md").read_text())
     if block is None:
         raise RuntimeError("README.md has no walk-through block")
-    started = time.perf_counter()
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block.group(1)], cwd=ROOT, capture_output=True,
-        text=True, check=False, env={**os.environ, "API": url, "OPENBOT_TOKEN": bearer},
-    )
-    elapsed = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        times = Path(folder) / "times"
+        times.touch()
+        started = time.perf_counter()
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", TIMED + block.group(1)], cwd=ROOT,
+            capture_output=True, text=True, check=False,
+            env={**os.environ, "API": url, "OPENBOT_TOKEN": bearer, "TIMES": str(times)},
+        )
+        elapsed = time.perf_counter() - started
+        requests = [route(line) for line in times.read_text().splitlines()]
     if done.returncode != 0 or '"retracted"' not in done.stdout:
         raise RuntimeError(f"the walk-through failed: {done.stdout[-1000:]} {done.stderr[-1000:]}")
-    return elapsed
+    return elapsed, requests
+
+
+def route(line: str) -> tuple[str, float]:
+    """A line of $TIMES as (the URL's path with its ids as {id}, the seconds it took)."""
+    start, end, url = line.split(" ", 2)
+    path = re.sub(r"/[0-9a-f]{8}-[0-9a-f-]{27,}|/[A-Za-z0-9_-]{20,}", "/{id}",
+                  url.split("//", 1)[-1].split("/", 1)[-1])
+    return "/" + path, float(end) - float(start)
 
 
 def main() -> None:
@@ -82,18 +105,23 @@ def main() -> None:
     try:
         ready = wait_ready(served.url)
         bearer = token(target, "firstrun", "ana")
-        runs = [walkthrough(served.url, bearer) for _ in range(RUNS)]
+        timed = [walkthrough(served.url, bearer) for _ in range(RUNS)]
     finally:
         served.stop()
         if not Settings().neo4j_uri:
             local_server.stop(Settings(state_dir=STATE))
     mode = "without warm-up" if args.no_warmup else "with warm-up"
+    runs = [seconds for seconds, _ in timed]
     ratio = runs[0] / runs[-1]
     print(f"README walk-through on a fresh Neo4j, {mode}")
     print(f"  Neo4j started in {neo4j_seconds:.1f} s; the service ready (/readyz) "
           f"{ready:.1f} s after it answered /healthz")
     print("  runs: " + ", ".join(f"{n + 1}: {s:.2f} s" for n, s in enumerate(runs)))
     print(f"  first / third: {ratio:.2f}x (goal ≤ 2x: {'met' if ratio <= 2 else 'NOT met'})")
+    print("  each request, seconds (" + ", ".join(f"run {n + 1}" for n in range(RUNS)) + "):")
+    for n, (path, _) in enumerate(timed[0][1]):
+        each = "  ".join(f"{requests[n][1]:6.2f}" for _, requests in timed)
+        print(f"    {each}  {path}")
 
 
 if __name__ == "__main__":

@@ -201,6 +201,9 @@ def test_settings(stub: OpenAIStub, target: Target, **overrides: Any) -> Setting
         "model_retries": 0,
         "worker_poll_seconds": 0.2,
         "run_lease_seconds": 3.0,
+        # the warm-up only plans the statements (its rounds cost seconds per server; the
+        # warm-up's own tests run them)
+        "warmup_rounds": 0,
     }
     values.update(overrides)
     return Settings.model_validate(values)

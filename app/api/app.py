@@ -113,7 +113,7 @@ def create_app(
             app.state.service = service
             tune_collector(settings.gc_threshold)
             if settings.warmup:
-                warming = asyncio.create_task(warm(settings, db, app.state.ready))
+                warming = asyncio.create_task(warm(settings, service, app.state.ready))
             else:
                 app.state.ready.set()
             async with mcp.running():
@@ -169,20 +169,20 @@ def build(
     return app
 
 
-async def warm(settings: Settings, db: Database, ready: asyncio.Event) -> None:
+async def warm(settings: Settings, service: Service, ready: asyncio.Event) -> None:
     """Warm up, then say ready; a warm-up that fails is logged, and the service is ready
     all the same (cold, as it would be without one)."""
     try:
-        await warmup.warm_up(settings, db, rehearsal_app(settings))
+        await warmup.warm_up(settings, service, rehearsal_app(settings))
     except Exception:
         log.exception("the warm-up failed; the service is ready, cold")
     ready.set()
 
 
 def rehearsal_app(settings: Settings) -> Callable[[Service], Starlette]:
-    """An app like the served one, without lifespan or MCP, for a service of its own (the
-    warm-up's, on a rehearsal database), with telemetry of its own (its requests are not
-    the process's)."""
+    """An app like the served one, without lifespan or MCP, serving `service` (the warm-up
+    rehearses requests through it), with telemetry of its own (its requests are not the
+    clients')."""
 
     def make(service: Service) -> Starlette:
         proxy = ServiceProxy()

@@ -1,31 +1,51 @@
 """The warm-up at start, before `/readyz` says ready: a cold process and a cold Neo4j answer
 the first requests many times slower than the next ones (Neo4j parses and plans each statement
-on its first run, with a planner the JVM has not compiled yet; Python imports and builds what a
-route, the GraphQL schema or a JSON encoder needs on its first call).
+on its first run, with a planner the JVM has not compiled yet, and its first commits and reads
+of stored data are slow too; Python imports and builds what a route, the GraphQL schema or a
+JSON encoder needs on its first call).
 
 So the service first has Neo4j plan every statement of the catalog (EXPLAIN: nothing runs),
-then rehearses the common requests (the README's walk-through, agent memory, search, the nested
-and provenance GraphQL views) through its own routes, in process, for an org of its own, on a
-database whose every operation runs in one transaction that is rolled back
-(`Database.rehearsal`): the statements run with the parameters real requests send, so their
-plans are cached as those requests will look them up, and nothing is written."""
+then rehearses the common requests (the README's walk-through in its order, with its
+consolidation run and the agent's learning job, then agent memory, search, the nested and
+provenance GraphQL views) through its own routes, in process, `warmup_rounds` times, each
+round for an org of its own that is deleted (`delete_org`) at the end of the round. The
+statements run with the parameters real requests send, and commit: their plans are cached as
+those requests will look them up, and Neo4j's first commits and reads of stored data happen
+before ready. On a new database each round finds the graph empty, as the first clients find
+it, and grows it as they do, so the plans are made with the statistics their requests see, and
+with parameters of the sizes theirs have (ORG_SIZE): Neo4j finds the plans fresh, and does not
+plan them again. The warm-up orgs' model is the built-in
+offline one whatever the service's default model is: the warm-up calls no other model."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
 from starlette.types import ASGIApp
 
 from app.config import Settings
+from app.domain.enums import JobStatus
+from app.memory.access.orgs import delete_org, org_exists
+from app.memory.access.tokens import Tokens
 from app.memory.service import Service
 from app.store.database import Database
 
 log = logging.getLogger("openbot_memory")
+
+BUILTIN = "builtin"  # the warm-up org's model: the built-in offline one
+# Neo4j caches a plan for each size class of each string and list parameter (0, 1, up to 10, up
+# to 100, ... characters or members): the warm-up's parameters are the sizes of common ones, so
+# that their plans are the ones it made. An org id is as long as `acme` (up to 10 characters),
+# an agent's name as `trip planner` (11 to 100).
+ORG_SIZE = 10
+AGENT_NAME = "warm-up agent"
+LEARNING_SECONDS = 30.0  # how long the warm-up waits for its agent's learning job
 
 NESTED = """query Warm($id: ID!) {
   session(id: $id) { id head revision memory { entries(first: 20) { totalCount nodes {
@@ -39,25 +59,41 @@ SUPPORTS = """query Supports($id: ID!, $key: String!) {
     supports { session { key changeId } agent { key changeId } } } } } } }"""
 
 
-async def warm_up(settings: Settings, db: Database, app_for: Callable[[Service], ASGIApp]) -> None:
-    """Plan every statement, then rehearse the common requests without writing."""
+async def warm_up(
+    settings: Settings, service: Service, app_for: Callable[[Service], ASGIApp]
+) -> None:
+    """Plan every statement, then rehearse the common requests `warmup_rounds` times, each
+    round for a warm-up org of its own that is deleted at the end of the round."""
     started = time.perf_counter()
-    planned = await db.plan_catalog()
-    async with db.rehearsal() as rehearsal:
-        service = Service.build(settings, rehearsal)
-        try:
-            org = f"warmup-{uuid.uuid4().hex[:12]}"
-            token = await service.tokens.create(org, "warmup")
-            transport = httpx.ASGITransport(app=app_for(service))
-            async with httpx.AsyncClient(
-                transport=transport, base_url="http://warm-up",
-                headers={"Authorization": f"Bearer {token}"},
-            ) as client:
-                requests = await rehearse(client)
-        finally:
-            await service.models.close()
-    log.info("warmed up in %.1f s: %d statements planned, %d requests rehearsed",
-             time.perf_counter() - started, planned, requests)
+    planned = await service.db.plan_catalog()
+    app = app_for(service)
+    requests = deleted = 0
+    for _ in range(settings.warmup_rounds):
+        sent, gone = await one_round(service.db, app)
+        requests, deleted = requests + sent, deleted + gone
+    log.info("warmed up in %.1f s: %d statements planned, %d requests rehearsed, "
+             "%d nodes of the warm-up orgs deleted",
+             time.perf_counter() - started, planned, requests, deleted)
+
+
+async def one_round(db: Database, app: ASGIApp) -> tuple[int, int]:
+    """The common requests for a new org, which is deleted afterwards (whatever happened):
+    how many requests, how many nodes deleted. Each round leaves the graph as it found it, so
+    Neo4j plans each statement with the statistics of a graph that holds a walk-through's
+    nodes, as a fresh service's first clients see it: their requests find the plans fresh."""
+    org = f"warmup{uuid.uuid4().hex}"[:ORG_SIZE]
+    while await org_exists(db, org):  # never an org of the service's clients
+        org = f"warmup{uuid.uuid4().hex}"[:ORG_SIZE]
+    token = await Tokens(db, BUILTIN).create(org, "warmup")
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://warm-up",
+            headers={"Authorization": f"Bearer {token}"},
+        ) as client:
+            sent = await rehearse(client)
+    finally:
+        deleted = await delete_org(db, org, lambda n: None)
+    return sent, deleted
 
 
 async def rehearse(client: httpx.AsyncClient) -> int:
@@ -80,24 +116,27 @@ async def rehearse(client: httpx.AsyncClient) -> int:
         )
         return answer
 
-    await call("GET", "/openapi.json")
-    agent = (await call("POST", "/v1/agents", {"name": "warm-up"}))["id"]
+    # the README's walk-through, in its order
+    agent = (await call("POST", "/v1/agents", {"name": AGENT_NAME}))["id"]
     view = await call("POST", "/v1/sessions", {"agent": agent})
     sid = view["session"]["id"]
     items = [
-        {"type": "message", "role": "user", "content": "My budget is 1500 EUR, window seats."},
+        {"type": "message", "role": "user",
+         "content": "Hi, my name is Ana. Our budget is 1500 EUR. I prefer window seats."},
         {"type": "message", "role": "assistant", "content": "Noted."},
     ]
-    await call("POST", f"/v1/sessions/{sid}/turns", {"items": items})
+    await call("POST", f"/v1/sessions/{sid}/turns", {"items": items}, wait=30)
+    await call("GET", f"/v1/sessions/{sid}/memory")
+    await call("GET", f"/v1/sessions/{sid}/instructions")
     view = await call("GET", f"/v1/sessions/{sid}")
+    view = await command(view, {"_tag": "Forget", "key": "budget"})
+    # then the other common requests
+    await call("GET", "/openapi.json")
     view = await command(view, {"_tag": "Remember", "key": "budget", "content": "1500 EUR.",
                                 "kind": "fact"})
     view = await command(view, {"_tag": "Remember", "key": "seat", "content": "Window.",
                                 "kind": "preference"})
-    view = await command(view, {"_tag": "Forget", "key": "budget"})
     view = await command(view, {"_tag": "Configure", "generate": False})
-    await call("GET", f"/v1/sessions/{sid}/memory")
-    await call("GET", f"/v1/sessions/{sid}/instructions")
     await call("GET", f"/v1/sessions/{sid}/runs")
     await call("GET", f"/v1/sessions/{sid}/versions")
     await call("GET", "/v1/sessions")
@@ -114,4 +153,16 @@ async def rehearse(client: httpx.AsyncClient) -> int:
         answer = await call("POST", "/graphql", {"query": query, "variables": variables})
         if answer.get("errors"):
             raise RuntimeError(f"GraphQL: {answer['errors']}")
+    await learned(call, agent)  # the turn's learning job, before its org is deleted
     return sent
+
+
+async def learned(call: Callable[..., Awaitable[Any]], agent: str) -> None:
+    """Wait until the agent's learning jobs have ended (the consolidation run of a turn queues
+    one), for at most LEARNING_SECONDS."""
+    deadline = time.monotonic() + LEARNING_SECONDS
+    while time.monotonic() < deadline:
+        jobs = (await call("GET", f"/v1/agents/{agent}/learning"))["jobs"]
+        if all(job["status"] not in (JobStatus.QUEUED, JobStatus.RUNNING) for job in jobs):
+            return
+        await asyncio.sleep(0.05)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -39,9 +39,8 @@ from app.telemetry import Telemetry
 
 T = TypeVar("T")
 Record = dict[str, Any]
-# What runs a Tx's statements: a write's managed transaction, a read's session, or the one
-# explicit transaction of a rehearsal (`Database.rehearsal`).
-Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession | neo4j.AsyncTransaction
+# What runs a Tx's statements: a write's managed transaction or a read's session.
+Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession
 
 # While Neo4j is down a request answers 503 within seconds, not after the driver's default
 # 30 s of retries: the driver retries a transaction for RETRY_SECONDS, connects within
@@ -549,19 +548,6 @@ class Database:
                 await result.consume()
         return len(names)
 
-    @asynccontextmanager
-    async def rehearsal(self) -> AsyncIterator[Database]:
-        """A database whose every operation runs in one explicit transaction that is rolled
-        back at the end: what the operations write is seen by those after them, and never
-        committed (the warm-up rehearses requests with it)."""
-        async with self._driver.session(database=self._database) as session:
-            tx = await session.begin_transaction()
-            try:
-                yield Rehearsal(self._driver, self._database, tx)
-            finally:
-                if not tx.closed():  # (a failed statement has closed it already)
-                    await tx.rollback()
-
     async def clear(self) -> None:
         """Delete every node (tests start each case from an empty graph)."""
         await self._driver.execute_query(statement("clear_graph"), database_=self._database)
@@ -572,18 +558,3 @@ PARAMETER = re.compile(r"\$(\w+)")
 # (and `bench_*`, the benchmark's own).
 NOT_PLANNED = frozenset({"schema", "fulltext_indexes", "drop_index", "await_index", "clear_graph"})
 
-
-class Rehearsal(Database):
-    """A database whose operations all run in one transaction the caller rolls back
-    (`Database.rehearsal`): reads, writes and one-statement writes alike."""
-
-    def __init__(
-        self, driver: neo4j.AsyncDriver, database: str, tx: neo4j.AsyncTransaction
-    ) -> None:
-        super().__init__(driver, database)
-        self._tx = tx
-        self._one = asyncio.Lock()  # one transaction runs one operation at a time
-
-    async def _run(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
-        async with self._one:
-            return await work(Tx(self._tx, self))

@@ -53,6 +53,7 @@ class Service:
             "OPENBOT_MEMORY_WORKER_POLL_SECONDS": "0.2",
             # a killed process's run goes back to the queue once its lease runs out
             "OPENBOT_MEMORY_RUN_LEASE_SECONDS": "3",
+            "OPENBOT_MEMORY_WARMUP_ROUNDS": "0",  # as the suite's servers (tests/conftest.py)
         }
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(

@@ -143,6 +143,7 @@ def serve(
         "OPENAI_API_KEY": "test-key",
         "OPENBOT_MEMORY_WORKER_POLL_SECONDS": "0.2",
         "OPENBOT_MEMORY_MODEL_RETRIES": "0",
+        "OPENBOT_MEMORY_WARMUP_ROUNDS": "0",  # as the suite's servers (tests/conftest.py)
     }
     binary = Path(sys.executable).parent / "openbot-memory"
     with log.open("wb") as output:

@@ -166,6 +166,7 @@ class Replica:
             "NEO4J_DATABASE": target.database,
             "OPENAI_BASE_URL": stub.url,
             "OPENAI_API_KEY": "x",
+            "OPENBOT_MEMORY_WARMUP_ROUNDS": "0",  # as the suite's servers (tests/conftest.py)
         }
         self.log = log
         with log.open("ab") as out:

@@ -44,6 +44,10 @@ class Orgs:
         return found
 
 
+async def org_exists(db: Database, org: str) -> bool:
+    return bool(await db.read(lambda tx: OrgRepository(tx).exists(org)))
+
+
 async def delete_org(
     db: Database, org: str, advance: Callable[[int], None], batch: int = DELETE_BATCH
 ) -> int:
