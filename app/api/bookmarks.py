@@ -11,7 +11,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import ValidationError
-from app.store.database import Causality, causality
+from app.store.causality import Causality, causality
 
 HEADER = "OpenBot-Bookmark"
 MAX_BOOKMARKS = 8

@@ -35,6 +35,7 @@ from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
 from app.logs import request_id
 from app.store import local_server
 from app.store.catalog import CYPHER_DIR, schema_statements, statement
+from app.store.causality import INVALID_BOOKMARK, causality
 from app.telemetry import Telemetry
 
 T = TypeVar("T")
@@ -141,33 +142,6 @@ def plain_record(record: neo4j.Record) -> dict[str, Any]:
 
 
 _uncounted: ContextVar[bool] = ContextVar("uncounted", default=False)
-
-# Bookmarks Neo4j answers when a bookmark it never gave is sent.
-INVALID_BOOKMARK = frozenset({
-    "Neo.ClientError.Transaction.InvalidBookmark",
-    "Neo.ClientError.Transaction.InvalidBookmarkMixture",
-})
-
-
-@dataclass
-class Causality:
-    """The bookmarks of one request, across replicas: those its client sent back (`given`, the
-    state each of its transactions reads at least), and those of the last write it made
-    (`made`, for its answer). `field` names where the client sent them, for a 400 on one the
-    database never gave. Within one process the driver's bookmark manager chains every
-    session: a replica reads its own writes without them."""
-
-    given: tuple[str, ...] = ()
-    field: str = "bookmark"
-    made: tuple[str, ...] = ()
-
-    def bookmarks(self) -> neo4j.Bookmarks | None:
-        values = (*self.given, *self.made)
-        return neo4j.Bookmarks.from_raw_values(values) if values else None
-
-
-causality: ContextVar[Causality | None] = ContextVar("causality", default=None)
-
 
 @contextmanager
 def uncounted() -> Iterator[None]:
@@ -428,12 +402,7 @@ class Database:
 
     async def write(self, work: Callable[[Tx], Awaitable[T]]) -> T:
         """Run `work` as one write transaction; once it committed, tell `on_commit`."""
-        try:
-            done = await self._run("write", work)
-        except ConstraintError as exc:
-            raise SessionConflict("a concurrent change used the same id; read again") from exc
-        self.on_commit()
-        return done
+        return await self._committed("write", work)
 
     async def write_once(self, work: Callable[[Tx], Awaitable[T]]) -> T:
         """Run `work`'s one statement as a write in an auto-commit transaction: one round trip,
@@ -444,8 +413,13 @@ class Database:
         it; a lost connection is not (whether it committed is unknown): it is `Unavailable`.
         Each statement `work` runs is a transaction of its own. Once it committed, tell
         `on_commit`."""
+        return await self._committed("write_once", work)
+
+    async def _committed(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """A write (`access`) run to its commit, then told to `on_commit`; two writers that
+        used the same id are a conflict the client resolves by reading again."""
         try:
-            done = await self._run("write_once", work)
+            done = await self._run(access, work)
         except ConstraintError as exc:
             raise SessionConflict("a concurrent change used the same id; read again") from exc
         self.on_commit()
