@@ -53,7 +53,7 @@ MERGE (e:Entry {session: s.id, key: $edit.key})
   ON CREATE SET e.createdAt = at
 MERGE (s)-[:HAS_ENTRY]->(e)
 CREATE (c)-[:OF_ENTRY]->(e)
-WITH s, hr, v, c, e, prev
+WITH s, hr, v, c, e, prev, i
 OPTIONAL MATCH (e)-[now:CURRENT]->(:Change)
 DELETE now
 CREATE (e)-[:CURRENT]->(c)
@@ -61,5 +61,12 @@ FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPL
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
 SET s.revision = s.revision + 1
-// (not `head`: lock_session, run together with it, answers the head it checked)
-RETURN v.id AS recorded
+// It answers what it wrote: the new head (`recorded`; not `head`: lock_session, run together
+// with it, answers the head it checked), and in `edited` the revision after it, the entry's new
+// state (as `Entry.from_row` reads it) and the edit's item, every property (as `item` reads
+// it): with lock_session's state, all that a view of the session at $revision needs to become
+// the view after it (see `SessionView.edited`).
+RETURN v.id AS recorded,
+       {revision: s.revision,
+        entry: [c.key, c.content, c.kind, c.status, c.at, c.id, [i.id]],
+        item: i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}} AS edited

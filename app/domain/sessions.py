@@ -104,6 +104,14 @@ class Item:
                    author=author, at=at, seq=seq, turn=row[-1], turn_known=True)
 
 
+    def only(self, fields: tuple[str, ...]) -> Item:
+        """This item as a view read with `fields` has it (`from_row`): every other property
+        None."""
+        if fields == ITEM_FIELDS:
+            return self
+        return Item.from_row([getattr(self, f) for f in fields] + [self.turn], fields)
+
+
 @dataclass(frozen=True)
 class Entry:
     """S1: one fact under one key."""
@@ -186,6 +194,22 @@ class SessionView:
                        memory=replace(self.memory, overrides=done.overrides))
         return view.at_org(done.org)
 
+    def edited(self, done: Edited, fields: tuple[str, ...]) -> SessionView:
+        """This view after a Remember or Forget made at its revision (`done`: what it wrote,
+        the org's settings now), its items read with `fields` (none: the sources' ids only, as
+        `Item.from_row`). The edit changes its entry and the session's head and revision; the
+        rest of a view at a revision stays what it is, but for the org's settings."""
+        entry = done.entry
+        entry = replace(entry, source_items=None if not fields else tuple(
+            item.only(fields) for item in entry.items()))
+        entries = newest_first([*(e for e in self.memory.entries.values() if e.key != entry.key),
+                                entry])
+        view = replace(
+            self, session=replace(self.session, head=done.head, revision=done.revision),
+            memory=replace(self.memory, entries={e.key: e for e in entries}),
+        )
+        return view.at_org(done.org)
+
     def at_org(self, org: OrgSettings) -> SessionView:
         """This view with the org's settings `org`, which change without moving a session's
         revision, and the switches they and its overrides resolve to."""
@@ -266,6 +290,17 @@ class Configured:
 
     revision: int
     overrides: Overrides
+    org: OrgSettings
+
+
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """What a Remember or Forget wrote: the session's new head and revision, its entry's new
+    state (its sources' items read with every property), and its org's settings now."""
+
+    head: str
+    revision: int
+    entry: Entry
     org: OrgSettings
 
 

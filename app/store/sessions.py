@@ -15,6 +15,7 @@ from app.domain.sessions import (
     BranchItem,
     Change,
     Configured,
+    Edited,
     Entry,
     HeadState,
     Item,
@@ -277,6 +278,18 @@ class SessionRepository:
         )
         return None if done is None else done[1]
 
+    async def edit(
+        self, who: Principal, session_id: str, expected: str, revision: int, edit: MemoryEdit,
+    ) -> Edited | None:
+        """S13, S14: take the session's lock and record a Remember or Forget, where the session
+        is still at `expected` and `revision`, in one statement: what it wrote, or None where it
+        changed nothing."""
+        row = await self.tx.row(
+            together("lock_session", "record_memory_edit"), **who.scope(), id=session_id,
+            key=edit.key, expected=expected, revision=revision, edit=edit_params(edit),
+        )
+        return None if row is None else edited_of(row)
+
     async def keep_state(self, session_id: str, state: HeadState, *, counted: bool) -> None:
         """Keep `state` as the state of the session's head; unless the change was `counted`
         already (a revert's new head), it moves the revision (S15)."""
@@ -298,6 +311,18 @@ def configured_of(row: Mapping[str, Any]) -> Configured:
         overrides=Overrides(use=row["useOverride"], generate=row["generateOverride"]),
         org=org_settings(row["orgSettings"]),
     )
+
+
+def edited_of(row: Mapping[str, Any]) -> Edited:
+    """What lock_session and record_memory_edit, run together, wrote and read."""
+    edited = row["edited"]
+    written = edited["item"]
+    item = Item.from_row([written[f] for f in ITEM_FIELDS] + [None])  # (an edit has no turn)
+    key, content, kind, status, at, change, sources = edited["entry"]
+    entry = Entry(key=key, content=content, kind=kind, sources=tuple(sources), updated_at=at,
+                  status=status, change=change, source_items=(item,))
+    return Edited(head=row["recorded"], revision=edited["revision"], entry=entry,
+                  org=org_settings(row["orgSettings"]))
 
 
 def edit_params(edit: MemoryEdit) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -45,7 +46,8 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
     traced: tuple[RunningServer, InMemorySpanExporter], neo4j_target: Target,
     server: RunningServer,
 ) -> None:
-    # A Remember, Forget or Configure is one statement (lock, check, write, view);
+    # A Remember, Forget or Configure is one statement (lock, check, write; made at the
+    # revision of the view read before it, what it wrote makes the view after it);
     # a refused one (S12: a stale revision) reads the lock's state to say why, and writes nothing
     shared, (server, exporter) = server, traced
     api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
@@ -63,10 +65,10 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
         spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
     api.http.close()
     statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
+    # each at the revision of the view read just before it: none reads the view
     assert statements == [
-        ["lock_session+record_memory_edit+session_views"],
-        ["lock_session+record_memory_edit+session_views"],
-        # the Forget's answer is the view at the revision the Configure names: it needs no read
+        ["lock_session+record_memory_edit"],
+        ["lock_session+record_memory_edit"],
         ["configure_session"],
         ["configure_session+session_views", "lock_session"],
     ]
@@ -97,7 +99,7 @@ def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fr
         fresh = [here.view(sid), there.view(sid)]
         spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
     statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
-    remember = "lock_session+record_memory_edit+session_views"
+    remember = "lock_session+record_memory_edit"  # at the revision of the view read before it
     assert statements == [[remember], ["configure_session"], ["configure_session"],
                           ["configure_session"]]
     # each answer is what a read right after it shows, entries and all
@@ -110,6 +112,130 @@ def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fr
     ]
     assert [a["session"]["revision"] for a in answers] == [2, 4, 5]
     assert answers[-1] == fresh[0] == fresh[1]
+
+
+VIEW = """fragment View on Session { id head revision memory { processed
+  settings { use generate } overrides { use generate }
+  entries(first: 200) { nodes { key content kind status updatedAt
+    sources { id type role content app author at seq turn { id } } } } } }"""
+
+REMEMBER_HERE = VIEW + """
+mutation($s: ID!, $e: String!, $r: Int!, $key: String!, $content: String!) {
+  remember(sessionId: $s, expected: $e, revision: $r, key: $key, content: $content,
+           kind: DECISION) { ...View } }"""
+
+FORGET_HERE = VIEW + """
+mutation($s: ID!, $e: String!, $r: Int!, $key: String!) {
+  forget(sessionId: $s, expected: $e, revision: $r, key: $key) { ...View } }"""
+
+READ_THERE = VIEW + """
+query($s: ID!) { session(id: $s) { ...View } }"""
+
+
+def test_a_remember_or_forget_on_the_view_answered_here_answers_what_a_fresh_read_shows(
+    two: Two, graph: Graph
+) -> None:
+    # A Remember or Forget made at the revision of the view this server last answered
+    # (read or answered) is one statement: it changes one entry (S13, S14), and answers what it
+    # wrote, which with that view makes the view after it (S12, S17: the new head and
+    # revision). Each answer is what a read right after it shows on the other server, JSON
+    # body for body: a new key, a key again, a Forget, an entry learned from a turn replaced,
+    # the org's settings changed elsewhere (S4: they move no revision). A change made elsewhere
+    # (the other server, a write straight to the graph) moves the revision: the next command
+    # reads the view, or, naming the revision before it, is refused (S12) and writes nothing.
+    here, there, exporter = two.here, two.there, two.exporter
+    sid = here.session()["session"]["id"]
+    here.turn(sid, user("My name is Ana. Our budget is 1500 EUR."))
+    here.wait_idle(sid)
+    answer = here.view(sid)
+    learned = answer["memory"]
+    assert learned["processed"]  # the turn's items, and what was learned from them
+    assert {"budget", "user-name"} <= set(learned["entries"])
+    start = answer["session"]["revision"]
+
+    answers: list[dict[str, Any]] = []
+    fresh: list[dict[str, Any]] = []
+
+    def post(command: dict[str, Any]) -> httpx.Response:
+        at = answer["session"]
+        return here.post(f"/v1/sessions/{sid}/memory", {
+            "expected": at["head"], "revision": at["revision"], "command": command})
+
+    def step(command: dict[str, Any]) -> None:
+        nonlocal answer
+        answer = here.ok(post(command))
+        answers.append(answer)
+        view = there.view(sid)
+        assert there.ok(there.get(f"/v1/sessions/{sid}/memory")) == view["memory"]
+        fresh.append(view)
+
+    exporter.clear()
+    with claims_nothing(*two.servers):
+        step({"_tag": "Remember", "key": "seat", "content": "Window.", "kind": "preference"})
+        step({"_tag": "Remember", "key": "hotel", "content": "Near the sea.", "kind": "fact"})
+        step({"_tag": "Remember", "key": "seat", "content": "Aisle.", "kind": "decision"})
+        step({"_tag": "Forget", "key": "hotel"})
+        step({"_tag": "Remember", "key": "budget", "content": "2000 EUR.", "kind": "decision"})
+        there.ok(there.patch("/v1/org/settings", {"memory": {"generate": False}}))
+        step({"_tag": "Forget", "key": "user-name"})
+        before = answer
+        moved = there.remember(sid, "city", "Lisbon.")
+        stale = post({"_tag": "Forget", "key": "seat"})
+        assert stale.status_code == 409, stale.text
+        assert stale.json()["_tag"] == "SessionConflict"
+        assert there.view(sid) == moved
+        answer = moved
+        step({"_tag": "Forget", "key": "seat"})
+        step({"_tag": "Remember", "key": "hotel", "content": "By the station.", "kind": "fact"})
+        graph.rows("MATCH (s:Session {id: $id}) SET s.revision = s.revision + 1", id=sid)
+        answer = there.view(sid)
+        step({"_tag": "Remember", "key": "city", "content": "Porto.", "kind": "fact"})
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory", count=10)
+
+        # GraphQL's mutations answer the items too: the first reads its view (the one kept
+        # here has none), the next are at its revision
+        mutated = []
+        at = answer["session"]
+        for document, extra in ((REMEMBER_HERE, {"key": "dates", "content": "May."}),
+                                (FORGET_HERE, {"key": "city"}),
+                                (REMEMBER_HERE, {"key": "budget", "content": "2500 EUR."})):
+            done = here.graphql(document, s=sid, e=at["head"], r=at["revision"], **extra)
+            assert "errors" not in done, done
+            at = done["data"]["remember" if document is REMEMBER_HERE else "forget"]
+            read = there.graphql(READ_THERE, s=sid)
+            assert "errors" not in read, read
+            mutated.append((at, read["data"]["session"]))
+        graphql = finished_spans(exporter, "POST /graphql", count=3)
+    one, read = "lock_session+record_memory_edit", "lock_session+record_memory_edit+session_views"
+    assert statements_of(spans, "POST /v1/sessions/{id}/memory") == [
+        [one], [one], [one], [one], [one], [one],
+        [one, "lock_session"],  # the revision before the Remember elsewhere: refused
+        [read], [one],
+        [read],  # the write straight to the graph moved the revision
+    ]
+    assert answers == fresh
+    assert [sorted((k, e["status"]) for k, e in a["memory"]["entries"].items())
+            for a in (answers[3], answers[-1])] == [
+        [("budget", "active"), ("hotel", "retracted"), ("seat", "active"),
+         ("user-name", "active")],
+        [("budget", "active"), ("city", "active"), ("hotel", "active"), ("seat", "retracted"),
+         ("user-name", "retracted")],
+    ]
+    assert answers[2]["memory"]["entries"]["seat"]["content"] == "Aisle."
+    assert [a["memory"]["settings"]["generate"] for a in answers[4:6]] == [True, False]
+    assert [a["session"]["revision"] for a in answers[:6]] == [start + n for n in range(1, 7)]
+    assert before["session"]["revision"] == start + 6
+    assert [s[0] for s in statements_of(graphql, "POST /graphql")] == [read, one, one]
+    assert [answered for answered, _ in mutated] == [fresh for _, fresh in mutated]
+    assert [{e["key"]: (e["status"], e["content"]) for e in answered["memory"]["entries"]["nodes"]
+             if e["key"] in ("dates", "city", "budget")} for answered, _ in mutated] == [
+        {"dates": ("ACTIVE", "May."), "city": ("ACTIVE", "Porto."),
+         "budget": ("ACTIVE", "2000 EUR.")},
+        {"dates": ("ACTIVE", "May."), "city": ("RETRACTED", "Porto."),
+         "budget": ("ACTIVE", "2000 EUR.")},
+        {"dates": ("ACTIVE", "May."), "city": ("RETRACTED", "Porto."),
+         "budget": ("ACTIVE", "2500 EUR.")},
+    ]
 
 
 def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from app.domain.sessions import (
     ITEM_FIELDS,
+    Edited,
     Entry,
+    Item,
     Memory,
+    OrgSettings,
     Overrides,
     Session,
     SessionView,
@@ -84,3 +87,30 @@ def test_a_view_read_for_a_selection_serves_only_what_it_read() -> None:
     assert not kept.serves(("uid", "id", "role"))
     assert not kept.serves(ITEM_FIELDS)
     assert KeptView(ITEM_FIELDS, view("s1", 1)).serves(("id", "at", "seq"))
+
+
+def test_an_edit_at_a_kept_views_revision_replaces_its_entry_as_a_read_of_it_would() -> None:
+    # S13, S12, S17: the view after a Remember made at a kept view's revision is that
+    # view with the entry's new state (its source: the edit's item, with the properties the
+    # view was read with), at the new head and revision, newest first, with the org's settings
+    # now (S4); the other entries stay as they were
+    written = Item.from_row(["u9", "i-09", "memory_edit", "person", "Remember k0 (fact): new",
+                             None, "ana", 50, 9, None])
+    done = Edited(head="v2", revision=2, org=OrgSettings(generate=False), entry=Entry(
+        key="k0", content="new", kind="fact", sources=("i-09",), updated_at=50,
+        status="active", change="chg-9", source_items=(written,)))
+    before = view("s1", 3)
+    for fields in (ITEM_FIELDS, ("uid", "id", "content"), ()):
+        after = before.edited(done, fields)
+        assert (after.session.head, after.session.revision) == ("v2", 2)
+        assert list(after.memory.entries) == ["k0", "k1", "k2"]  # newest first, ties by key
+        assert [after.memory.entries[k] for k in ("k1", "k2")] == [
+            before.memory.entries[k] for k in ("k1", "k2")]
+        entry = after.memory.entries["k0"]
+        assert (entry.content, entry.sources, entry.updated_at, entry.change) == (
+            "new", ("i-09",), 50, "chg-9")
+        # as a view read with `fields` has the item: the properties it read, the rest None
+        read = Item.from_row([getattr(written, f) for f in fields] + [None], fields)
+        assert entry.source_items == (None if not fields else (read,))
+        assert after.memory.settings == Switches(use=True, generate=False)
+        assert after.org == done.org

@@ -12,6 +12,7 @@ from app.domain.sessions import (
     ITEM_FIELDS,
     SESSION_KINDS,
     Change,
+    Edited,
     Item,
     MemoryEdit,
     NewSession,
@@ -191,13 +192,13 @@ class Sessions:
         if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
             command = await asyncio.to_thread(check_remember, command)
 
-        # A Configure made at the revision of the view this process last answered needs no
-        # view read: it changes no entry, so that view and what the Configure left make the
-        # view after it. (The turns its sources cite stay what they were: a Configure changes
-        # none of them.) A view whose items were read serves a view without them (the sources'
-        # ids, which it has: REST's after a nested GraphQL view), and one with them only if it
-        # read them all.
-        kept = self.kept.view(session_id) if isinstance(command, Configure) else None
+        # A command made at the revision of the view this process last answered needs no view
+        # read: that view and what the command wrote make the view after it. A Configure
+        # changes no entry; a Remember or Forget changes its one entry, whose new state (its
+        # source, the edit's item) its statement answers. A view whose items were read serves a
+        # view without them (the sources' ids, which it has: REST's after a nested GraphQL
+        # view), and one with them only if it read them all.
+        kept = self.kept.view(session_id)
         if kept is not None and not (kept.serves(_read(items)) and kept.at(expected, revision)):
             kept = None
 
@@ -231,7 +232,13 @@ class Sessions:
 
         async def edit_at_once(tx: Tx, command: Remember | Forget) -> KeptView | None:
             """The one statement of an edit that applies: the lock, the check, the change and
-            the view after it; None where it changed nothing."""
+            the view after it (or, from the view kept at its revision, what it wrote); None
+            where it changed nothing."""
+            if kept is not None:
+                done = await SessionRepository(tx).edit(
+                    who, session_id, expected, revision, _edit(who, command)
+                )
+                return None if done is None else _edited(kept, done)
             view = await SessionRepository(tx).edit_with_view(
                 who, session_id, expected, revision, items, _edit(who, command), locked=False
             )
@@ -276,6 +283,18 @@ class Sessions:
 def _read(items: bool) -> tuple[str, ...]:
     """The item properties a view with or without `items` reads (`KeptView.items`)."""
     return ITEM_FIELDS if items else ()
+
+
+def _edited(kept: KeptView, done: Edited) -> KeptView:
+    """The view kept at an edit's revision after the edit (`done`): its entry replaced, and
+    of its turns those the entries' sources still cite."""
+    view = kept.view.edited(done, kept.items)
+    if kept.turns is None:
+        return replace(kept, view=view)
+    cited = {item.turn for entry in view.memory.entries.values()
+             for item in entry.source_items or () if item.turn is not None}
+    return replace(kept, view=view,
+                   turns={id_: turn for id_, turn in kept.turns.items() if id_ in cited})
 
 
 def _own_turns(kept: KeptView) -> bool:
