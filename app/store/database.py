@@ -16,6 +16,7 @@ from neo4j.exceptions import (
     AuthError,
     ClientError,
     ConstraintError,
+    DriverError,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
@@ -356,7 +357,7 @@ class Database:
                 statement("graph_size"), database_=self._database,
                 routing_=neo4j.RoutingControl.READ,
             )
-        except (Neo4jError, ServiceUnavailable, SessionExpired, OSError):
+        except (Neo4jError, DriverError, OSError):
             return
         self.small = found[0]["nodes"] < SMALL_GRAPH
 
