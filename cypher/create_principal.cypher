@@ -1,8 +1,10 @@
 // token create: the org if new, the person (or, with $service, the org's service) if new, and
 // a token stored only as its hash that grants it, with its id and when it expires (or null).
+// A new org the warm-up makes is marked `warmup` ($warmup is true; else null: no mark).
 MERGE (o:Org {id: $org})
   ON CREATE SET o.memoryUse = true, o.memoryGenerate = true, o.agentMemory = true,
-                o.model = $defaultModel, o.helperModel = $defaultModel, o.createdAt = $now
+                o.model = $defaultModel, o.helperModel = $defaultModel, o.createdAt = $now,
+                o.warmup = $warmup
 WITH o
 CALL (o) {
   WITH o WHERE $service IS NULL

@@ -149,7 +149,7 @@ class RunningServer:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("the test server did not start")
             time.sleep(0.02)
-        deadline = time.monotonic() + 120  # a warm-up on a cold Neo4j and a loaded machine
+        deadline = time.monotonic() + 300  # a warm-up on a cold Neo4j and a loaded machine
         while ready and httpx.get(f"{self.url}/readyz", timeout=30).status_code != 200:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("the test server did not get ready")

@@ -15,8 +15,9 @@ from app.store.causality import Causality, causality
 
 HEADER = "OpenBot-Bookmark"
 MAX_BOOKMARKS = 8
-# A bookmark as Neo4j gives it: printable ASCII, no space or comma (the header's separator).
-BOOKMARK = re.compile(r"[\x21-\x2b\x2d-\x7e]{1,512}")
+# A bookmark as Neo4j 5 gives it: `FB:` and base64 (Neo4j answers a value without its prefix
+# with an internal error, not as a bookmark it does not know).
+BOOKMARK = re.compile(r"FB:[A-Za-z0-9+/=_-]{1,509}")
 
 
 def bookmarks_of(scope: Scope) -> tuple[str, ...]:

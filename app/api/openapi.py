@@ -20,6 +20,7 @@ from typing_extensions import TypedDict, Unpack
 
 from app.api.auth import PUBLIC_PATHS
 from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
+from app.api.bookmarks import BOOKMARK, HEADER, MAX_BOOKMARKS
 from app.memory.paging import MAX_OFFSET
 
 Param = tuple[str, dict[str, Any], str]  # (name, JSON Schema, description)
@@ -43,6 +44,12 @@ class Doc:
     # pointer into the answer, or a runtime expression), e.g. `POST /v1/agents` gives `{id}`
     # at `/id`.
     gives: tuple[tuple[str, str], ...] = ()
+    # Paths beside those under its own path whose parameters its answer gives all of, e.g.
+    # `POST .../turns` gives the run of `GET .../runs/{run}` (`?wait`'s answer has it).
+    reaches: tuple[str, ...] = ()
+    # Body fields of other operations that its answer gives: (method and path, field, JSON
+    # pointer into the answer), e.g. `POST /v1/agents` gives `POST /v1/sessions` its `agent`.
+    feeds: tuple[tuple[str, str, str], ...] = ()
 
 
 class Options(TypedDict, total=False):
@@ -55,6 +62,8 @@ class Options(TypedDict, total=False):
     also: tuple[tuple[int, str, str], ...]
     required: tuple[str, ...]
     gives: tuple[tuple[str, str], ...]
+    reaches: tuple[str, ...]
+    feeds: tuple[tuple[str, str, str], ...]
 
 
 class Operation(Route):
@@ -130,7 +139,26 @@ BAD_REQUEST = (
     "refused that holds a credential (S10), a key with a control or invisible character (S1), "
     "content with a control character other than tab and newline, "
     "text that is not Unicode (a lone surrogate), a turn with one item id twice, or names an "
-    "`about`, `parent` or `to` that is not one you may use")
+    "`about`, `parent` or `to` that is not one you may use, a search query that is not "
+    "Lucene syntax, or an `OpenBot-Bookmark` that is not one the service gave")
+
+
+# The `OpenBot-Bookmark` header (app/api/bookmarks.py): every request may send one back, and an
+# answer that wrote carries its own.
+BOOKMARK_TEXT = (
+    "the bookmarks of writes this client saw (comma-separated, at most "
+    f"{MAX_BOOKMARKS}): the request reads at least their state, on any replica")
+BOOKMARK_PARAM = {
+    "name": HEADER, "in": "header", "required": False, "description": BOOKMARK_TEXT,
+    "schema": {"type": "string",
+               "pattern": f"^{BOOKMARK.pattern}(,{BOOKMARK.pattern}){{0,{MAX_BOOKMARKS - 1}}}$"},
+}
+BOOKMARK_ANSWER = {
+    HEADER: {"description": "the bookmark of this answer's write (on an answer that wrote): "
+                            "send it back to read at least that state",
+             "schema": {"type": "string"}},
+}
+WRITES = frozenset({"POST", "PATCH", "DELETE"})
 
 
 def _error(description: str, tag: str) -> dict[str, Any]:
@@ -152,12 +180,14 @@ def _operation(
          "description": text}
         for name, schema, text in doc.query
     ]
+    params.append(BOOKMARK_PARAM)
     responses: dict[str, Any] = {
         str(doc.status): {"description": "OK", "content": {"application/json": {
             "schema": answers[doc.answer]}}},
     }
-    if doc.body is not None or doc.query:
-        responses["400"] = _error(BAD_REQUEST, "ValidationError")
+    if method in WRITES:
+        responses[str(doc.status)]["headers"] = BOOKMARK_ANSWER
+    responses["400"] = _error(BAD_REQUEST, "ValidationError")  # every request takes a header
     if path not in PUBLIC_PATHS:
         responses["401"] = _error("no token, or one not known", "Unauthorized")
     if "{" in path:
@@ -188,21 +218,37 @@ def _operation_id(method: str, path: str) -> str:
     return f"{method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower()).strip('_')}"
 
 
+def _expression(pointer: str) -> str:
+    """A runtime expression: as given, or the answer's body at a JSON pointer."""
+    return pointer if pointer.startswith("$") else f"$response.body#{pointer}"
+
+
 def _links(creator: Operation, operations: Sequence[Operation]) -> dict[str, Any]:
-    """OpenAPI links from `creator`'s answer to each operation under its path whose path
-    parameters its answer gives all of (`Doc.gives`): a client, or a fuzzer, follows them to
+    """OpenAPI links from `creator`'s answer to each operation under its path (or in
+    `Doc.reaches`) whose path parameters its answer gives all of (`Doc.gives`), and to each
+    operation whose body fields it gives (`Doc.feeds`): a client, or a fuzzer, follows them to
     the objects it made."""
     given = dict(creator.doc.gives)
+    fed: dict[str, dict[str, str]] = {}
+    for target_route, name, pointer in creator.doc.feeds:
+        fed.setdefault(target_route, {})[name] = _expression(pointer)
     links: dict[str, Any] = {}
     for target in operations:
         names = re.findall(r"{(\w+)}", target.path)
-        if not (given and target.path.startswith(creator.path + "/{") and set(names) <= set(given)):
+        under = target.path.startswith(creator.path + "/{") or target.path in creator.doc.reaches
+        body = fed.get(f"{target.method} {target.path}")
+        if given and under and set(names) <= set(given):
+            link: dict[str, Any] = {
+                "operationId": _operation_id(target.method, target.path),
+                "parameters": {name: _expression(given[name]) for name in names},
+            }
+        elif body and not names:
+            link = {"operationId": _operation_id(target.method, target.path)}
+        else:
             continue
-        links[_operation_id(target.method, target.path)] = {
-            "operationId": _operation_id(target.method, target.path),
-            "parameters": {name: given[name] if given[name].startswith("$")
-                           else f"$response.body#{given[name]}" for name in names},
-        }
+        if body:
+            link["requestBody"] = body
+        links[_operation_id(target.method, target.path)] = link
     return links
 
 

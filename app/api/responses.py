@@ -567,9 +567,11 @@ class AgentHitEntry(AgentEntry):
 
 class Hit(TypedDict):
     """One search hit: a session entry (with its session) or an agent entry (with its agent),
-    its score and a snippet with the matched words marked."""
+    the key the caller's view lists it under (`key@person` for a private agent entry, as the
+    agent memory's `entries` map), its score and a snippet with the matched words marked."""
 
     entry: SessionHitEntry | AgentHitEntry
+    listedAs: str
     score: float
     snippet: str
 
@@ -581,7 +583,7 @@ def hit_json(hit: search.Hit) -> Hit:
     else:
         assert hit.agent_entry is not None
         entry = {**agent_entry_json(hit.agent_entry), "agent": hit.agent}
-    return {"entry": entry, "score": hit.score, "snippet": hit.snippet}
+    return {"entry": entry, "listedAs": hit.listed_as, "score": hit.score, "snippet": hit.snippet}
 
 
 class Hits(TypedDict):

@@ -91,7 +91,8 @@ async def openapi_document(request: Request) -> Response:
 
 
 @operations.post("/v1/agents", "Create an agent of your org.", responses.Agent,
-                 body=bodies.CreateAgent, status=201, gives=(("id", "/id"),))
+                 body=bodies.CreateAgent, status=201, gives=(("id", "/id"),),
+                 feeds=(("POST /v1/sessions", "agent", "/id"),))
 async def create_agent(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateAgent)
@@ -223,7 +224,8 @@ def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
                  "Record a turn; answers at once, or with `wait` once its consolidation run has "
                  "ended (201; 200 for a retry with the same item ids).", responses.TurnView,
                  body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict",
-                 gives=(("id", "$request.path.id"), ("turn", "/turn/id")))
+                 gives=(("id", "$request.path.id"), ("turn", "/turn/id"), ("run", "/run/id")),
+                 reaches=("/v1/sessions/{id}/runs/{run}",))
 async def record_turn(request: Request) -> Response:
     """Record a turn; with `?wait=S`, answer once its consolidation run ended (or S passed)."""
     who = principal_of(request)

@@ -15,7 +15,13 @@ before ready. On a new database each round finds the graph empty, as the first c
 it, and grows it as they do, so the plans are made with the statistics their requests see, and
 with parameters of the sizes theirs have (ORG_SIZE): Neo4j finds the plans fresh, and does not
 plan them again. The warm-up orgs' model is the built-in
-offline one whatever the service's default model is: the warm-up calls no other model."""
+offline one whatever the service's default model is: the warm-up calls no other model.
+
+A warm-up org is marked as one when it is made (`warmup` on its `Org` node), which no other org
+ever is, whatever its id: an org id is any name a token was made for, so the id alone could be
+a client's. A warm-up stopped midway (the process killed) leaves its org; the next start
+deletes the warm-up orgs made more than LEFTOVER_SECONDS before it, before its own rounds
+(a younger one may be another replica's warm-up under way)."""
 
 from __future__ import annotations
 
@@ -31,8 +37,10 @@ from starlette.types import ASGIApp
 
 from app.config import Settings
 from app.domain.enums import JobStatus
-from app.memory.access.orgs import delete_org, org_exists
+from app.errors import NotFound
+from app.memory.access.orgs import delete_org, org_exists, warmup_orgs
 from app.memory.access.tokens import Tokens
+from app.memory.ids import now_ms
 from app.memory.service import Service
 from app.store.database import Database
 
@@ -46,6 +54,9 @@ BUILTIN = "builtin"  # the warm-up org's model: the built-in offline one
 ORG_SIZE = 10
 AGENT_NAME = "warm-up agent"
 LEARNING_SECONDS = 30.0  # how long the warm-up waits for its agent's learning job
+# A warm-up org made this long before a start is a leftover of a warm-up that was stopped: no
+# warm-up round lasts nearly as long (its longest wait is LEARNING_SECONDS).
+LEFTOVER_SECONDS = 600
 
 NESTED = """query Warm($id: ID!) {
   session(id: $id) { id head revision memory { entries(first: 20) { totalCount nodes {
@@ -66,14 +77,28 @@ async def warm_up(
     round for a warm-up org of its own that is deleted at the end of the round."""
     started = time.perf_counter()
     planned = await service.db.plan_catalog()
+    leftovers, deleted = await delete_leftovers(service.db)
     app = app_for(service)
-    requests = deleted = 0
+    requests = 0
     for _ in range(settings.warmup_rounds):
         sent, gone = await one_round(service.db, app)
         requests, deleted = requests + sent, deleted + gone
     log.info("warmed up in %.1f s: %d statements planned, %d requests rehearsed, "
-             "%d nodes of the warm-up orgs deleted",
-             time.perf_counter() - started, planned, requests, deleted)
+             "%d nodes of the warm-up orgs deleted (%d left by an earlier start)",
+             time.perf_counter() - started, planned, requests, deleted, leftovers)
+
+
+async def delete_leftovers(db: Database) -> tuple[int, int]:
+    """Delete the warm-up orgs that stopped warm-ups left (made LEFTOVER_SECONDS or more
+    ago): how many orgs, how many nodes."""
+    orgs = nodes = 0
+    for org in await warmup_orgs(db, now_ms() - LEFTOVER_SECONDS * 1000):
+        try:
+            nodes += await delete_org(db, org, lambda n: None)
+        except NotFound:  # another replica's start deleted it first
+            continue
+        orgs += 1
+    return orgs, nodes
 
 
 async def one_round(db: Database, app: ASGIApp) -> tuple[int, int]:
@@ -84,7 +109,9 @@ async def one_round(db: Database, app: ASGIApp) -> tuple[int, int]:
     org = f"warmup{uuid.uuid4().hex}"[:ORG_SIZE]
     while await org_exists(db, org):  # never an org of the service's clients
         org = f"warmup{uuid.uuid4().hex}"[:ORG_SIZE]
-    token = await Tokens(db, BUILTIN).create(org, "warmup")
+    token = await Tokens(db, BUILTIN).create(org, "warmup", warmup=True)
+    if org not in await warmup_orgs(db, now_ms() + 1):  # a client's org made meanwhile
+        raise RuntimeError(f"the warm-up's org {org} was made by another")
     try:
         async with httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://warm-up",

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, LiteralString, TypeVar
 
 import neo4j
 from neo4j import AsyncGraphDatabase
@@ -16,6 +16,7 @@ from neo4j.exceptions import (
     AuthError,
     ClientError,
     ConstraintError,
+    DriverError,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
@@ -62,6 +63,17 @@ PROBE_SECONDS = 2.0
 # recovers). It is no deadlock that a retry soon resolves, so it is not retried for
 # TRANSIENT_SECONDS: the request is `Unavailable` at once (the driver has already retried it for
 # RETRY_SECONDS).
+# While the graph is small, a few writes move Neo4j's statistics (counts per label, index
+# selectivity) by more than its divergence threshold, so Neo4j plans a statement again each
+# time it runs more than `dbms.cypher.min_replan_interval` (10 s) after its plan: on a young
+# graph, every statement anew every few seconds, each plan seconds of a loaded machine, for
+# plans that cost little whatever they are on a graph that small. So while the graph holds
+# fewer than SMALL_GRAPH nodes, a statement keeps the plan Neo4j has for it
+# (`CYPHER replan=skip`); from then on Neo4j replans as its statistics say. The size is read
+# (from the count store) at connect and again at most every SIZE_SECONDS.
+SMALL_GRAPH = 10_000
+SIZE_SECONDS = 30.0
+KEEP_PLAN: LiteralString = "CYPHER replan=skip\n"
 NOT_READY = frozenset({
     "Neo.TransientError.General.DatabaseUnavailable",
     "Neo.TransientError.Database.DatabaseUnavailable",
@@ -175,7 +187,7 @@ class Tx:
             name, kind=SpanKind.CLIENT, attributes={"db.system.name": "neo4j"}
         ):
             try:
-                result = await self._tx.run(statement(name), params)
+                result = await self._tx.run(self._db.text(name), params)
                 return [plain_record(record) async for record in result]
             except ClientError as exc:
                 error = query_syntax_error(exc)
@@ -186,7 +198,7 @@ class Tx:
     async def stream(self, name: str, **params: Any) -> AsyncIterator[Record]:
         """The rows of a statement one at a time, for answers too big to hold (exports)."""
         self._count()
-        result = await self._tx.run(statement(name), params)
+        result = await self._tx.run(self._db.text(name), params)
         async for record in result:
             yield record.data()
 
@@ -304,6 +316,11 @@ class Database:
         # Every session of the process is chained by this: each reads at least what the
         # process's sessions wrote before it began, on a cluster's follower too.
         self._bookmarks = AsyncGraphDatabase.bookmark_manager()
+        # Whether the graph is small (SMALL_GRAPH), when that was last read, and the read
+        # under way, if one is.
+        self.small = False
+        self._sized = -SIZE_SECONDS
+        self._sizing: asyncio.Task[None] | None = None
 
     @classmethod
     async def connect(cls, target: Target) -> Database:
@@ -328,7 +345,32 @@ class Database:
                 f"Cannot reach Neo4j at {target.uri} ({exc.__class__.__name__}): check "
                 "NEO4J_URI, or unset it to use the project's local Neo4j."
             ) from exc
-        return cls(driver, target.database)
+        db = cls(driver, target.database)
+        await db.read_size()
+        return db
+
+    async def read_size(self) -> None:
+        """Read whether the graph is small (SMALL_GRAPH); a failed read changes nothing."""
+        self._sized = asyncio.get_running_loop().time()
+        try:
+            found, _, _ = await self._driver.execute_query(
+                statement("graph_size"), database_=self._database,
+                routing_=neo4j.RoutingControl.READ,
+            )
+        except (Neo4jError, DriverError, OSError):
+            return
+        self.small = found[0]["nodes"] < SMALL_GRAPH
+
+    def text(self, name: str) -> LiteralString:
+        """The text sent for statement `name`: as it is, or, on a small graph, keeping the plan
+        Neo4j has (KEEP_PLAN). Reads the graph's size again, in the background, once
+        SIZE_SECONDS have passed since the last read."""
+        now = asyncio.get_running_loop().time()
+        if now - self._sized >= SIZE_SECONDS and (self._sizing is None or self._sizing.done()):
+            self._sized = now
+            self._sizing = asyncio.create_task(self.read_size())
+        text: LiteralString = statement(name)
+        return KEEP_PLAN + text if self.small else text
 
     async def apply_schema(self) -> None:
         """cypher/schema.cypher's constraints and indexes, each made if missing. A full-text
@@ -364,6 +406,8 @@ class Database:
         return True
 
     async def close(self) -> None:
+        if self._sizing is not None:
+            await asyncio.gather(self._sizing, return_exceptions=True)
         await self._driver.close()
 
     def _counted(

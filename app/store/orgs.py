@@ -33,6 +33,10 @@ class OrgRepository:
         row = await self.tx.row("delete_org_batch", org=org, step=step, batch=batch)
         return 0 if row is None else int(row["deleted"])
 
+    async def warmup_orgs(self, before: int) -> list[str]:
+        """The orgs the warm-up made before `before` (ms since the epoch)."""
+        return [str(row["org"]) for row in await self.tx.rows("warmup_orgs", before=before)]
+
     async def exists(self, org: str) -> bool:
         """Whether the org is in the graph."""
         return await self.tx.row("org_settings", org=org) is not None

@@ -14,13 +14,14 @@ class PrincipalRepository:
 
     async def create(
         self, org: str, person: str | None, service: str | None, id: str, hash: str, now: int,
-        expires_at: int | None, default_model: str | None,
+        expires_at: int | None, default_model: str | None, warmup: bool = False,
     ) -> None:
         """A token for the person (or the org's service), creating the org and the grantee if
-        new; a new org takes `default_model` as its model and helper model."""
+        new; a new org takes `default_model` as its model and helper model, and is marked as
+        the warm-up's with `warmup`."""
         await self.tx.row(
             "create_principal", org=org, person=person, service=service, id=id, hash=hash,
-            now=now, expiresAt=expires_at, defaultModel=default_model,
+            now=now, expiresAt=expires_at, defaultModel=default_model, warmup=warmup or None,
         )
 
     async def grant(self, hash: str, now: int) -> Grant | None:

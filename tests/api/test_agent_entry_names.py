@@ -136,8 +136,12 @@ def test_a_private_entry_and_the_shared_one_of_its_key_are_two_entries_on_every_
     assert sorted((h["key"], h["agentEntry"]["listedAs"]) for h in hits) == [
         ("seat", "seat"), ("seat@ana", "seat@ana")]
     rest = api.ok(api.get("/v1/search", params={"q": "seat", "agent": agent}))["hits"]
-    assert sorted(h["entry"]["content"] for h in rest) == [
-        "Ana prefers window seats.", "Members pick their seats at booking."]
+    assert sorted((h["listedAs"], h["entry"]["key"], h["entry"]["content"]) for h in rest) == [
+        ("seat", "seat", "Members pick their seats at booking."),
+        ("seat@ana", "seat", "Ana prefers window seats.")]
+    # ben's hits name the shared entry only
+    bens = member.ok(member.get("/v1/search", params={"q": "seat", "agent": agent}))["hits"]
+    assert [h["listedAs"] for h in bens] == ["seat"]
 
     # SPEC section 6: Forget without `about` is the shared entry; with `about` the private one
     changes = agent_changes(graph)

@@ -74,3 +74,27 @@ def test_errors_are_documented_as_the_service_answers_them(
     conflict = document["paths"]["/v1/agents/{id}/memory"]["post"]["responses"]["409"]
     assert "AgentConflict" in conflict["description"]
     assert document["paths"]["/v1/sessions/{id}/turns"]["post"]["parameters"][1]["name"] == "wait"
+
+
+def test_the_bookmark_header_is_declared_on_every_operation_and_on_every_write(
+    server: RunningServer, api: Api
+) -> None:
+    # Read-your-writes across replicas: every request may send `OpenBot-Bookmark` back, and
+    # every answer of an operation that writes may carry one.
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            [header] = [p for p in operation["parameters"] if p["in"] == "header"]
+            assert (header["name"], header["required"]) == ("OpenBot-Bookmark", False), path
+            assert "400" in operation["responses"], (method, path)  # a malformed one
+            success = next(a for status, a in operation["responses"].items()
+                           if status.startswith("2"))
+            assert ("OpenBot-Bookmark" in success.get("headers", {})) == (
+                method in ("post", "patch", "delete")), (method, path)
+    # what a write answers is a value the declared pattern takes, and the service takes back
+    created = api.post("/v1/agents", {"name": "trip planner"})
+    bookmark = created.headers["OpenBot-Bookmark"]
+    pattern = document["paths"]["/v1/agents/{id}"]["get"]["parameters"][1]["schema"]["pattern"]
+    assert re.fullmatch(pattern, bookmark), (pattern, bookmark)
+    read = api.get(f"/v1/agents/{created.json()['id']}", headers={"OpenBot-Bookmark": bookmark})
+    assert read.status_code == 200, read.text

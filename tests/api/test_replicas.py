@@ -176,7 +176,7 @@ class Replica:
             )
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # a warm-up on a cold Neo4j and a loaded machine
         while True:
             if self.process.poll() is not None:
                 raise AssertionError(f"the replica exited:\n{self.log.read_text()[-3000:]}")

@@ -36,6 +36,7 @@ def test_a_hit_is_the_entry_view_with_its_session_score_and_snippet(
     [hit] = search(api, "budget")["hits"]
     entry = api.view(sid)["memory"]["entries"]["budget"]
     assert hit["entry"] == {**entry, "session": sid}
+    assert hit["listedAs"] == "budget"
     assert hit["score"] > 0
     assert hit["snippet"] == "The trip **budget** is 1500 EUR."
 

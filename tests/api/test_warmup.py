@@ -17,6 +17,7 @@ import pytest
 
 from app.api import warmup
 from app.config import Settings
+from app.store.catalog import statement
 from tests.conftest import Graph, RunningServer
 from tests.openai_stub import OpenAIStub
 
@@ -24,7 +25,7 @@ ROUNDS = Settings.model_fields["warmup_rounds"].default  # as served (the suite'
 
 
 def wait_ready(server: RunningServer) -> httpx.Response:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300  # rounds against a cold Neo4j on a loaded machine
     while (answer := httpx.get(f"{server.url}/readyz", timeout=30)).status_code != 200:
         assert time.monotonic() < deadline, answer.text
         time.sleep(0.05)
@@ -96,3 +97,32 @@ def test_a_warm_up_that_fails_leaves_the_service_ready(
     monkeypatch.setattr(warmup, "warm_up", failing)
     server = start_server(ready=False)
     assert wait_ready(server).json() == {"status": "ready"}
+
+
+def made_org(graph: Graph, org: str, *, warmup: bool, minutes_ago: int) -> None:
+    """An org with a person and a token, as a token's creation makes it (by the warm-up with
+    `warmup`), made `minutes_ago`."""
+    now = int(time.time() * 1000) - minutes_ago * 60_000
+    graph.rows(statement("create_principal"), org=org, person="warmup", service=None,
+               id=f"tok-{org}", hash=f"hash-{org}", now=now, expiresAt=None,
+               defaultModel="builtin", warmup=warmup or None)
+
+
+def test_a_start_deletes_the_warm_up_orgs_a_stopped_warm_up_left(
+    graph: Graph, start_server: Callable[..., RunningServer], caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="openbot_memory")
+    made_org(graph, "warmup1a2b", warmup=True, minutes_ago=60)  # a killed warm-up's
+    made_org(graph, "warmup3c4d", warmup=True, minutes_ago=0)  # a warm-up under way elsewhere
+    # a client's org whose id looks like a warm-up's: org ids are any name, so only the mark
+    # made with the org tells a warm-up's
+    made_org(graph, "warmup5e6f", warmup=False, minutes_ago=60)
+    server = start_server(ready=False, warmup_rounds=0)
+    assert wait_ready(server).json() == {"status": "ready"}
+    assert graph.rows("MATCH (o:Org) RETURN o.id AS id ORDER BY id") == [
+        {"id": "warmup3c4d"}, {"id": "warmup5e6f"}]
+    # the leftover's person and token went with it; the others' stay
+    assert graph.value("MATCH (n:Person|Token) RETURN count(n)") == 4
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("warmed up")]
+    assert len(lines) == 1, lines
+    assert lines[0].endswith("(1 left by an earlier start)"), lines

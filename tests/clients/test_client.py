@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
 from openbot_memory_client import (
     KEEP,
@@ -17,6 +18,7 @@ from openbot_memory_client import (
     TurnItem,
 )
 from openbot_memory_client import models as m
+from openbot_memory_client.core import BOOKMARK
 
 from tests.conftest import Graph, RunningServer
 
@@ -225,3 +227,45 @@ def test_graphql(client: OpenBotMemory, graph: Graph) -> None:
         {"id": sid})
     assert data == {"session": {"revision": 1,
                                 "memory": {"entries": {"nodes": [{"key": "budget"}]}}}}
+
+
+def test_the_client_sends_back_the_bookmark_of_its_last_write(
+    server: RunningServer, ana_token: str, graph: Graph
+) -> None:
+    # Read-your-writes across replicas: each answer that wrote carries `OpenBot-Bookmark`, and
+    # one client instance (one causal chain) sends the last one it was given with each request.
+    sent: list[tuple[str, str | None]] = []
+    received: list[str | None] = []
+
+    def request(r: httpx.Request) -> None:
+        sent.append((f"{r.method} {r.url.path}", r.headers.get(BOOKMARK)))
+
+    def response(r: httpx.Response) -> None:
+        received.append(r.headers.get(BOOKMARK))
+
+    hooks: dict[str, list[Callable[..., Any]]] = {"request": [request], "response": [response]}
+    with httpx.Client(event_hooks=hooks, timeout=60) as http, \
+            OpenBotMemory(server.url, ana_token, http_client=http) as client:
+        agent = client.create_agent("trip planner")
+        client.get_agent(agent.id)
+        view = client.create_session(agent.id)
+        client.remember(view.session.id, "seat", "Window.")
+        assert client.get_session(view.session.id).memory.entries["seat"].content == "Window."
+        wrote, _, started, remembered, _ = received
+        assert wrote is not None  # each write's answer carries a bookmark
+        assert started is not None
+        assert remembered is not None
+        assert len({wrote, started, remembered}) == 3
+        # each request sends the last bookmark the client was given (a read's answer gives
+        # none, unless the token's last use was recorded then)
+        given = [next((b for b in reversed(received[:n]) if b), None) for n in range(5)]
+        assert given[4] == remembered
+        assert sent == list(zip([
+            "POST /v1/agents", f"GET /v1/agents/{agent.id}", "POST /v1/sessions",
+            f"POST /v1/sessions/{view.session.id}/memory", f"GET /v1/sessions/{view.session.id}",
+        ], given, strict=True))
+    # another client is a chain of its own: it starts with none
+    with httpx.Client(event_hooks=hooks, timeout=60) as http, \
+            OpenBotMemory(server.url, ana_token, http_client=http) as other:
+        other.get_agent(agent.id)
+    assert sent[-1] == (f"GET /v1/agents/{agent.id}", None)

@@ -44,6 +44,12 @@ class Orgs:
         return found
 
 
+async def warmup_orgs(db: Database, before: int) -> list[str]:
+    """The orgs the warm-up made before `before` (ms since the epoch): marked so when made,
+    which no other org is, whatever its id."""
+    return await db.read(lambda tx: OrgRepository(tx).warmup_orgs(before))
+
+
 async def org_exists(db: Database, org: str) -> bool:
     return bool(await db.read(lambda tx: OrgRepository(tx).exists(org)))
 

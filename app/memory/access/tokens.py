@@ -57,11 +57,12 @@ class Tokens:
 
     async def create(
         self, org: str, person: str | None, service: str | None = None,
-        expires_days: float | None = None,
+        expires_days: float | None = None, warmup: bool = False,
     ) -> str:
         """Create the org and the person (or the org's service) if new; answer a new token for
         it (shown once, stored hashed). Exactly one of `person` and `service` is given; with
-        `expires_days` the token is refused that many days from now."""
+        `expires_days` the token is refused that many days from now. With `warmup`, an org
+        made now is marked as the warm-up's (app/api/warmup.py)."""
         if expires_days is not None and not 0 < expires_days <= 36_500:
             raise ValidationError("expires is a number of days above 0", "expires")
         if (person is None) == (service is None):
@@ -75,7 +76,8 @@ class Tokens:
         expires_at = None if expires_days is None else now + int(expires_days * DAY_MS)
         await self.db.write(
             lambda tx: PrincipalRepository(tx).create(
-                org, person, service, token_id(hashed), hashed, now, expires_at, self.default_model
+                org, person, service, token_id(hashed), hashed, now, expires_at, self.default_model,
+                warmup,
             )
         )
         return token

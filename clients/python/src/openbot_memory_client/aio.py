@@ -68,6 +68,7 @@ class AsyncOpenBotMemory:
         while True:
             response = await self.http.request(
                 call.method, call.path, params=call.params, json=call.body,
+                headers=self.core.headers(),
                 timeout=call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT,
             )
             delay = self.core.retry_after(response, attempt)

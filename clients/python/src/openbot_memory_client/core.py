@@ -19,6 +19,7 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+BOOKMARK = "OpenBot-Bookmark"  # the bookmark of a write, passed back to read at least its state
 WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
 
 
@@ -69,12 +70,20 @@ def _switches(**values: bool | Keep | None) -> dict[str, Any]:
 @dataclass
 class Core:
     """Builds every call; remembers the head and revision of each session and the version of
-    each agent memory the client last saw, to send them back with the next command."""
+    each agent memory the client last saw, to send them back with the next command, and the
+    bookmark of the last write it was answered (`OpenBot-Bookmark`), to send with every next
+    request: each request reads at least what the client wrote before it, on any replica (one
+    client is one causal chain)."""
 
     retries: int = 3
     max_retry_wait: float = 30.0
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
     seen_versions: dict[str, int] = field(default_factory=dict)
+    bookmark: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        """The headers of the next request: the last bookmark received, if any."""
+        return {} if self.bookmark is None else {BOOKMARK: self.bookmark}
 
     # -- answers -------------------------------------------------------------------------
     def retry_after(self, response: httpx.Response, attempt: int) -> float | None:
@@ -97,6 +106,9 @@ class Core:
         """The answer as `T`, or the error it is, raised; what it shows of a session or an
         agent memory is remembered."""
         request_id = response.headers.get("X-Request-Id")
+        bookmark = response.headers.get(BOOKMARK)
+        if bookmark:
+            self.bookmark = bookmark
         try:
             data = response.json() if response.content else None
         except ValueError:

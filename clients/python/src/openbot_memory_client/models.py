@@ -288,7 +288,11 @@ class HitEntry(Model):
 
 
 class Hit(Model):
+    """A hit: its entry, the key the caller's view lists it under (`key@person` for a private
+    agent entry), its score and snippet."""
+
     entry: HitEntry
+    listed_as: str
     score: float
     snippet: str
 
