@@ -6,6 +6,7 @@ turns, commands, consolidations, forks and reverts, with runs landing in between
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -246,6 +247,37 @@ def test_entries_made_before_they_kept_their_state_get_it_at_start(
             assert row["kept"] == row["derived"], row["key"]
     finally:
         client.http.close()
+
+
+def test_an_item_retention_erases_is_no_source_of_the_agent_entries_citing_it(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # A3: an erased item is no agent entry's source: the erasure keeps again the sources of
+    # the entries citing it, which stay what their changes' record derives
+    _, sid = subagent(api)
+    api.remember(sid, "seat", "Ana prefers window seats.", "preference")
+    api.remember(sid, "airline", "We fly with Lufthansa.", "decision")
+    promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
+    agent = str(promoted["agent"]["id"])
+    before = agent_memory(api, agent)
+    [old] = before["entries"]["seat"]["sources"]
+    assert old["session"] == sid
+    # the seat's item is two days old; nothing else is
+    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
+               item=old["item"], s=sid)
+
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
+    deadline = time.monotonic() + 60
+    while not graph.value(erased, item=old["item"], s=sid):  # its first pass runs at its start
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+
+    after = agent_memory(api, agent)
+    assert after["entries"]["seat"] == {**before["entries"]["seat"], "sources": []}
+    assert after["entries"]["airline"] == before["entries"]["airline"]
+    for row in graph.rows(AGENT_SOURCES, agent=agent):
+        assert row["kept"] == row["derived"], row["key"]
 
 
 SOURCED = """query Sourced($id: ID!) {
