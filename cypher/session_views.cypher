@@ -40,12 +40,13 @@ CALL (s) {
   OPTIONAL MATCH (s)-[:HAS_ENTRY]->(e:Entry)
   WHERE e.change IS NOT NULL
   CALL (e) {
-    // (the guard first: without `$items` no item is read; an aggregate answers its one row)
+    // (the guard first: without `$items` no item is read; an aggregate answers its one row.
+    // With it, the items are reached from the CURRENT change over CITES: a seek of each kept
+    // uid in the index cost Neo4j more CPU per nested view of 200 entries, 9.6 ms against 8.3)
     WITH e WHERE $items AND e IS NOT NULL
-    UNWIND range(0, size(e.sourceUids) - 1) AS at
-    MATCH (i:Item {uid: e.sourceUids[at]})
+    MATCH (e)-[:CURRENT]->(:Change)-[:CITES]->(i:Item)
     OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn)
-    WITH at, i, t ORDER BY at
+    WITH i, t ORDER BY i.seq
     RETURN collect([f IN $itemFields | i[f]] + [t.id]) AS items, collect(t) AS cited
   }
   WITH e, items, cited WHERE e IS NOT NULL
