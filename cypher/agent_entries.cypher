@@ -1,5 +1,5 @@
-// The current agent entries (state kept on each entry, never derived from history) that a
-// reader may see: shared ones and $person's private ones, or all with $all (A9), of each
+// The current agent entries (state kept on each entry, its sources too: keep_agent_sources;
+// never derived from history) that a reader may see: shared ones and $person's private ones, or all with $all (A9), of each
 // agent of $agents.
 // The version is read first and the agent again last (`versionAfter`): reads are
 // read-committed even within one statement, so `read_entries` reads again an agent whose
@@ -13,15 +13,12 @@ WITH aid, a, coalesce(a.memoryVersion, 0) AS version
 OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry)
   WHERE $all OR e.owner = '' OR e.owner = $person
 CALL (e) {
-  OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
-    WHERE NOT coalesce(i.erased, false)
-  OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
-  WITH r, i, p ORDER BY r.session, i.seq
-  RETURN collect(CASE WHEN i IS NULL THEN null
-                      ELSE {session: r.session, item: i.id, uid: i.uid,
-                            person: p.id} END) AS sources
+  // (the sources the entry keeps: keep_agent_sources)
+  RETURN [n IN range(0, size(coalesce(e.sourceUids, [])) - 1) |
+          {session: e.sourceSessions[n], item: e.sourceItems[n], uid: e.sourceUids[n],
+           person: CASE e.sourcePersons[n] WHEN '' THEN null
+                   ELSE e.sourcePersons[n] END}] AS sources
 }
-WITH a, aid, version, e, sources
 WITH aid, version, a.shared AS shared,
      collect(e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt,
                 .change, sources: sources}) AS agentEntries

@@ -1,6 +1,7 @@
 // S7, S9: applies the changes that passed the checks to the newest memory as one new version,
 // marks the items read as processed, and records what was kept and dropped, and why. It keeps
-// the session's state: each kept change becomes its entry's CURRENT one, and the
+// the session's state: each kept change becomes its entry's CURRENT one (and the entry keeps
+// its state: see session_views), and the
 // items read join the processed ledger ($read is in timeline order, after the ledger's mark).
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 MATCH (r:Run {id: $run.id})
@@ -44,10 +45,16 @@ CALL (s, v, r) {
     DELETE now
   }
   CREATE (e)-[:CURRENT]->(c)
-  WITH c, k
-  UNWIND k.sources AS src
-  MATCH (i:Item {uid: src})
-  CREATE (c)-[:CITES]->(i)
+  WITH c, k, e
+  CALL (c, k) {
+    UNWIND k.sources AS src
+    MATCH (i:Item {uid: src})
+    CREATE (c)-[:CITES]->(i)
+    WITH i ORDER BY i.seq
+    RETURN collect(i.id) AS sources, collect(i.uid) AS sourceUids
+  }
+  SET e.content = c.content, e.kind = c.kind, e.status = c.status, e.updatedAt = c.at,
+      e.change = c.id, e.sources = sources, e.sourceUids = sourceUids
 }
 CALL (r) {
   UNWIND $dropped AS d

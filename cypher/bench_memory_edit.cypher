@@ -38,7 +38,8 @@ CREATE (c)-[:OF_ENTRY]->(e)
 FOREACH (x IN CASE WHEN prev IS NULL THEN [] ELSE [prev] END | CREATE (c)-[:REPLACES]->(x))
 DELETE current
 CREATE (e)-[:CURRENT]->(c)
-SET e.content = c.content, e.kind = c.kind, e.status = c.status, e.updatedAt = c.at
+SET e.content = c.content, e.kind = c.kind, e.status = c.status, e.updatedAt = c.at,
+    e.change = c.id, e.sources = [i.id], e.sourceUids = [i.uid]
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
 SET s.revision = s.revision + 1

@@ -21,7 +21,8 @@ CREATE (c)-[:AT]->(v)
 CREATE (c)-[:CITES]->(i)
 MERGE (e:Entry {session: s.id, key: $edit.key})
 SET e.content = coalesce($edit.content, e.content), e.kind = coalesce($edit.kind, e.kind),
-    e.status = $edit.status, e.updatedAt = $edit.at, e.change = c.id
+    e.status = $edit.status, e.updatedAt = $edit.at, e.change = c.id, e.sources = [i.id],
+    e.sourceUids = [i.uid]
 DELETE hr
 CREATE (s)-[:HEAD]->(v)
 SET s.revision = s.revision + 1

@@ -5,9 +5,9 @@
 // `person`) becomes the erasure's opaque id; the key (what someone said) becomes an opaque key
 // of the entry's own (`erased-` and a random UUID), on the entry, on every change of it and in
 // the `shownAgent` of every turn shown it; the entry leaves the agent's memory (no
-// HAS_MEMORY), so no view, search or instruction shows it. The change chain and its
-// provenance edges stay. An entry with other sources keeps them and leaves the erased ones
-// out of its views. The memory's version grows when an entry was erased, so no kept
+// HAS_MEMORY), so no view, search or instruction shows it, and keeps no sources. The change
+// chain and its provenance edges stay. An entry with other sources keeps them (the erased ones
+// left out where they were erased: keep_agent_sources). The memory's version grows when an entry was erased, so no kept
 // snapshot of it is used again. Counted into the erasure ($erasure). ($person is null when one
 // session is erased.)
 MATCH (a:Agent {id: $agent})-[:IN_ORG]->(:Org {id: $org})
@@ -46,7 +46,8 @@ CALL (a) {
     DELETE m
   }
   SET e.erased = true, e.content = null, e.key = opaque, e.owner = owner,
-      e.about = CASE WHEN e.about = $person THEN $replacement ELSE e.about END
+      e.about = CASE WHEN e.about = $person THEN $replacement ELSE e.about END,
+      e.sourceSessions = [], e.sourceItems = [], e.sourceUids = [], e.sourcePersons = []
   RETURN count(e) AS entries, sum(changes) AS changes
 }
 SET a.memoryVersion = coalesce(a.memoryVersion, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END

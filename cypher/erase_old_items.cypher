@@ -1,7 +1,8 @@
 // Retention: up to $batch items older than $cutoff (epoch ms) whose content is not yet erased
 // become tombstones (no content, `erased`), each under its session's lock, as a command takes
 // it; the session's revision grows, so no kept view of it is answered again. The entries they
-// support and every provenance edge stay. Answers how many it erased (0: none is left).
+// support and every provenance edge stay. Answers how many it erased (0: none is left), and their
+// uids (`erasedUids`: keep_agent_sources leaves them out of the agent entries that cite them).
 MATCH (i:Item)
 WHERE i.at < $cutoff AND NOT coalesce(i.erased, false)
 WITH i ORDER BY i.at LIMIT $batch
@@ -14,4 +15,4 @@ SET s.revision = s.revision + 1
 WITH items
 UNWIND items AS i
 SET i.content = null, i.erased = true
-RETURN count(i) AS erased
+RETURN count(i) AS erased, collect(i.uid) AS erasedUids

@@ -1,15 +1,17 @@
 // Erases one session's content under its lock (as a command takes it): every item of its
 // timeline becomes a tombstone (no content, `erased`), with the person's id as its author
 // replaced by the erasure's opaque id; every change of its memory loses its content before and
-// after; its entries leave the kept state (no CURRENT change), so no view, search or
-// instruction shows them. A key is what the person said too: each entry takes an opaque key
+// after; its entries leave the kept state (no CURRENT change, no state kept on the entry), so
+// no view, search or instruction shows them. A key is what the person said too: each entry takes an opaque key
 // (`erased-` and a random UUID) of its own, which its changes and the turns shown it
 // (`shown`) take in its place, so change chains and each key's history stay whole. What its
 // runs and learning jobs kept of it goes: errors, and dropped changes' proposals, keys and
 // reasons (a reason may quote what the model sent; key and reason become $withheld). Versions, change chains and provenance edges stay. The
 // revision grows, so no kept view of it is answered again, and the session leaves its agent
 // (ERASED_FROM stands for OF_AGENT): every read and command finds no such session. Run again,
-// it erases only what is left and counts only that, into the erasure ($erasure).
+// it erases only what is left and counts only that, into the erasure ($erasure). Answers the
+// uids of the items it erased (`erasedUids`: keep_agent_sources leaves them out of the agent
+// entries that cite them).
 MATCH (s:Session {id: $id})-[:OF_AGENT|ERASED_FROM]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
 WHERE $reach IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $reach}) }
 SET s._lock = true
@@ -27,7 +29,7 @@ CALL (s) {
   WHERE NOT coalesce(i.erased, false)
   SET i.erased = true, i.content = null,
       i.author = CASE WHEN i.author = $person THEN $replacement ELSE i.author END
-  RETURN count(i) AS items
+  RETURN count(i) AS items, collect(i.uid) AS erasedUids
 }
 CALL (s) {
   OPTIONAL MATCH (c:Change)-[:IN_SESSION]->(s)
@@ -39,6 +41,7 @@ CALL (s) {
   OPTIONAL MATCH (s)-[:HAS_ENTRY]->(e:Entry)
   OPTIONAL MATCH (e)-[now:CURRENT]->(:Change)
   DELETE now
+  REMOVE e.content, e.kind, e.status, e.updatedAt, e.change, e.sources, e.sourceUids
   WITH e WHERE e IS NOT NULL AND NOT coalesce(e.erased, false)
   // (a key is what the person said: the entry, each change of it and each turn's list of the
   // keys it was shown take one opaque key of the entry's own)
@@ -76,13 +79,13 @@ CALL (s) {
   WHERE (x = s OR x.session = s.id) AND j.error IS NOT NULL
   SET j.error = null
 }
-WITH s, items, changes, entries, runs, jobs,
+WITH s, items, erasedUids, changes, entries, runs, jobs,
      CASE WHEN coalesce(s.erased, false) THEN 0 ELSE 1 END AS sessions
 SET s.erased = true
-WITH s, items, changes, entries, runs, jobs, sessions
+WITH s, items, erasedUids, changes, entries, runs, jobs, sessions
 // (no Erasure when one session is deleted: SET on the missing record does nothing)
 OPTIONAL MATCH (er:Erasure {id: $erasure})
 SET er.sessions = er.sessions + sessions, er.items = er.items + items,
     er.changes = er.changes + changes, er.entries = er.entries + entries,
     er.jobs = er.jobs + runs + jobs
-RETURN s.id AS erased
+RETURN s.id AS erased, erasedUids

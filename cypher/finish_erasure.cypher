@@ -1,7 +1,9 @@
 // The last part of a person's erasure: the items they authored in other sessions of the org
 // become tombstones; their id where it is stored as a value (an item's `author`, an agent
 // change's `person`) becomes the erasure's opaque id, as does the Person node's own id; their
-// tokens are revoked; the erasure is done. Run again, it finds nothing left to do.
+// tokens are revoked; the erasure is done. Run again, it finds nothing left to do. Answers the
+// uids of the items it erased (`erasedUids`: keep_agent_sources leaves them out of the agent
+// entries that cite them).
 MATCH (er:Erasure {id: $erasure})
 MATCH (o:Org {id: $org})
 CALL (o) {
@@ -9,7 +11,7 @@ CALL (o) {
   WHERE EXISTS { (:Session {id: i.session})-[:OF_AGENT|ERASED_FROM]->(:Agent)-[:IN_ORG]->(o) }
   SET i.author = $replacement, i.content = null,
       i.erased = true
-  RETURN count(i) AS items
+  RETURN count(i) AS items, collect(i.uid) AS erasedUids
 }
 CALL (o) {
   OPTIONAL MATCH (a:Agent)-[:IN_ORG]->(o)
@@ -25,4 +27,4 @@ CALL () {
 }
 SET er.items = er.items + items, er.status = 'done'
 RETURN er {.id, .person, .at, .sessions, .items, .entries, .agentEntries, .changes,
-           .jobs} AS erasure
+           .jobs} AS erasure, erasedUids

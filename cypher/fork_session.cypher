@@ -27,7 +27,8 @@ CREATE (f)-[:HEAD]->(v)
 WITH f, v, p
 // S3: the fork's memory is a copy: one change per entry, made by the fork, linked to the
 // change it copies and citing the same items, and one Entry node per key linked to the entry it
-// was copied from. The copy keeps the entry's updatedAt and is the entry's CURRENT change.
+// was copied from. The copy keeps the entry's updatedAt and is the entry's CURRENT change, and
+// the entry keeps its state (see session_views).
 CALL (f, v, p) {
   UNWIND $copies AS copy
   MATCH (original:Change {id: copy.from})
@@ -50,8 +51,14 @@ CALL (f, v, p) {
   OPTIONAL MATCH (original)-[:OF_ENTRY]->(source:Entry)
   FOREACH (x IN CASE WHEN source IS NULL THEN [] ELSE [source] END |
     MERGE (e)-[:COPIED_FROM]->(x))
-  WITH c, original
-  MATCH (original)-[:CITES]->(i:Item)
-  CREATE (c)-[:CITES]->(i)
+  WITH c, e, original
+  CALL (c, original) {
+    OPTIONAL MATCH (original)-[:CITES]->(i:Item)
+    FOREACH (x IN CASE WHEN i IS NULL THEN [] ELSE [i] END | CREATE (c)-[:CITES]->(x))
+    WITH i ORDER BY i.seq
+    RETURN collect(i.id) AS sources, collect(i.uid) AS sourceUids
+  }
+  SET e.content = c.content, e.kind = c.kind, e.status = c.status, e.updatedAt = c.at,
+      e.change = c.id, e.sources = sources, e.sourceUids = sourceUids
 }
 RETURN f.id AS id

@@ -31,15 +31,16 @@ WITH s, a, o, s.revision AS readRevision, coalesce(a.memoryVersion, 0) AS agentV
 OPTIONAL MATCH (s)-[:WITH]->(p:Person)
 WITH s, a, o, readRevision, agentVersion, coalesce(p.id, '') AS viewer
 CALL (s) {
-  OPTIONAL MATCH (s)-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change {status: 'active'})
-  WITH c ORDER BY c.at DESC, c.key
-  WITH collect(c) AS newest
+  // (each entry's kept state: see session_views; an entry without a kept change has no status)
+  OPTIONAL MATCH (s)-[:HAS_ENTRY]->(e:Entry {status: 'active'})
+  WITH e ORDER BY e.updatedAt DESC, e.key
+  WITH collect(e) AS newest
   WITH newest, reduce(r = {size: 0, n: 0, at: null}, x IN newest |
-    CASE WHEN r.size < $reach OR ($wholeTies AND x.at = r.at)
-         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.at} ELSE r END) AS cut
-  RETURN [c IN newest[..cut.n] | c {.key, .content, .kind, .status, updatedAt: c.at,
-                                    change: c.id}] AS sessionNewest,
-         [c IN newest[cut.n..] WHERE c.at = cut.at | c.key] AS sessionTied
+    CASE WHEN r.size < $reach OR ($wholeTies AND x.updatedAt = r.at)
+         THEN {size: r.size + size(x.content), n: r.n + 1, at: x.updatedAt} ELSE r END) AS cut
+  RETURN [e IN newest[..cut.n] | e {.key, .content, .kind, .status, .updatedAt,
+                                    .change}] AS sessionNewest,
+         [e IN newest[cut.n..] WHERE e.updatedAt = cut.at | e.key] AS sessionTied
 }
 CALL (a, viewer) {
   OPTIONAL MATCH (a)-[:HAS_MEMORY]->(e:AgentEntry {status: 'active'})

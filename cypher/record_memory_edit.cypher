@@ -1,7 +1,7 @@
 // S13, S14, S17: a person's Remember or Forget. It adds a memory-edit item, makes a new
 // version (the new head) that adds it, and records the change citing that item. It is made by
 // the person, or by the org's service when a service token sent it. The entry's CURRENT change
-// moves to the new one (kept state).
+// moves to the new one, and the entry keeps its state (kept state: see session_views).
 //
 // Run after lock_session (the session's lock is held). It writes nothing, and answers no row,
 // unless the head and revision are still $expected and $revision (S12), a Forget's key has an
@@ -53,6 +53,9 @@ MERGE (e:Entry {session: s.id, key: $edit.key})
   ON CREATE SET e.createdAt = at
 MERGE (s)-[:HAS_ENTRY]->(e)
 CREATE (c)-[:OF_ENTRY]->(e)
+// (the entry's kept state: what a view reads of it, written with the change)
+SET e.content = c.content, e.kind = c.kind, e.status = c.status, e.updatedAt = c.at,
+    e.change = c.id, e.sources = [i.id], e.sourceUids = [i.uid]
 WITH s, hr, v, c, e, prev, i
 OPTIONAL MATCH (e)-[now:CURRENT]->(:Change)
 DELETE now

@@ -32,18 +32,14 @@ CALL () {
     AND ($person IS NULL OR e.owner = '' OR e.owner = $person)
   MATCH (a:Agent {id: e.agent})-[:HAS_MEMORY]->(e)
   MATCH (a)-[:IN_ORG]->(:Org {id: $org})
-  CALL (e) {
-    OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
-      WHERE NOT coalesce(i.erased, false)
-    OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
-    WITH r, i, p ORDER BY r.session, i.seq
-    RETURN collect(CASE WHEN i IS NULL THEN null
-                        ELSE {session: r.session, item: i.id, uid: i.uid,
-                              person: p.id} END) AS sources
-  }
+  // (the sources each entry keeps: keep_agent_sources, as agent_entries reads them)
   RETURN 'agent' AS source, null AS session, a.id AS agent, e.change AS id, score,
          e {.key, .owner, .content, .kind, .status, .about, .visibility, .updatedAt, .change,
-            sources: sources} AS entry
+            sources: [n IN range(0, size(coalesce(e.sourceUids, [])) - 1) |
+                      {session: e.sourceSessions[n], item: e.sourceItems[n],
+                       uid: e.sourceUids[n],
+                       person: CASE e.sourcePersons[n] WHEN '' THEN null
+                               ELSE e.sourcePersons[n] END}]} AS entry
 }
 WITH source, session, agent, id, score, entry, toLower(entry.key) = $exact AS exact
 ORDER BY exact DESC, score DESC, id

@@ -18,6 +18,7 @@ from app.domain.agents import (
     listed_key,
 )
 from app.errors import NotFound
+from app.store.catalog import together
 from app.store.database import Tx, read_whole
 from app.store.records import record
 
@@ -91,8 +92,12 @@ class AgentMemoryRepository:
         are the uids of items of `session`."""
         if not edits:
             return version
+        changes = [_edit_param(edit, session) for edit in edits]
+        # (the entries keep their sources in the same statement: keep_agent_sources)
         await self.tx.row(
-            "apply_agent_changes",
+            together("apply_agent_changes", "keep_agent_sources"),
+            current=[change["id"] for change in changes],
+            cited=[],
             org=org,
             agent=agent,
             version=version + 1,
@@ -101,9 +106,25 @@ class AgentMemoryRepository:
             person=maker.person,
             service=maker.service,
             job=maker.job,
-            changes=[_edit_param(edit, session) for edit in edits],
+            changes=changes,
         )
         return version + 1
+
+    async def keep_sources(self, cited: Sequence[str]) -> None:
+        """Keep again the sources of the agent entries whose current change cites one of
+        `cited` (uids of items just erased: an erased item is no entry's source)."""
+        if cited:
+            await self.tx.row("keep_agent_sources", current=[], cited=list(cited))
+
+    async def keep_missing_sources(self, batch: int) -> int:
+        """Keep the sources of up to `batch` agent entries made before an entry kept them;
+        how many."""
+        rows = await self.tx.rows("agent_entries_without_kept_sources", batch=batch)
+        if rows:
+            await self.tx.row(
+                "keep_agent_sources", current=[row["change"] for row in rows], cited=[]
+            )
+        return len(rows)
 
     async def log(
         self, org: str, person: str | None, agent: str, after: int, limit: int

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from app.domain.erasures import Erasure
+from app.store.agent_memory import AgentMemoryRepository
 from app.store.database import Tx
 from app.store.records import record
 
@@ -54,7 +55,10 @@ class ErasureRepository:
             "erase_session", org=org, id=session, erasure=erasure, person=person,
             replacement=replacement, withheld=withheld, reach=reach,
         )
-        return row is not None
+        if row is None:
+            return False
+        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
+        return True
 
     async def erase_agent_entries(
         self, org: str, agent: str, erasure: str | None, person: str | None,
@@ -76,12 +80,16 @@ class ErasureRepository:
             now=now,
         )
         assert row is not None, "the erasure was begun"
+        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
         return record(Erasure, row["erasure"])
 
     async def erase_old_items(self, cutoff: int, batch: int) -> int:
         """Retention: make up to `batch` items older than `cutoff` tombstones; how many."""
         row = await self.tx.row("erase_old_items", cutoff=cutoff, batch=batch)
-        return 0 if row is None else int(row["erased"])
+        if row is None:
+            return 0
+        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
+        return int(row["erased"])
 
     async def of_org(self, org: str) -> Sequence[Erasure]:
         """The org's erasures, newest first."""

@@ -299,6 +299,12 @@ class SessionRepository:
             "processedSeq": state.processed_seq,
         }, moves=0 if counted else 1)
 
+    async def keep_missing_entry_states(self, batch: int) -> int:
+        """Keep on up to `batch` entries made before an entry kept its state the state of its
+        CURRENT change; how many."""
+        row = await self.tx.row("keep_entry_states", batch=batch)
+        return 0 if row is None else int(row["kept"])
+
     async def without_kept_state(self, batch: int) -> list[tuple[str, str, str]]:
         """Up to `batch` sessions made before their head's state was kept: (org, id, head)."""
         rows = await self.tx.rows("sessions_without_kept_state", batch=batch)

@@ -54,8 +54,8 @@ agent_entries = st.lists(
 # inside a tie, and the order among them is the key's (S6: newest first, then by key): Neo4j
 # cuts the tie in its order of the keys, and `Reachable.closed` checks it against Python's.
 TIE = """
-MATCH (s:Session {id: $session})-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(c:Change)
-SET c.at = 1700000000000
+MATCH (s:Session {id: $session})-[:HAS_ENTRY]->(en:Entry)-[:CURRENT]->(c:Change)
+SET c.at = 1700000000000, en.updatedAt = 1700000000000
 WITH count(*) AS done
 MATCH (:Agent {id: $agent})-[:HAS_MEMORY]->(e:AgentEntry)
 SET e.updatedAt = 1700000000000

@@ -6,6 +6,7 @@ turns, commands, consolidations, forks and reverts, with runs landing in between
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 
 from app.domain.sessions import Entry
 from app.store.catalog import statement
+from tests.api.test_agent_memory import agent_memory
+from tests.api.test_promotion import fill, subagent
 from tests.conftest import Api, Graph, RunningServer, assistant, user
 from tests.openai_stub import OpenAIStub, Reply
 
@@ -46,6 +49,15 @@ operations = st.lists(
 )
 
 
+# A session as a graph from before the kept state has it: no processed ledger, no CURRENT
+# change, no state kept on its entries
+UNKEPT = (
+    "MATCH (s:Session {id: $id}) REMOVE s.processed, s.processedSeq "
+    "WITH s MATCH (s)-[:HAS_ENTRY]->(e)-[now:CURRENT]->() DELETE now "
+    "REMOVE e.content, e.kind, e.status, e.updatedAt, e.change, e.sources, e.sourceUids"
+)
+
+
 def derived(graph: Graph, session: str) -> dict[str, Any]:
     """The head's memory and unprocessed items as the whole history derives them."""
     head = graph.value("MATCH (:Session {id: $id})-[:HEAD]->(h) RETURN h.id", id=session)
@@ -53,6 +65,12 @@ def derived(graph: Graph, session: str) -> dict[str, Any]:
     branch = graph.rows(statement("derived_branch_items"), id=session)
     return {
         "entries": sorted((e["key"], e["change"]) for e in memory["entries"]),
+        # what each entry shows: its state and its sources (ids and uids, in timeline order)
+        "states": sorted(
+            (e["key"], e["content"], e["kind"], e["status"], e["updatedAt"], e["change"],
+             tuple(i["id"] for i in e["sources"]), tuple(i["uid"] for i in e["sources"]))
+            for e in memory["entries"]
+        ),
         "processed": memory["processed"],
         "mark": memory["processedSeq"],
         "unprocessed": [
@@ -66,10 +84,16 @@ def derived(graph: Graph, session: str) -> dict[str, Any]:
 def kept(graph: Graph, session: str) -> dict[str, Any]:
     """The same, read from the kept state by the statements the service runs."""
     [view] = graph.rows(statement("session_views"), org="acme", person=None, ids=[session],
-                         items=False, turns=False, itemFields=[])
+                         items=True, turns=False, itemFields=["uid", "id"])
     unprocessed = graph.rows(statement("unprocessed_items"), id=session)
+    entries = [Entry.from_row(e, ("uid", "id")) for e in view["entries"]]
     return {
-        "entries": sorted((e.key, e.change) for e in map(Entry.from_row, view["entries"])),
+        "entries": sorted((e.key, e.change) for e in entries),
+        "states": sorted(
+            (e.key, e.content, e.kind, e.status, e.updated_at, e.change, e.sources,
+             tuple(i.uid for i in e.items()))
+            for e in entries
+        ),
         "processed": view["processed"],
         "mark": view["processedSeq"],
         "unprocessed": [row["item"]["uid"] for row in unprocessed],
@@ -160,9 +184,7 @@ def test_a_session_made_before_the_state_was_kept_gets_it_at_start(
     assert "seat" in before["entries"]
     assert len(before["entries"]) > 1  # and what the run learned
     assert before["processed"]
-    graph.rows(
-        "MATCH (s:Session {id: $id}) REMOVE s.processed, s.processedSeq "
-        "WITH s MATCH (s)-[:HAS_ENTRY]->()-[now:CURRENT]->() DELETE now", id=session)
+    graph.rows(UNKEPT, id=session)
     assert api.ok(api.get(f"/v1/sessions/{session}/memory"))["entries"] == {}
 
     started = start_server()
@@ -172,6 +194,90 @@ def test_a_session_made_before_the_state_was_kept_gets_it_at_start(
         assert kept(graph, session) == derived(graph, session)
     finally:
         client.http.close()
+
+
+# Each agent entry's sources as its current change's record derives them (what
+# keep_agent_sources keeps), and as the entry keeps them
+AGENT_SOURCES = """
+MATCH (:Agent {id: $agent})-[:HAS_MEMORY]->(e:AgentEntry)
+CALL (e) {
+  OPTIONAL MATCH (e)-[:CURRENT]->(:AgentChange)-[r:CITES]->(i:Item)
+    WHERE NOT coalesce(i.erased, false)
+  OPTIONAL MATCH (:Session {id: r.session})-[:WITH]->(p:Person)
+  WITH r, i, p ORDER BY r.session, i.seq
+  WITH r, i, p WHERE i IS NOT NULL
+  RETURN collect([r.session, i.id, i.uid, coalesce(p.id, '')]) AS derived
+}
+RETURN e.key AS key, derived,
+       [n IN range(0, size(coalesce(e.sourceUids, [])) - 1) |
+        [e.sourceSessions[n], e.sourceItems[n], e.sourceUids[n], e.sourcePersons[n]]] AS kept
+"""
+
+
+def test_entries_made_before_they_kept_their_state_get_it_at_start(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # S2, A3: a graph from before each entry kept its state (a session entry's state and
+    # sources, an agent entry's sources), its sessions' state kept all the same, reads the
+    # same once a service starts on it
+    _, sid = subagent(api)
+    fill(api, sid)
+    promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
+    agent = str(promoted["agent"]["id"])
+    before = api.ok(api.get(f"/v1/sessions/{sid}/memory"))
+    before_agent = agent_memory(api, agent)
+    assert all(e["sources"] for e in before_agent["entries"].values())
+    graph.rows(
+        "MATCH (:Session {id: $id})-[:HAS_ENTRY]->(e) "
+        "REMOVE e.content, e.kind, e.status, e.updatedAt, e.change, e.sources, e.sourceUids",
+        id=sid)
+    graph.rows(
+        "MATCH (:Agent {id: $id})-[:HAS_MEMORY]->(e) "
+        "REMOVE e.sourceSessions, e.sourceItems, e.sourceUids, e.sourcePersons", id=agent)
+    assert api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"] == {}
+    assert agent_memory(api, agent) != before_agent
+
+    started = start_server()
+    client = Api(started.url, api.token)
+    try:
+        assert client.ok(client.get(f"/v1/sessions/{sid}/memory")) == before
+        assert agent_memory(client, agent) == before_agent
+        assert kept(graph, sid) == derived(graph, sid)
+        for row in graph.rows(AGENT_SOURCES, agent=agent):
+            assert row["kept"] == row["derived"], row["key"]
+    finally:
+        client.http.close()
+
+
+def test_an_item_retention_erases_is_no_source_of_the_agent_entries_citing_it(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # A3: an erased item is no agent entry's source: the erasure keeps again the sources of
+    # the entries citing it, which stay what their changes' record derives
+    _, sid = subagent(api)
+    api.remember(sid, "seat", "Ana prefers window seats.", "preference")
+    api.remember(sid, "airline", "We fly with Lufthansa.", "decision")
+    promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
+    agent = str(promoted["agent"]["id"])
+    before = agent_memory(api, agent)
+    [old] = before["entries"]["seat"]["sources"]
+    assert old["session"] == sid
+    # the seat's item is two days old; nothing else is
+    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
+               item=old["item"], s=sid)
+
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
+    deadline = time.monotonic() + 60
+    while not graph.value(erased, item=old["item"], s=sid):  # its first pass runs at its start
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+
+    after = agent_memory(api, agent)
+    assert after["entries"]["seat"] == {**before["entries"]["seat"], "sources": []}
+    assert after["entries"]["airline"] == before["entries"]["airline"]
+    for row in graph.rows(AGENT_SOURCES, agent=agent):
+        assert row["kept"] == row["derived"], row["key"]
 
 
 SOURCED = """query Sourced($id: ID!) {
@@ -200,9 +306,7 @@ def test_a_view_kept_before_the_state_was_filled_in_is_read_again_after_it(
     try:
         whole = api.graphql(SOURCED, id=session)["data"]["session"]
         assert whole["memory"]["entries"]["nodes"]
-        graph.rows(
-            "MATCH (s:Session {id: $id}) REMOVE s.processed, s.processedSeq "
-            "WITH s MATCH (s)-[:HAS_ENTRY]->()-[now:CURRENT]->() DELETE now", id=session)
+        graph.rows(UNKEPT, id=session)
         missing = sourced()
         assert missing["memory"]["entries"]["nodes"] == []
         assert sourced() == missing  # and kept

@@ -25,6 +25,7 @@ from app.domain.sessions import (
 )
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.sessions.sessions import check_expected
+from app.store.agent_memory import AgentMemoryRepository
 from app.store.database import Database, Tx
 from app.store.history import HistoryRepository
 from app.store.pages import PageRepository
@@ -52,8 +53,19 @@ def derived_state(memory: MemoryAt) -> HeadState:
 
 
 async def keep_missing_states(db: Database, batch: int = 100) -> int:
-    """Derive and keep the head's state of every session made before it was kept (once, at
-    start; each batch in a transaction of its own, under the session's lock). How many."""
+    """Derive and keep the head's state of every session made before it was kept, then the
+    state each entry keeps (session entries' and agent entries' sources) where an entry was
+    made before it kept it (once, at start; each batch in a transaction of its own). How many
+    sessions."""
+    kept = await _keep_missing_heads(db, batch)
+    while await db.write(lambda tx: SessionRepository(tx).keep_missing_entry_states(batch)):
+        pass
+    while await db.write(lambda tx: AgentMemoryRepository(tx).keep_missing_sources(batch)):
+        pass
+    return kept
+
+
+async def _keep_missing_heads(db: Database, batch: int) -> int:
     kept = 0
     while True:
 
