@@ -19,8 +19,12 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.routing import Route
 
-from app.api import bodies, responses
+from app.api import bodies
 from app.api.auth import principal_of
+from app.api.responses import agents as agent_answers
+from app.api.responses import search as search_answers
+from app.api.responses import sessions as session_answers
+from app.api.responses import turns as turn_answers
 from app.domain.principals import Principal
 from app.domain.turns import TurnItem
 from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
@@ -114,7 +118,7 @@ def build(service: Service) -> MCPServer:
     async def read_memory(session_id: SessionId, ctx: Context) -> dict[str, Any]:
         with service_errors():
             view = await service.sessions.view(principal(ctx), session_id, items=False)
-            return dict(responses.session_view_json(view))
+            return dict(session_answers.session_view_json(view))
 
     @server.tool(
         description="Remember one fact in a session's memory: add the entry under `key` or "
@@ -135,7 +139,7 @@ def build(service: Service) -> MCPServer:
             view = await service.sessions.command(
                 principal(ctx), session_id, expected, revision, command, items=False
             )
-            return dict(responses.session_view_json(view))
+            return dict(session_answers.session_view_json(view))
 
     @server.tool(
         description="Forget one fact of a session: mark the entry under `key` retracted (it "
@@ -151,7 +155,7 @@ def build(service: Service) -> MCPServer:
             view = await service.sessions.command(
                 principal(ctx), session_id, expected, revision, command, items=False
             )
-            return dict(responses.session_view_json(view))
+            return dict(session_answers.session_view_json(view))
 
     @server.tool(
         description="Switch a session's memory on or off: `use` (memory goes into the model's "
@@ -170,7 +174,7 @@ def build(service: Service) -> MCPServer:
             view = await service.sessions.command(
                 principal(ctx), session_id, expected, revision, command, items=False
             )
-            return dict(responses.session_view_json(view))
+            return dict(session_answers.session_view_json(view))
 
     @server.tool(
         description="The memory text the next turn of a session would be given now (session "
@@ -180,7 +184,7 @@ def build(service: Service) -> MCPServer:
     async def instructions(session_id: SessionId, ctx: Context) -> dict[str, Any]:
         with service_errors():
             shown = await service.turns.instructions(principal(ctx), session_id)
-        return dict(responses.instructions_json(shown))
+        return dict(turn_answers.instructions_json(shown))
 
     @server.tool(
         description="Record a completed turn of a session: its items in order (each {type: "
@@ -202,7 +206,7 @@ def build(service: Service) -> MCPServer:
             answer, _, _ = await service.turns.record(
                 principal(ctx), session_id, turn_items, model, "completed"
             )
-            return dict(responses.turn_view_json(answer))
+            return dict(turn_answers.turn_view_json(answer))
 
     @server.tool(
         description="Read an agent's lasting memory (procedures, preferences and decisions over "
@@ -214,7 +218,7 @@ def build(service: Service) -> MCPServer:
     async def agent_memory(agent_id: AgentId, ctx: Context) -> dict[str, Any]:
         with service_errors():
             memory = await service.agent_memory.view(principal(ctx), agent_id)
-            return dict(responses.agent_memory_json(memory))
+            return dict(agent_answers.agent_memory_json(memory))
 
     @server.tool(
         description="Remember lasting experience for an agent: a procedure, preference or "
@@ -239,7 +243,7 @@ def build(service: Service) -> MCPServer:
             memory = await service.agent_memory.command(
                 principal(ctx), agent_id, expected, command
             )
-            return dict(responses.agent_memory_json(memory))
+            return dict(agent_answers.agent_memory_json(memory))
 
     @server.tool(
         description="Forget an agent entry: mark it retracted (the shared entry of the key, or "
@@ -259,7 +263,7 @@ def build(service: Service) -> MCPServer:
             memory = await service.agent_memory.command(
                 principal(ctx), agent_id, expected, command
             )
-            return dict(responses.agent_memory_json(memory))
+            return dict(agent_answers.agent_memory_json(memory))
 
     @server.tool(
         description="Find memory by its words: full-text search (Lucene syntax: words, \"a "
@@ -281,7 +285,7 @@ def build(service: Service) -> MCPServer:
             found = await service.search.search(
                 principal(ctx), query, session=session_id, agent=agent_id, limit=limit
             )
-            return dict(responses.search_json(found))
+            return dict(search_answers.search_json(found))
 
     @server.tool(
         description="The story of one fact of a session: every change behind the entry under "
@@ -292,7 +296,8 @@ def build(service: Service) -> MCPServer:
     async def fact_story(session_id: SessionId, key: Key, ctx: Context) -> dict[str, Any]:
         with service_errors():
             story = await service.provenance.fact_story(principal(ctx), session_id, key)
-            return {"key": key, "changes": [responses.change_json(change) for change in story]}
+            changes = [session_answers.change_json(change) for change in story]
+            return {"key": key, "changes": changes}
 
     @server.resource(
         "openbot://sessions/{session_id}/memory",
@@ -305,7 +310,7 @@ def build(service: Service) -> MCPServer:
             view = await service.sessions.view(principal(ctx), session_id, items=False)
         except ServiceError as exc:
             raise ResourceError(json.dumps(exc.body())) from exc
-        return json.dumps(responses.memory_json(view.memory))
+        return json.dumps(session_answers.memory_json(view.memory))
 
     @server.resource(
         "openbot://agents/{agent_id}/memory",
@@ -318,7 +323,7 @@ def build(service: Service) -> MCPServer:
             memory = await service.agent_memory.view(principal(ctx), agent_id)
         except ServiceError as exc:
             raise ResourceError(json.dumps(exc.body())) from exc
-        return json.dumps(responses.agent_memory_json(memory))
+        return json.dumps(agent_answers.agent_memory_json(memory))
 
     return server
 

@@ -1,6 +1,6 @@
 """`GET /openapi.json`: an OpenAPI 3.1 document of every REST route, built from what each route
 declares beside its handler (`Operations`): the pydantic body it validates with
-(`app/api/bodies.py`), the shape it answers (`app/api/responses.py`), its status and query
+(`app/api/bodies.py`), the shape it answers (`app/api/responses/`), its status and query
 parameters. A route is served only through its declaration, so the document cannot fall
 behind."""
 
@@ -30,7 +30,7 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 @dataclass(frozen=True)
 class Doc:
     """What a route does, the body it takes, what it answers (a type pydantic reads: a
-    `TypedDict` of app/api/responses.py), its success status and its query parameters."""
+    `TypedDict` of app/api/responses/), its success status and its query parameters."""
 
     summary: str
     answer: Any

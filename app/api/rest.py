@@ -12,6 +12,12 @@ from app.api.auth import principal_of
 from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
 from app.api.encoding import JsonResponse
 from app.api.openapi import NOT_YOURS, PAGE, WAIT, Operations, integer
+from app.api.responses import agents as agent_answers
+from app.api.responses import erasures as erasure_answers
+from app.api.responses import jobs as job_answers
+from app.api.responses import search as search_answers
+from app.api.responses import sessions as session_answers
+from app.api.responses import turns as turn_answers
 from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
@@ -90,44 +96,45 @@ async def openapi_document(request: Request) -> Response:
     return json(request.app.state.openapi)
 
 
-@operations.post("/v1/agents", "Create an agent of your org.", responses.Agent,
+@operations.post("/v1/agents", "Create an agent of your org.", agent_answers.Agent,
                  body=bodies.CreateAgent, status=201, gives=(("id", "/id"),),
                  feeds=(("POST /v1/sessions", "agent", "/id"),))
 async def create_agent(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CreateAgent)
     agent = await service_of(request).agents.create(who, body.name, body.shared, body.model)
-    return json(responses.agent_json(agent), 201)
+    return json(agent_answers.agent_json(agent), 201)
 
 
-@operations.get("/v1/agents", "The agents of your org, oldest first.", responses.Agents,
+@operations.get("/v1/agents", "The agents of your org, oldest first.", agent_answers.Agents,
                 query=PAGE)
 async def list_agents(request: Request) -> Response:
     who = principal_of(request)
     offset, limit = page_of(request)
     agents = await service_of(request).agents.page(who, offset, limit)
-    return json({"agents": [responses.agent_json(agent) for agent in agents]})
+    return json({"agents": [agent_answers.agent_json(agent) for agent in agents]})
 
 
-@operations.get("/v1/agents/{id}", "One agent.", responses.Agent)
+@operations.get("/v1/agents/{id}", "One agent.", agent_answers.Agent)
 async def get_agent(request: Request) -> Response:
     who = principal_of(request)
     agent = await service_of(request).agents.get(who, request.path_params["id"])
-    return json(responses.agent_json(agent))
+    return json(agent_answers.agent_json(agent))
 
 
 @operations.get("/v1/agents/{id}/memory",
                 "The agent's memory as you may see it, and its version (A10).",
-                responses.AgentMemory)
+                agent_answers.AgentMemory)
 async def get_agent_memory(request: Request) -> Response:
     who = principal_of(request)
     memory = await service_of(request).agent_memory.view(who, request.path_params["id"])
-    return json(responses.agent_memory_json(memory))
+    return json(agent_answers.agent_memory_json(memory))
 
 
 @operations.post("/v1/agents/{id}/memory",
                  "Remember or Forget in the agent's memory at the version you last saw (A10).",
-                 responses.AgentMemory, body=bodies.AgentMemoryCommand, conflict="AgentConflict")
+                 agent_answers.AgentMemory, body=bodies.AgentMemoryCommand,
+                 conflict="AgentConflict")
 async def post_agent_memory(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.AgentMemoryCommand)
@@ -135,12 +142,12 @@ async def post_agent_memory(request: Request) -> Response:
         memory = await service_of(request).agent_memory.command(
             who, request.path_params["id"], body.expected, body.command.to_command()
         )
-    return json(responses.agent_memory_json(memory))
+    return json(agent_answers.agent_memory_json(memory))
 
 
 @operations.get("/v1/agents/{id}/memory/log",
                 "Each version of the agent's memory you may see, oldest first (A11).",
-                responses.AgentLog,
+                agent_answers.AgentLog,
                 query=(("after", integer(0, MAX_OFFSET), "versions after this one (default 0)"),
                        ("limit", integer(1, MAX_LOG_PAGE),
                         f"versions to answer, 1 to {MAX_LOG_PAGE} (default 50)")))
@@ -149,22 +156,22 @@ async def get_agent_log(request: Request) -> Response:
     after = _int_param(request, "after", "0")
     limit = _int_param(request, "limit", "50")
     log = await service_of(request).agent_memory.log(who, request.path_params["id"], after, limit)
-    return json({"changes": [responses.log_entry_json(entry) for entry in log]})
+    return json({"changes": [agent_answers.log_entry_json(entry) for entry in log]})
 
 
 @operations.get("/v1/agents/{id}/learning",
                 "The agent's learning jobs, newest first: status, model, error, read, kept, "
-                "dropped.", responses.LearningJobs)
+                "dropped.", job_answers.LearningJobs)
 async def get_learning_jobs(request: Request) -> Response:
     who = principal_of(request)
     service = service_of(request)
     agent = await service.agents.get(who, request.path_params["id"])  # 404 for a foreign one
     jobs = await service.learning.jobs(who, agent.id)
-    return json({"jobs": [responses.learning_job_json(job) for job in jobs]})
+    return json({"jobs": [job_answers.learning_job_json(job) for job in jobs]})
 
 
 @operations.post("/v1/sessions", "Start a session; answers its Session view.",
-                 responses.SessionView, body=bodies.CreateSession, status=201,
+                 session_answers.SessionView, body=bodies.CreateSession, status=201,
                  also=(NOT_YOURS, (403, "a person names another person", "Forbidden")),
                  gives=(("id", "/session/id"), ("version", "/session/head")))
 async def create_session(request: Request) -> Response:
@@ -173,37 +180,39 @@ async def create_session(request: Request) -> Response:
     view = await service_of(request).sessions.create_session(
         who, body.agent, body.kind, body.parent, body.person, body.model
     )
-    return json(responses.session_view_json(view), 201)
+    return json(session_answers.session_view_json(view), 201)
 
 
-@operations.get("/v1/sessions", "The sessions you may reach, oldest first.", responses.Sessions,
+@operations.get("/v1/sessions", "The sessions you may reach, oldest first.",
+                session_answers.Sessions,
                 query=(*PAGE, ("agent", {"type": "string"}, "only this agent's sessions")))
 async def list_sessions(request: Request) -> Response:
     who = principal_of(request)
     offset, limit = page_of(request)
     agent = request.query_params.get("agent")
     views = await service_of(request).sessions.list_sessions(who, agent, offset, limit)
-    return json({"sessions": [responses.session_view_json(view) for view in views]})
+    return json({"sessions": [session_answers.session_view_json(view) for view in views]})
 
 
 @operations.get("/v1/sessions/{id}", "The Session view: the session and its memory (S2).",
-                responses.SessionView)
+                session_answers.SessionView)
 async def get_session(request: Request) -> Response:
     who = principal_of(request)
     view = await service_of(request).sessions.view(who, request.path_params["id"], items=False)
-    return json(responses.session_view_json(view))
+    return json(session_answers.session_view_json(view))
 
 
-@operations.get("/v1/sessions/{id}/memory", "The session's memory view (S2).", responses.Memory)
+@operations.get("/v1/sessions/{id}/memory", "The session's memory view (S2).",
+                session_answers.Memory)
 async def get_memory(request: Request) -> Response:
     who = principal_of(request)
     view = await service_of(request).sessions.view(who, request.path_params["id"], items=False)
-    return json(responses.memory_json(view.memory))
+    return json(session_answers.memory_json(view.memory))
 
 
 @operations.post("/v1/sessions/{id}/memory",
                  "Remember, Forget, Configure or Refresh at the head and revision you last saw "
-                 "(S12-S16).", responses.SessionView, body=bodies.MemoryCommand,
+                 "(S12-S16).", session_answers.SessionView, body=bodies.MemoryCommand,
                  conflict="SessionConflict")
 async def post_memory(request: Request) -> Response:
     who = principal_of(request)
@@ -213,7 +222,7 @@ async def post_memory(request: Request) -> Response:
             who, request.path_params["id"], body.expected, body.revision,
             body.command.to_command(), items=False,
         )
-    return json(responses.session_view_json(view))
+    return json(session_answers.session_view_json(view))
 
 
 def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
@@ -222,7 +231,7 @@ def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
 
 @operations.post("/v1/sessions/{id}/turns",
                  "Record a turn; answers at once, or with `wait` once its consolidation run has "
-                 "ended (201; 200 for a retry with the same item ids).", responses.TurnView,
+                 "ended (201; 200 for a retry with the same item ids).", turn_answers.TurnView,
                  body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict",
                  gives=(("id", "$request.path.id"), ("turn", "/turn/id"), ("run", "/run/id")),
                  reaches=("/v1/sessions/{id}/runs/{run}",))
@@ -235,7 +244,7 @@ async def record_turn(request: Request) -> Response:
     answer, created, run_id = await service.turns.record(
         who, session_id, _items(body.items), body.model, body.status
     )
-    view = responses.turn_view_json(answer)
+    view = turn_answers.turn_view_json(answer)
     if wait and run_id is not None:
         await service.consolidation.wait_for(run_id, wait)
         run = await service.consolidation.run(who, session_id, run_id)
@@ -244,7 +253,7 @@ async def record_turn(request: Request) -> Response:
 
 
 @operations.post("/v1/sessions/{id}/turns/{turn}/complete",
-                 "Complete a turn that awaited an approval.", responses.TurnView,
+                 "Complete a turn that awaited an approval.", turn_answers.TurnView,
                  body=bodies.CompleteTurn, conflict="SessionConflict")
 async def complete_turn(request: Request) -> Response:
     """A turn that waited for an approval completes, with the items of its second step."""
@@ -254,40 +263,40 @@ async def complete_turn(request: Request) -> Response:
         who, request.path_params["id"], _items(body.items), None, "completed",
         turn_id=request.path_params["turn"],
     )
-    return json(responses.turn_view_json(answer))
+    return json(turn_answers.turn_view_json(answer))
 
 
-@operations.get("/v1/sessions/{id}/turns/{turn}", "One turn of the session.", responses.TurnView)
+@operations.get("/v1/sessions/{id}/turns/{turn}", "One turn of the session.", turn_answers.TurnView)
 async def get_turn(request: Request) -> Response:
     who = principal_of(request)
     answer = await service_of(request).turns.turn(
         who, request.path_params["id"], request.path_params["turn"]
     )
-    return json(responses.turn_view_json(answer))
+    return json(turn_answers.turn_view_json(answer))
 
 
 @operations.get("/v1/sessions/{id}/instructions",
                 "The memory text a turn would get now, and the keys included (S5, S6, A8).",
-                responses.Instructions)
+                turn_answers.Instructions)
 async def get_instructions(request: Request) -> Response:
     who = principal_of(request)
     shown = await service_of(request).turns.instructions(who, request.path_params["id"])
-    return json(responses.instructions_json(shown))
+    return json(turn_answers.instructions_json(shown))
 
 
 @operations.get("/v1/sessions/{id}/runs", "The session's consolidation runs, newest first.",
-                responses.Runs)
+                job_answers.Runs)
 async def get_runs(request: Request) -> Response:
     who = principal_of(request)
     session_id = request.path_params["id"]
     service = service_of(request)
     await service.sessions.view(who, session_id, items=False)  # 404: unknown or foreign
     runs = await service.consolidation.runs(who, session_id)
-    return json({"runs": [responses.run_json(run) for run in runs]})
+    return json({"runs": [job_answers.run_json(run) for run in runs]})
 
 
 @operations.get("/v1/sessions/{id}/runs/{run}",
-                "One consolidation run; with `wait`, once it has ended.", responses.Run,
+                "One consolidation run; with `wait`, once it has ended.", job_answers.Run,
                 query=WAIT)
 async def get_run(request: Request) -> Response:
     """One consolidation run; with `?wait=S`, answer once it ended (or S passed)."""
@@ -298,34 +307,35 @@ async def get_run(request: Request) -> Response:
     await service.consolidation.run(who, session_id, run_id)  # 404 for another's run
     if wait:
         await service.consolidation.wait_for(run_id, wait)
-    return json(responses.run_json(await service.consolidation.run(who, session_id, run_id)))
+    return json(job_answers.run_json(await service.consolidation.run(who, session_id, run_id)))
 
 
 @operations.post("/v1/sessions/{id}/fork",
                  "A new session with this one's history and memory at a version.",
-                 responses.SessionView, body=bodies.Fork, status=201)
+                 session_answers.SessionView, body=bodies.Fork, status=201)
 async def fork_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.Fork, empty_ok=True)
     view = await service_of(request).history.fork(who, request.path_params["id"], body.at)
-    return json(responses.session_view_json(view), 201)
+    return json(session_answers.session_view_json(view), 201)
 
 
 @operations.post("/v1/sessions/{id}/revert",
                  "History and memory as they were at a version, as a new head.",
-                 responses.SessionView, body=bodies.Revert, conflict="SessionConflict")
+                 session_answers.SessionView, body=bodies.Revert, conflict="SessionConflict")
 async def revert_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.Revert)
     view = await service_of(request).history.revert(
         who, request.path_params["id"], body.expected, body.revision, body.to
     )
-    return json(responses.session_view_json(view))
+    return json(session_answers.session_view_json(view))
 
 
 @operations.post("/v1/sessions/{id}/promote",
                  "A subagent session's lasting entries become a new agent's memory (A12).",
-                 responses.Promoted, body=bodies.Promote, status=201, conflict="SessionConflict")
+                 agent_answers.Promoted, body=bodies.Promote, status=201,
+                 conflict="SessionConflict")
 async def promote_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.Promote, empty_ok=True)
@@ -333,25 +343,27 @@ async def promote_session(request: Request) -> Response:
         who, request.path_params["id"], body.name
     )
     return json(
-        {"agent": responses.agent_json(agent), "memory": responses.agent_memory_json(memory)},
+        {"agent": agent_answers.agent_json(agent),
+         "memory": agent_answers.agent_memory_json(memory)},
         201,
     )
 
 
 @operations.get("/v1/sessions/{id}/versions", "Every head the session ever had, oldest first.",
-                responses.Versions)
+                session_answers.Versions)
 async def list_versions(request: Request) -> Response:
     who = principal_of(request)
     session_id = request.path_params["id"]
     service = service_of(request)
     await service.sessions.view(who, session_id, items=False)  # 404: unknown or foreign
     versions = await service.history.versions(who, [session_id])
-    return json({"versions": [responses.version_json(v) for v in versions.get(session_id, [])]})
+    of_session = versions.get(session_id, [])
+    return json({"versions": [session_answers.version_json(v) for v in of_session]})
 
 
 @operations.get("/v1/sessions/{id}/versions/{version}",
                 "A version as it was: its memory and a page of its timeline.",
-                responses.VersionView, query=PAGE)
+                session_answers.VersionView, query=PAGE)
 async def get_version(request: Request) -> Response:
     """A version as it was: its memory entries, processed items, and a page of its timeline."""
     who = principal_of(request)
@@ -359,28 +371,28 @@ async def get_version(request: Request) -> Response:
     version, entries, processed, items = await service_of(request).history.at_version(
         who, request.path_params["id"], request.path_params["version"], offset, limit
     )
-    return json(responses.version_view_json(version, entries, processed, items))
+    return json(session_answers.version_view_json(version, entries, processed, items))
 
 
-@operations.get("/v1/org/settings", "Your org's defaults.", responses.OrgSettings)
+@operations.get("/v1/org/settings", "Your org's defaults.", session_answers.OrgSettings)
 async def get_org_settings(request: Request) -> Response:
     who = principal_of(request)
     settings = await service_of(request).orgs.settings(who)
-    return json(responses.org_settings_json(settings))
+    return json(session_answers.org_settings_json(settings))
 
 
-@operations.patch("/v1/org/settings", "Change your org's defaults.", responses.OrgSettings,
+@operations.patch("/v1/org/settings", "Change your org's defaults.", session_answers.OrgSettings,
                   body=bodies.OrgSettingsPatch)
 async def patch_org_settings(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.OrgSettingsPatch)
     settings = await service_of(request).orgs.update(who, body.changes())
-    return json(responses.org_settings_json(settings))
+    return json(session_answers.org_settings_json(settings))
 
 
 @operations.get(
     "/v1/search", "Full-text search of the session and agent entries you may read, best first.",
-    responses.Hits,
+    search_answers.Hits,
     query=(("q", {"type": "string", "minLength": 1, "maxLength": MAX_QUERY, "pattern": r"\S"},
             "the words to find (Lucene syntax)"),
            ("session", {"type": "string"}, "only this session's entries"),
@@ -402,30 +414,30 @@ async def search(request: Request) -> Response:
         if exc.field != "query":
             raise
         raise ValidationError(exc.message, "q") from exc
-    return json(responses.search_json(found))
+    return json(search_answers.search_json(found))
 
 
 @operations.post("/v1/org/persons/{person}/erase",
                  "Erase a person's data everywhere it went (service tokens only); resumes an "
-                 "erasure that stopped.", responses.ErasureView,
+                 "erasure that stopped.", erasure_answers.ErasureView,
                  also=((403, "a person's token", "Forbidden"),))
 async def erase_person(request: Request) -> Response:
     who = principal_of(request)
     erasure = await service_of(request).erasures.erase_person(who, request.path_params["person"])
-    return json({"erasure": responses.erasure_json(erasure)})
+    return json({"erasure": erasure_answers.erasure_json(erasure)})
 
 
 @operations.get("/v1/org/erasures", "The org's erasures, newest first (service tokens only).",
-                responses.Erasures, also=((403, "a person's token", "Forbidden"),))
+                erasure_answers.Erasures, also=((403, "a person's token", "Forbidden"),))
 async def list_erasures(request: Request) -> Response:
     who = principal_of(request)
     erasures = await service_of(request).erasures.of_org(who)
-    return json({"erasures": [responses.erasure_json(e) for e in erasures]})
+    return json({"erasures": [erasure_answers.erasure_json(e) for e in erasures]})
 
 
 @operations.delete("/v1/sessions/{id}",
                    "Delete a session: its items and the memory derived from them are erased; "
-                   "its forks keep their own memory.", responses.Deleted)
+                   "its forks keep their own memory.", erasure_answers.Deleted)
 async def delete_session(request: Request) -> Response:
     who = principal_of(request)
     session_id = request.path_params["id"]

@@ -16,7 +16,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 from websockets.typing import Subprotocol
 
-from app.api.responses import session_view_json
+from app.api.responses.sessions import session_view_json
 from app.domain.principals import Principal
 from app.memory.agents.memory import AgentMemories
 from app.memory.views.live import Live
