@@ -153,6 +153,7 @@ def test_a_turn_from_the_kept_snapshot_is_one_auto_commit_statement(
     with claims_nothing(server):
         sid = api.session()["session"]["id"]
         api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+        turn_sent.clear()
         first = api.turn(sid, user("Hello."))
         assert turn_sent == [(LOCK, False), (RECORD, False)]  # no snapshot yet
         turn_sent.clear()
