@@ -3,10 +3,21 @@
 // A turn decided from what a session was at a revision ($turn.revision) and its agent's memory
 // at a version ($turn.agentVersion) is recorded only if neither moved since: else this
 // matches nothing and writes nothing (each check is skipped when its parameter is null).
+// So is one decided where the org's settings were $turn.org (as org_settings reads them: the
+// three switches, then whether each model is unset and its name) and the head was continued
+// by another version or not ($turn.headShared).
 MATCH (s:Session {id: $id})-[hr:HEAD]->(h:Version)
 WHERE ($turn.revision IS NULL OR s.revision = $turn.revision)
   AND ($turn.agentVersion IS NULL
        OR EXISTS { (s)-[:OF_AGENT]->(a:Agent) WHERE coalesce(a.memoryVersion, 0) = $turn.agentVersion })
+  AND ($turn.headShared IS NULL OR EXISTS { (:Version)-[:PARENT]->(h) } = $turn.headShared)
+  AND ($turn.org IS NULL
+       OR EXISTS { (s)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o)
+                   WHERE [coalesce(o.memoryUse <> false, true),
+                          coalesce(o.memoryGenerate <> false, true),
+                          coalesce(o.agentMemory <> false, true),
+                          o.helperModel IS NULL, coalesce(o.helperModel, ''),
+                          o.model IS NULL, coalesce(o.model, '')] = $turn.org })
 MERGE (t:Turn {id: $turn.id})
   ON CREATE SET t.at = $turn.at, t.model = $turn.model, t.shown = $turn.shown,
                 t.shownAgent = $turn.shownAgent

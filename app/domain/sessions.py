@@ -60,6 +60,11 @@ def item_id(seq: int) -> str:
     return f"{ITEM_PREFIX}{seq:0{ITEM_DIGITS}d}"
 
 
+def next_item_ids(items: int, count: int) -> list[str]:
+    """The ids of the `count` items after the `items` a branch has (where no client chose one)."""
+    return [item_id(items + 1 + n) for n in range(count)]
+
+
 # An item's properties, as a view reads them (session_views' `$itemFields`), in Item's order.
 ITEM_FIELDS = ("uid", "id", "type", "role", "content", "app", "author", "at", "seq")
 

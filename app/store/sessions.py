@@ -26,8 +26,8 @@ from app.domain.sessions import (
     SessionMark,
     SessionState,
     SessionView,
-    item_id,
     newest_first,
+    next_item_ids,
 )
 from app.domain.turns import Turn
 from app.errors import NotFound
@@ -208,7 +208,7 @@ class SessionRepository:
     async def fresh_item_ids(self, state: SessionState, count: int) -> list[str]:
         """Ids `i-NN` for the next `count` items of the session's branch, skipping any a client
         already took (looked for only where a client ever chose an id)."""
-        wanted = [item_id(state.items + 1 + n) for n in range(count)]
+        wanted = next_item_ids(state.items, count)
         if not state.client_item_ids:
             return wanted
         taken = {item.id for item in await self.branch_items(state.id, wanted)}

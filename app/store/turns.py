@@ -21,6 +21,9 @@ from app.store.sessions import state_of
 # and the one that also records the turn when the session is still as a snapshot had it.
 LOCK_FOR_TURN = together("lock_session", "instruction_entries")
 LOCK_AND_RECORD = together("lock_session", "instruction_entries", maybe("record_turn"))
+# The statement that locks a session and records a turn when the session is still as a
+# snapshot had it, answering no row otherwise: atomic on its own (Database.write_once).
+RECORD_AT_ONCE = together("lock_session", "record_turn")
 
 
 def reach_of(org: str, row: Mapping[str, Any]) -> Reachable:
@@ -73,6 +76,21 @@ def turn_params(turn: NewTurn, **guard: Any) -> dict[str, Any]:
     }
 
 
+def unmoved(at: TurnState) -> dict[str, Any]:
+    """record_turn's guard that the session is still as the snapshot `at` had it: its revision,
+    its agent's memory version, its org's settings (as org_settings reads them), and whether
+    another version continues its head."""
+    org = at.session.org
+    return {
+        "revision": at.session.revision,
+        "agentVersion": at.agent_version,
+        "headShared": at.session.head_shared,
+        "org": [org.use, org.generate, org.agent_memory,
+                org.helper_model is None, org.helper_model or "",
+                org.model is None, org.model or ""],
+    }
+
+
 def run_params(run: NewRun | None) -> dict[str, Any] | None:
     return None if run is None else {"id": run.id, "model": run.model, "at": run.at}
 
@@ -115,6 +133,19 @@ class TurnRepository:
             return state, True, recorded
         reach = await self.reach(who, session_id, max_length)
         return replace(state, reach=reach), False, recorded
+
+    async def record_at_once(
+        self, who: Principal, session_id: str, turn: NewTurn, run: NewRun | None,
+        at: TurnState,
+    ) -> Recorded | None:
+        """Lock the session and record `turn` (and queue its `run`), decided from the snapshot
+        `at`, in one statement, where the session is still as `at` had it (`unmoved`). None
+        where it recorded nothing (the session moved, or is not there for `who`)."""
+        row = await self.tx.row(
+            RECORD_AT_ONCE, **who.scope(), id=session_id, key=None,
+            turn=turn_params(turn, **unmoved(at)), run=run_params(run),
+        )
+        return None if row is None else recorded_of(row)
 
     async def reach(
         self, who: Principal, session_id: str, max_length: int, whole_ties: bool = False

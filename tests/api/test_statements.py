@@ -242,11 +242,11 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
     two: Two, graph: Graph
 ) -> None:
     # A turn decides from what the last turn in this server left its session, and
-    # records in the statement that locks and reads. A change made elsewhere (the other server)
-    # makes it decide again from what that statement read under the lock: a Remember (the
-    # revision moved), an agent's entry (its memory version moved), or the org's settings
-    # (neither moved: that turn is rolled back, then decided again). S5: each turn is shown
-    # memory as it is when the turn starts, and is recorded once.
+    # records in one statement that locks and checks that the session is still so (one round
+    # trip). A change made elsewhere (the other server) makes that statement write nothing: a
+    # Remember (the revision moved), an agent's entry (its memory version moved), or the org's
+    # settings (neither moved); the turn is then decided again under the lock. S5: each turn is
+    # shown memory as it is when the turn starts, and is recorded once.
     here, there, exporter = two.here, two.there, two.exporter
     with claims_nothing(*two.servers):
         agent = here.agent()["id"]
@@ -272,14 +272,14 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
             time.sleep(0.05)
     statements = statements_of(spans, "POST /v1/sessions/{id}/turns")
     lock, record = "lock_session+instruction_entries", "record_turn"
-    both = "lock_session+instruction_entries+?record_turn"
+    once = "lock_session+record_turn"
     assert statements == [
         [lock, record],  # no turn here before: it decides from what the lock reads
-        [both],
-        [both, record],  # the Remember moved the revision: decided again in the same statement
-        [both],
-        [both, record],  # the agent's entry moved its memory version
-        [both, lock, record],  # the settings moved neither: rolled back, then decided again
+        [once],
+        [once, lock, record],  # the Remember moved the revision: decided again under the lock
+        [once],
+        [once, lock, record],  # the agent's entry moved its memory version
+        [once, lock, record],  # the settings moved neither
     ]
     shown = [(a["turn"]["shown"], a["turn"]["shownAgent"]) for a in answers]
     assert shown == [

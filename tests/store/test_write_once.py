@@ -13,7 +13,7 @@ from neo4j.exceptions import Neo4jError
 
 from app.store import database
 from app.store.database import Tx
-from tests.conftest import Api, Graph
+from tests.conftest import Api, Graph, RunningServer, claims_nothing, user
 
 COMMANDS = ("record_memory_edit", "configure_session")
 
@@ -114,3 +114,105 @@ def test_a_transient_error_is_retried_and_the_write_lands_once(
     assert answer["memory"]["entries"]["budget"]["content"] == "1500 EUR."
     assert changes(graph, "budget") == 1
     assert graph.value("MATCH (i:Item {type: 'memory_edit'}) RETURN count(i)") == 1
+
+
+TURN_PARTS = ("lock_session", "record_turn")
+ONCE = "lock_session+record_turn"
+LOCK, RECORD = "lock_session+instruction_entries", "record_turn"
+
+
+@pytest.fixture
+def turn_sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """A turn's statements as they are sent: (name, in an auto-commit transaction)."""
+    seen: list[tuple[str, bool]] = []
+    rows = Tx.rows
+
+    async def spy(self: Tx, name: str, **params: Any) -> list[dict[str, Any]]:
+        if any(part in name for part in TURN_PARTS):
+            seen.append((name, isinstance(self._tx, neo4j.AsyncSession)))
+        return await rows(self, name, **params)
+
+    monkeypatch.setattr(database.Tx, "rows", spy)
+    return seen
+
+
+def session_turns(graph: Graph, sid: str) -> list[dict[str, Any]]:
+    return graph.rows(
+        "MATCH (t:Turn)-[:IN_SESSION]->(:Session {id: $id}) "
+        "RETURN t.id AS id, t.shown AS shown, t.shownAgent AS shownAgent, t.revision AS revision,"
+        " COUNT { (i:Item)-[:IN_TURN]->(t) } AS items,"
+        " COUNT { (v:Version {cause: 'turn', revision: t.revision})-[:OF]->() } AS versions"
+        " ORDER BY t.revision", id=sid)
+
+
+def test_a_turn_from_the_kept_snapshot_is_one_auto_commit_statement(
+    api: Api, graph: Graph, server: RunningServer, turn_sent: list[tuple[str, bool]]
+) -> None:
+    # A turn decided from the snapshot the process kept of its session, where the session is
+    # still as the snapshot had it, is recorded by one statement in one round trip. S5.
+    with claims_nothing(server):
+        sid = api.session()["session"]["id"]
+        api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+        turn_sent.clear()
+        first = api.turn(sid, user("Hello."))
+        assert turn_sent == [(LOCK, False), (RECORD, False)]  # no snapshot yet
+        turn_sent.clear()
+        second = api.turn(sid, user("Where to?"))
+        assert turn_sent == [(ONCE, True)]
+    assert second["session"]["revision"] == first["session"]["revision"] + 1  # S15
+    assert second["turn"]["shown"] == ["budget"]  # S5
+    turns = session_turns(graph, sid)
+    assert [t["id"] for t in turns] == [first["turn"]["id"], second["turn"]["id"]]
+    assert [(t["items"], t["versions"]) for t in turns] == [(1, 1), (1, 1)]
+    view = api.view(sid)
+    assert view["session"]["revision"] == second["session"]["revision"]
+    assert view["session"]["head"] == second["session"]["head"]
+
+
+def test_a_turn_from_a_stale_snapshot_is_decided_again_and_recorded_once(
+    api: Api, graph: Graph, server: RunningServer, turn_sent: list[tuple[str, bool]]
+) -> None:
+    # The snapshot a process kept goes stale when a write it did not see moves the session's
+    # revision (a Remember), its agent's memory version (an agent's entry), or neither (the
+    # org's settings, written straight to the graph): the one statement writes nothing, and
+    # the turn is decided again under the lock, shown memory as it is when it starts (S5, S4),
+    # and recorded once.
+    with claims_nothing(server):
+        agent = api.agent()["id"]
+        sid = api.session(agent)["session"]["id"]
+        answers = [api.turn(sid, user("Hello.")), api.turn(sid, user("Where to?"))]
+        api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+        turn_sent.clear()
+        answers.append(api.turn(sid, user("Book it.")))
+        assert turn_sent == [(ONCE, True), (LOCK, False), (RECORD, False)]
+        version = api.ok(api.get(f"/v1/agents/{agent}/memory"))["version"]
+        api.ok(api.post(f"/v1/agents/{agent}/memory", {"expected": version, "command": {
+            "_tag": "Remember", "key": "tone", "content": "Answer briefly.",
+            "kind": "procedure"}}))
+        turn_sent.clear()
+        answers.append(api.turn(sid, user("And the hotel?")))
+        assert turn_sent == [(ONCE, True), (LOCK, False), (RECORD, False)]
+        graph.rows("MATCH (:Session {id: $id})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o) "
+                   "SET o.memoryUse = false", id=sid)
+        turn_sent.clear()
+        answers.append(api.turn(sid, user("Anything else?")))
+        assert turn_sent == [(ONCE, True), (LOCK, False), (RECORD, False)]
+        turn_sent.clear()
+        answers.append(api.turn(sid, user("Thanks.")))
+        assert turn_sent == [(ONCE, True)]  # the snapshot holds again
+    shown = [(a["turn"]["shown"], a["turn"]["shownAgent"]) for a in answers]
+    assert shown == [
+        ([], []), ([], []),
+        (["budget"], []),
+        (["budget"], ["tone"]),
+        ([], ["tone"]), ([], ["tone"]),
+    ]
+    # the graph: each turn once, whole, as it was answered
+    turns = session_turns(graph, sid)
+    assert [(t["id"], t["shown"], t["shownAgent"]) for t in turns] == [
+        (a["turn"]["id"], *s) for a, s in zip(answers, shown, strict=True)
+    ]
+    assert [t["revision"] for t in turns] == [a["session"]["revision"] for a in answers]
+    assert [(t["items"], t["versions"]) for t in turns] == [(1, 1)] * len(answers)
+    assert graph.value("MATCH (:Session {id: $id})-[:HEAD]->(h) RETURN h.id", id=sid) == \
+        answers[-1]["session"]["head"]

@@ -7,14 +7,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from app.domain.principals import Principal
-from app.domain.sessions import BranchItem, Item
+from app.domain.sessions import BranchItem, Item, next_item_ids
 from app.domain.turns import Recorded, Turn, TurnItem, TurnState
 from app.errors import SessionConflict, ValidationError
 from app.memory.jobs.learning import queue_learning
 from app.memory.model_names import check_model_name
 from app.memory.sessions.kept import Kept
 from app.memory.turns.instructions import Instructions
-from app.memory.turns.reach import plan, shown
+from app.memory.turns.reach import Plan, plan, shown
 from app.store.database import Database, Tx
 from app.store.sessions import SessionRepository
 from app.store.turns import TurnRepository
@@ -48,11 +48,13 @@ class Turns:
     a turn queued (only that pool's: a woken worker claims without looking first).
 
     A new turn is decided from its session's snapshot where `kept` has one (what the lock read
-    as the last turn recorded here left it), and recorded in the statement that locks and
-    reads (one statement, where deciding from what the lock reads takes two), if the session's
-    revision and its agent's memory version did not move since; else it is decided again from
-    what that statement read under the lock, as a turn without a snapshot is
-    (app/memory/sessions/kept.py)."""
+    as the last turn recorded here left it), and recorded by one statement that locks the
+    session and records it if the session is still as the snapshot had it (its revision, its
+    agent's memory version, its org's settings, an unshared head), in an auto-commit
+    transaction (one round trip); else it is decided again in a transaction from what the lock
+    reads, as a turn without a snapshot is (app/memory/sessions/kept.py). A turn that also
+    queues learning is recorded in the transaction's statement that locks and reads, under the
+    same check."""
 
     db: Database
     max_length: int
@@ -133,11 +135,37 @@ class Turns:
             run = decided.run.id if decided.run is not None else None
             return Outcome(answer, True, run, learning, state.after(done) if own else None)
 
+        async def at_once(tx: Tx, decided: Plan, at: TurnState) -> Outcome | None:
+            """The one statement of a turn decided from the snapshot `at`: the lock, the check
+            that the session is still as `at` had it, and the turn; None where it wrote
+            nothing."""
+            done = await TurnRepository(tx).record_at_once(
+                who, session_id, decided.turn, decided.run, at
+            )
+            if done is None:
+                return None
+            run = decided.run.id if decided.run is not None else None
+            return Outcome(decided.turn.recorded(session_id, done.revision), True, run,
+                           after=at.after(done))
+
         snapshot = self.kept.snapshot(session_id) if fresh else None
-        try:
-            outcome = await self.db.write(lambda tx: work(tx, snapshot))
-        except StaleSnapshot:
-            outcome = await self.db.write(lambda tx: work(tx, None))
+        outcome: Outcome | None = None
+        if snapshot is not None and not snapshot.session.client_item_ids:
+            # Most turns find the session as the snapshot has it: their one statement, atomic
+            # on its own and writing nothing where the session moved, runs in one round trip
+            # (auto-commit); where it wrote nothing, the turn is decided again from what the
+            # lock reads. A turn that queues learning (a statement more) takes the transaction.
+            at = snapshot
+            generated = next_item_ids(at.session.items, len(items))
+            decided = plan(at, items, generated, model, status, self.max_length)
+            if decided.run is not None or not decided.learn:
+                outcome = await self.db.write_once(lambda tx: at_once(tx, decided, at))
+                snapshot = None
+        if outcome is None:
+            try:
+                outcome = await self.db.write(lambda tx: work(tx, snapshot))
+            except StaleSnapshot:
+                outcome = await self.db.write(lambda tx: work(tx, None))
         self.kept.keep_snapshot(session_id, outcome.after)
         if outcome.run is not None:
             self.queued_run()
