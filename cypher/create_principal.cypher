@@ -1,10 +1,13 @@
 // token create: the org if new, the person (or, with $service, the org's service) if new, and
 // a token stored only as its hash that grants it, with its id and when it expires (or null).
-// A new org the warm-up makes is marked `warmup` ($warmup is true; else null: no mark).
+// A new org the warm-up makes is marked `warmup` ($warmup is true; else null: no mark); a
+// token for anyone else in a marked org takes the mark away, so the warm-up never deletes an
+// org a client has come to share.
 MERGE (o:Org {id: $org})
   ON CREATE SET o.memoryUse = true, o.memoryGenerate = true, o.agentMemory = true,
                 o.model = $defaultModel, o.helperModel = $defaultModel, o.createdAt = $now,
                 o.warmup = $warmup
+  ON MATCH SET o.warmup = CASE WHEN $warmup THEN o.warmup END
 WITH o
 CALL (o) {
   WITH o WHERE $service IS NULL

@@ -2,7 +2,8 @@
 // timeline becomes a tombstone (no content, `erased`), with the person's id as its author
 // replaced by the erasure's opaque id; every change of its memory loses its content before and
 // after; its entries leave the kept state (no CURRENT change, no state kept on the entry), so
-// no view, search or instruction shows them. A key is what the person said too: each entry takes an opaque key
+// no view, search or instruction shows them, and so do a fork's entries whose CURRENT change
+// is one of its changes. A key is what the person said too: each entry takes an opaque key
 // (`erased-` and a random UUID) of its own, which its changes and the turns shown it
 // (`shown`) take in its place, so change chains and each key's history stay whole. What its
 // runs and learning jobs kept of it goes: errors, and dropped changes' proposals, keys and
@@ -36,6 +37,18 @@ CALL (s) {
   WHERE NOT coalesce(c.erased, false)
   SET c.erased = true, c.content = null, c.beforeContent = null
   RETURN count(c) AS changes
+}
+CALL (s) {
+  // (a fork reverted to the version it was forked at holds its source's changes as the
+  // CURRENT ones of its entries: those entries leave the kept state as the session's own do,
+  // as the history now derives no entry for their keys, and the fork's revision grows)
+  MATCH (c:Change)-[:IN_SESSION]->(s)
+  MATCH (other:Session)-[:HAS_ENTRY]->(e:Entry)-[now:CURRENT]->(c)
+  WHERE other <> s
+  DELETE now
+  REMOVE e.content, e.kind, e.status, e.updatedAt, e.change, e.sources, e.sourceUids
+  WITH DISTINCT other
+  SET other.revision = other.revision + 1
 }
 CALL (s) {
   OPTIONAL MATCH (s)-[:HAS_ENTRY]->(e:Entry)

@@ -92,7 +92,10 @@ async def delete_leftovers(db: Database) -> tuple[int, int]:
     """Delete the warm-up orgs that stopped warm-ups left (made LEFTOVER_SECONDS or more
     ago): how many orgs, how many nodes."""
     orgs = nodes = 0
-    for org in await warmup_orgs(db, now_ms() - LEFTOVER_SECONDS * 1000):
+    before = now_ms() - LEFTOVER_SECONDS * 1000
+    for org in await warmup_orgs(db, before):
+        if org not in await warmup_orgs(db, before):  # a client's token took the mark away
+            continue
         try:
             nodes += await delete_org(db, org, lambda n: None)
         except NotFound:  # another replica's start deleted it first
@@ -119,7 +122,9 @@ async def one_round(db: Database, app: ASGIApp) -> tuple[int, int]:
         ) as client:
             sent = await rehearse(client)
     finally:
-        deleted = await delete_org(db, org, lambda n: None)
+        deleted = 0
+        if org in await warmup_orgs(db, now_ms() + 1):  # else a client's token took the mark
+            deleted = await delete_org(db, org, lambda n: None)
     return sent, deleted
 
 

@@ -120,11 +120,14 @@ class AgentMemoryRepository:
         """Keep the sources of up to `batch` agent entries made before an entry kept them;
         how many."""
         rows = await self.tx.rows("agent_entries_without_kept_sources", batch=batch)
-        if rows:
-            await self.tx.row(
-                "keep_agent_sources", current=[row["change"] for row in rows], cited=[]
-            )
-        return len(rows)
+        if not rows:
+            return 0
+        kept = await self.tx.row(
+            "keep_agent_sources", current=[row["change"] for row in rows], cited=[]
+        )
+        # (what it kept, not what it was given: an entry it cannot keep ends the migration
+        # rather than being found again forever)
+        return 0 if kept is None else int(kept["keptSources"])
 
     async def log(
         self, org: str, person: str | None, agent: str, after: int, limit: int

@@ -376,6 +376,33 @@ def test_deleting_a_session_erases_it_and_its_forks_keep_their_own_memory(
     ) is True
 
 
+def test_deleting_a_session_leaves_none_of_its_memory_in_a_fork_reverted_to_it(
+    api: Api,
+) -> None:
+    # SPEC section 7: a fork reverted to the version it was forked at holds its source's
+    # memory; deleting the source takes that memory out of the fork too, on every read
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "ANA-REV-KEY-3k", "ANA-REV-3f")
+    forked = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]
+    fork = forked["id"]
+    api.remember(fork, "fork-note", "ANA-REV-4f")
+    current = api.view(fork)["session"]
+    api.ok(api.post(f"/v1/sessions/{fork}/revert", {
+        "expected": current["head"], "revision": current["revision"], "to": forked["forkedAt"],
+    }))
+    assert "ANA-REV-KEY-3k" in api.view(fork)["memory"]["entries"]
+    before = api.view(fork)["session"]["revision"]
+
+    assert api.http.delete(f"/v1/sessions/{sid}").status_code == 200
+
+    after = api.view(fork)
+    assert after["memory"]["entries"] == {}
+    assert after["session"]["revision"] > before
+    shown = api.ok(api.get(f"/v1/sessions/{fork}/instructions"))
+    assert "ANA-REV-3f" not in shown["memory"]
+    assert shown["included"]["session"] == []
+
+
 def test_org_delete_removes_every_node_of_the_org_and_no_other(
     api: Api, other_org: Api, platform: Api, graph: Graph, neo4j_target: Target
 ) -> None:

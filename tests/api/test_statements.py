@@ -132,6 +132,37 @@ READ_THERE = VIEW + """
 query($s: ID!) { session(id: $s) { ...View } }"""
 
 
+def test_a_forks_view_shows_its_sources_items_as_they_are_after_an_erasure_there(
+    api: Api, graph: Graph
+) -> None:
+    # A fork's sources are its source session's items, which an erasure there (retention, a
+    # deleted session) makes tombstones without moving the fork's revision: a command or read
+    # of the fork answers them as they are now, never as a view kept before showed them
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    at = api.view(fork)["session"]
+    done = api.graphql(REMEMBER_HERE, s=fork, e=at["head"], r=at["revision"], key="seat",
+                       content="Window.")
+    assert "errors" not in done, done
+    answered = done["data"]["remember"]
+    entries = {e["key"]: e for e in answered["memory"]["entries"]["nodes"]}
+    [source] = entries["budget"]["sources"]
+    assert "The trip budget is 1500 EUR." in source["content"]
+    # the source session's item becomes a tombstone, as retention makes it
+    graph.rows("MATCH (i:Item {id: $id, session: $s}) SET i.erased = true, i.content = null",
+               id=source["id"], s=sid)
+
+    done = api.graphql(REMEMBER_HERE, s=fork, e=answered["head"], r=answered["revision"],
+                       key="seat", content="Aisle.")
+    assert "errors" not in done, done
+    entries = {e["key"]: e for e in done["data"]["remember"]["memory"]["entries"]["nodes"]}
+    assert [s["content"] for s in entries["budget"]["sources"]] == [None]
+    read = api.graphql(READ_THERE, s=fork)
+    assert "errors" not in read, read
+    entries = {e["key"]: e for e in read["data"]["session"]["memory"]["entries"]["nodes"]}
+    assert [s["content"] for s in entries["budget"]["sources"]] == [None]
+
 def test_a_remember_or_forget_on_the_view_answered_here_answers_what_a_fresh_read_shows(
     two: Two, graph: Graph
 ) -> None:

@@ -117,12 +117,18 @@ def test_a_start_deletes_the_warm_up_orgs_a_stopped_warm_up_left(
     # a client's org whose id looks like a warm-up's: org ids are any name, so only the mark
     # made with the org tells a warm-up's
     made_org(graph, "warmup5e6f", warmup=False, minutes_ago=60)
+    # a leftover an operator then made a token in (`token create --org warmup7a8b`): the
+    # client's token takes the mark away, so the org is the client's now
+    made_org(graph, "warmup7a8b", warmup=True, minutes_ago=60)
+    graph.rows(statement("create_principal"), org="warmup7a8b", person="ana", service=None,
+               id="tok-ana", hash="hash-ana", now=int(time.time() * 1000), expiresAt=None,
+               defaultModel="builtin", warmup=None)
     server = start_server(ready=False, warmup_rounds=0)
     assert wait_ready(server).json() == {"status": "ready"}
     assert graph.rows("MATCH (o:Org) RETURN o.id AS id ORDER BY id") == [
-        {"id": "warmup3c4d"}, {"id": "warmup5e6f"}]
+        {"id": "warmup3c4d"}, {"id": "warmup5e6f"}, {"id": "warmup7a8b"}]
     # the leftover's person and token went with it; the others' stay
-    assert graph.value("MATCH (n:Person|Token) RETURN count(n)") == 4
+    assert graph.value("MATCH (n:Person|Token) RETURN count(n)") == 8
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("warmed up")]
     assert len(lines) == 1, lines
     assert lines[0].endswith("(1 left by an earlier start)"), lines

@@ -22,7 +22,7 @@ Two things are kept per session, the newest of each:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from app.domain.sessions import SessionView
 from app.domain.turns import Turn, TurnState
@@ -71,7 +71,13 @@ class KeptViews:
         return self.views.get(session_id)
 
     def keep(self, kept: KeptView) -> SessionView:
-        """Keep `kept` as its session's view (in place of any before it); answers its view."""
+        """Keep `kept` as its session's view (in place of any before it); answers its view.
+        A fork's sources may be its source session's items, which an erasure there changes
+        without moving the fork's revision: a fork's view (or a child session's) is kept to
+        serve its sources' ids only, never their items."""
+        session = kept.view.session
+        if kept.items and (session.forked_from is not None or session.parent is not None):
+            kept = replace(kept, items=(), turns=None)
         before = self.views.pop(kept.view.session.id, None)
         self.size -= 0 if before is None else before.size
         if self.budget == 0:  # keeping none
