@@ -76,7 +76,7 @@ async def warm_up(
     """Plan every statement, then rehearse the common requests `warmup_rounds` times, each
     round for a warm-up org of its own that is deleted at the end of the round."""
     started = time.perf_counter()
-    planned = await service.db.plan_catalog()
+    planned = await service.db.plans.plan_catalog()
     leftovers, deleted = await delete_leftovers(service.db)
     app = app_for(service)
     requests = 0

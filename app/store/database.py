@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterat
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, LiteralString, TypeVar
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j import AsyncGraphDatabase
@@ -16,7 +16,6 @@ from neo4j.exceptions import (
     AuthError,
     ClientError,
     ConstraintError,
-    DriverError,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
@@ -35,8 +34,9 @@ from app.config import Settings
 from app.errors import SessionConflict, SetupError, Unavailable, ValidationError
 from app.logs import request_id
 from app.store import local_server
-from app.store.catalog import CYPHER_DIR, schema_statements, statement
+from app.store.catalog import schema_statements, statement
 from app.store.causality import INVALID_BOOKMARK, causality
+from app.store.plans import Plans
 from app.telemetry import Telemetry
 
 T = TypeVar("T")
@@ -63,17 +63,6 @@ PROBE_SECONDS = 2.0
 # recovers). It is no deadlock that a retry soon resolves, so it is not retried for
 # TRANSIENT_SECONDS: the request is `Unavailable` at once (the driver has already retried it for
 # RETRY_SECONDS).
-# While the graph is small, a few writes move Neo4j's statistics (counts per label, index
-# selectivity) by more than its divergence threshold, so Neo4j plans a statement again each
-# time it runs more than `dbms.cypher.min_replan_interval` (10 s) after its plan: on a young
-# graph, every statement anew every few seconds, each plan seconds of a loaded machine, for
-# plans that cost little whatever they are on a graph that small. So while the graph holds
-# fewer than SMALL_GRAPH nodes, a statement keeps the plan Neo4j has for it
-# (`CYPHER replan=skip`); from then on Neo4j replans as its statistics say. The size is read
-# (from the count store) at connect and again at most every SIZE_SECONDS.
-SMALL_GRAPH = 10_000
-SIZE_SECONDS = 30.0
-KEEP_PLAN: LiteralString = "CYPHER replan=skip\n"
 NOT_READY = frozenset({
     "Neo.TransientError.General.DatabaseUnavailable",
     "Neo.TransientError.Database.DatabaseUnavailable",
@@ -187,7 +176,7 @@ class Tx:
             name, kind=SpanKind.CLIENT, attributes={"db.system.name": "neo4j"}
         ):
             try:
-                result = await self._tx.run(self._db.text(name), params)
+                result = await self._tx.run(self._db.plans.text(name), params)
                 return [plain_record(record) async for record in result]
             except ClientError as exc:
                 error = query_syntax_error(exc)
@@ -198,7 +187,7 @@ class Tx:
     async def stream(self, name: str, **params: Any) -> AsyncIterator[Record]:
         """The rows of a statement one at a time, for answers too big to hold (exports)."""
         self._count()
-        result = await self._tx.run(self._db.text(name), params)
+        result = await self._tx.run(self._db.plans.text(name), params)
         async for record in result:
             yield record.data()
 
@@ -316,11 +305,8 @@ class Database:
         # Every session of the process is chained by this: each reads at least what the
         # process's sessions wrote before it began, on a cluster's follower too.
         self._bookmarks = AsyncGraphDatabase.bookmark_manager()
-        # Whether the graph is small (SMALL_GRAPH), when that was last read, and the read
-        # under way, if one is.
-        self.small = False
-        self._sized = -SIZE_SECONDS
-        self._sizing: asyncio.Task[None] | None = None
+        # What Neo4j plans, and whether a statement keeps its plan (a small graph's).
+        self.plans = Plans(driver, database)
 
     @classmethod
     async def connect(cls, target: Target) -> Database:
@@ -346,31 +332,8 @@ class Database:
                 "NEO4J_URI, or unset it to use the project's local Neo4j."
             ) from exc
         db = cls(driver, target.database)
-        await db.read_size()
+        await db.plans.read_size()
         return db
-
-    async def read_size(self) -> None:
-        """Read whether the graph is small (SMALL_GRAPH); a failed read changes nothing."""
-        self._sized = asyncio.get_running_loop().time()
-        try:
-            found, _, _ = await self._driver.execute_query(
-                statement("graph_size"), database_=self._database,
-                routing_=neo4j.RoutingControl.READ,
-            )
-        except (Neo4jError, DriverError, OSError):
-            return
-        self.small = found[0]["nodes"] < SMALL_GRAPH
-
-    def text(self, name: str) -> LiteralString:
-        """The text sent for statement `name`: as it is, or, on a small graph, keeping the plan
-        Neo4j has (KEEP_PLAN). Reads the graph's size again, in the background, once
-        SIZE_SECONDS have passed since the last read."""
-        now = asyncio.get_running_loop().time()
-        if now - self._sized >= SIZE_SECONDS and (self._sizing is None or self._sizing.done()):
-            self._sized = now
-            self._sizing = asyncio.create_task(self.read_size())
-        text: LiteralString = statement(name)
-        return KEEP_PLAN + text if self.small else text
 
     async def apply_schema(self) -> None:
         """cypher/schema.cypher's constraints and indexes, each made if missing. A full-text
@@ -406,8 +369,7 @@ class Database:
         return True
 
     async def close(self) -> None:
-        if self._sizing is not None:
-            await asyncio.gather(self._sizing, return_exceptions=True)
+        await self.plans.close()
         await self._driver.close()
 
     def _counted(
@@ -549,30 +511,7 @@ class Database:
             pass
         return await _lost_connection_retries()(once)
 
-    async def plan_catalog(self) -> int:
-        """Have Neo4j parse and plan every statement of the catalog (EXPLAIN: nothing runs),
-        so that a cold database's planner is warm before the first request: how many."""
-        names = sorted(
-            path.stem for path in CYPHER_DIR.glob("*.cypher")
-            if path.stem not in NOT_PLANNED and not path.stem.startswith("bench_")
-        )
-        async with self._driver.session(database=self._database) as session:
-            for name in names:
-                text = statement(name)
-                # every parameter given (null): Neo4j caches a plan only when none is missing,
-                # so that a second warm-up against the same Neo4j costs little
-                params = dict.fromkeys(PARAMETER.findall(text))
-                result = await session.run(f"EXPLAIN {text}", params)
-                await result.consume()
-        return len(names)
-
     async def clear(self) -> None:
         """Delete every node (tests start each case from an empty graph)."""
         await self._driver.execute_query(statement("clear_graph"), database_=self._database)
-
-
-PARAMETER = re.compile(r"\$(\w+)")
-# Statements the warm-up does not plan: the schema's, and those run only by tests and tools
-# (and `bench_*`, the benchmark's own).
-NOT_PLANNED = frozenset({"schema", "fulltext_indexes", "drop_index", "await_index", "clear_graph"})
 
