@@ -9,6 +9,7 @@ from functools import cache
 from typing import Any
 
 from app.domain.enums import Kind, SessionKind
+from app.domain.made import made
 
 KINDS: tuple[Kind, ...] = tuple(Kind)
 SESSION_KINDS: tuple[SessionKind, ...] = tuple(SessionKind)
@@ -99,14 +100,15 @@ class Item:
         that selection reads such an item."""
         if fields is ITEM_FIELDS:
             uid, id_, type_, role, content, app, author, at, seq, turn = row
-            return cls(uid=uid, id=id_, type=type_, role=role, content=content, app=app,
-                       author=author, at=at, seq=seq, turn=turn, turn_known=True)
-        read: list[Any] = [None] * len(ITEM_FIELDS)
-        for at, value in zip(_positions(fields), row, strict=False):  # (the turn's id last)
-            read[at] = value
-        uid, id_, type_, role, content, app, author, at, seq = read
-        return cls(uid=uid, id=id_, type=type_, role=role, content=content, app=app,
-                   author=author, at=at, seq=seq, turn=row[-1], turn_known=True)
+        else:
+            read: list[Any] = [None] * len(ITEM_FIELDS)
+            for at, value in zip(_positions(fields), row, strict=False):  # (the turn's id last)
+                read[at] = value
+            uid, id_, type_, role, content, app, author, at, seq = read
+            turn = row[-1]
+        return made(cls, {"uid": uid, "id": id_, "type": type_, "role": role,
+                          "content": content, "app": app, "author": author, "at": at,
+                          "seq": seq, "turn": turn, "turn_known": True})
 
 
     def only(self, fields: tuple[str, ...]) -> Item:
@@ -137,8 +139,9 @@ class Entry:
         items are null where the view was read without them (`fields`: as `Item.from_row`)."""
         key, content, kind, status, updated_at, change, source_ids, found = row
         items = None if found is None else tuple(Item.from_row(item, fields) for item in found)
-        return cls(key=key, content=content, kind=kind, sources=tuple(source_ids),
-                   updated_at=updated_at, status=status, change=change, source_items=items)
+        return made(cls, {"key": key, "content": content, "kind": kind,
+                          "sources": tuple(source_ids), "updated_at": updated_at,
+                          "status": status, "change": change, "source_items": items})
 
     def items(self) -> tuple[Item, ...]:
         """The sources' items; an error where the view was read without them (a caller's

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.domain.agents import AgentEntry
+from app.domain.made import made
 from app.domain.sessions import Entry, SessionState
 
 # A turn as session_views answers it (a list: see its header), by position.
@@ -14,7 +15,7 @@ TURN_ROW = ("id", "status", "model", "shown", "shownAgent", "at", "completedAt",
             "revision", "session")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Turn:
     """A recorded turn: its status, model, items (their ids, where read), what it was shown,
     and the session at the revision and head it made. `types` and `apps` are its items' types
@@ -38,9 +39,11 @@ class Turn:
     def from_row(cls, row: Sequence[Any]) -> Turn:
         """A turn as session_views answers it (a list, in `TURN_ROW`'s order)."""
         id_, status, model, shown, shown_agent, at, completed_at, head, revision, session = row
-        return cls(id=id_, status=status, model=model, shown=tuple(shown or ()),
-                   shown_agent=tuple(shown_agent or ()), at=at, completed_at=completed_at,
-                   session=session, head=head, revision=revision)
+        return made(cls, {"id": id_, "status": status, "model": model,
+                          "shown": tuple(shown or ()), "shown_agent": tuple(shown_agent or ()),
+                          "at": at, "completed_at": completed_at, "session": session,
+                          "head": head, "revision": revision, "items": (), "types": (),
+                          "apps": ()})
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ named in capitals."""
 from __future__ import annotations
 
 from enum import Enum
-from typing import TypeVar
+from functools import cache
+from typing import Any, TypeVar
 
 import strawberry
 
@@ -38,9 +39,17 @@ strawberry.enum(
 )
 
 
+@cache
+def _members(cls: type[Enum]) -> dict[Any, Any]:
+    """The members of `cls` by value: a dict lookup where `cls(value)` goes through Enum's
+    metaclass call, which costs more than the rest of a view's node."""
+    return {member.value: member for member in cls}
+
+
 def enum(cls: type[E], value: str) -> E:
-    return cls(value)
+    member: E | None = _members(cls).get(value)
+    return cls(value) if member is None else member  # cls(value) says what is wrong
 
 
 def maybe(cls: type[E], value: str | None) -> E | None:
-    return None if value is None else cls(value)
+    return None if value is None else enum(cls, value)

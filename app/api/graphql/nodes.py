@@ -63,6 +63,7 @@ from app.domain import jobs as domain_jobs
 from app.domain import provenance as provenance_values
 from app.domain import sessions as values
 from app.domain.agents import Agent as AgentValue
+from app.domain.made import made
 from app.domain.sessions import Version
 from app.domain.turns import Turn as RecordedTurn
 
@@ -92,16 +93,11 @@ class Turn:
     def maybe(cls, turn: RecordedTurn | None) -> Turn | None:
         if turn is None:
             return None
-        return cls(
-            id=turn.id,
-            status=enum(TurnStatus, turn.status),
-            model=turn.model,
-            shown_keys=list(turn.shown),
-            shown_agent=list(turn.shown_agent),
-            at=EpochMillis(turn.at),
-            completed_at=None if turn.completed_at is None else EpochMillis(turn.completed_at),
-            session_id=turn.session,
-        )
+        return made(cls, {
+            "id": turn.id, "status": enum(TurnStatus, turn.status), "model": turn.model,
+            "shown_keys": list(turn.shown), "shown_agent": list(turn.shown_agent),
+            "at": turn.at, "completed_at": turn.completed_at, "session_id": turn.session,
+        })
 
     @strawberry.field
     async def session(self, info: GraphInfo) -> Session | None:
@@ -136,19 +132,12 @@ class Item:
 
     @classmethod
     def from_domain(cls, item: values.Item) -> Item:
-        return cls(
-            uid=item.uid,
-            id=item.id,
-            type=item.type,
-            role=item.role,
-            content=item.content,
-            app=item.app,
-            author=item.author,
-            at=EpochMillis(item.at),
-            seq=item.seq,
-            turn_id=item.turn,
-            turn_known=item.turn_known,
-        )
+        return made(cls, {
+            "id": item.id, "type": item.type, "role": item.role, "content": item.content,
+            "app": item.app, "author": item.author, "at": item.at, "seq": item.seq,
+            "uid": item.uid, "turn_id": item.turn, "turn_known": item.turn_known,
+            "turn_read": False, "read_turn": None,
+        })
 
     @strawberry.field(
         description="Every session and agent entry change that cites this item, across forks, "
@@ -270,15 +259,12 @@ class Entry:
 
     @classmethod
     def from_domain(cls, entry: values.Entry) -> Entry:
-        return cls(
-            key=entry.key,
-            content=entry.content,
-            kind=enum(Kind, entry.kind),
-            status=enum(EntryStatus, entry.status),
-            updated_at=EpochMillis(entry.updated_at),
-            sources=[Item.from_domain(item) for item in entry.items()],
-            change_id=entry.change,
-        )
+        return made(cls, {
+            "key": entry.key, "content": entry.content, "kind": enum(Kind, entry.kind),
+            "status": enum(EntryStatus, entry.status), "updated_at": entry.updated_at,
+            "sources": [Item.from_domain(item) for item in entry.items()],
+            "change_id": entry.change,
+        })
 
     @strawberry.field(
         description="The entry's story, newest change first: what made each change (a person, "
@@ -315,6 +301,41 @@ async def entries_connection(
     return found
 
 
+class BuiltEntries:
+    """The Entry nodes built for the newest session memories, by their entries mapping: a
+    domain view never changes once read, and a kept view answers the same mapping on each use
+    (app/memory/sessions/kept.py), so the nodes built for it once serve every read of it.
+    A node holds nothing of one request: what a request adds to its items (their turns, read
+    ahead) is the view's own session's turns, the same for everyone who may read the view.
+    Holds at most `budget` entries in all, the least recently used go first."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.built: dict[int, tuple[Mapping[str, values.Entry], dict[str, Entry]]] = {}
+        self.size = 0
+
+    def nodes(self, entries: Mapping[str, values.Entry]) -> dict[str, Entry]:
+        key = id(entries)  # held below, so no other mapping takes its id while it is kept
+        hit = self.built.pop(key, None)
+        if hit is not None and hit[0] is entries:
+            self.built[key] = hit
+            return hit[1]
+        if hit is not None:
+            self.size -= len(hit[0])
+        nodes = {k: Entry.from_domain(entry) for k, entry in entries.items()}
+        if len(nodes) <= self.budget:
+            self.built[key] = (entries, nodes)
+            self.size += len(nodes)
+            while self.size > self.budget:
+                gone, _ = self.built.pop(next(iter(self.built)))
+                self.size -= len(gone)
+        return nodes
+
+
+# as many entries as the kept views hold by default (`Settings.kept_view_entries`)
+BUILT = BuiltEntries(20_000)
+
+
 @strawberry.type
 class Memory:
     """S2: a session's memory view."""
@@ -327,7 +348,7 @@ class Memory:
     @classmethod
     def from_domain(cls, memory: values.Memory) -> Memory:
         return cls(
-            by_key={key: Entry.from_domain(entry) for key, entry in memory.entries.items()},
+            by_key=BUILT.nodes(memory.entries),
             processed=list(memory.processed),
             settings=Switches(use=memory.settings.use, generate=memory.settings.generate),
             overrides=Overrides(use=memory.overrides.use, generate=memory.overrides.generate),
