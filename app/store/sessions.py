@@ -93,7 +93,7 @@ class SessionRepository:
         With `items`, each entry has its sources' items (their properties in `fields`: see
         `Item.from_row`); with `turns` too, each row also has the turns its sources cite."""
         return await read_whole(
-            lambda some: self.tx.rows(
+            lambda some: self.tx.plain_rows(
                 "session_views", **who.scope(), ids=some, items=items or turns, turns=turns,
                 itemFields=list(fields),
             ),

@@ -118,6 +118,10 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
         super().__init__(*args, **kwargs)
         # per field set of this execution (graphql-core memoizes them by identity)
         self._plans: dict[int, Plan] = {}
+        # An object of leaves only, completed once per object and field: many items cite the
+        # same turn, and its `{id at}` is the same dict wherever it stands (by the identity
+        # of the object, which is held here, and of the field's details).
+        self._leaves_of: dict[tuple[int, int], tuple[Any, Any]] = {}
         middleware = self.middleware_manager
         self._shortcut = (middleware is None or not middleware.middlewares) and settings_of(
             self.context_value
@@ -197,25 +201,42 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             return ORDINARY
         if value is None:
             return None if nested.nullable else ORDINARY
-        values = value if nested.item_type is not None else (value,)
-        if not isinstance(values, list | tuple) or not self._typed(nested, values):
-            return ORDINARY
+        if nested.item_type is None:
+            key = (id(value), id(details))
+            done = self._leaves_of.get(key)
+            if done is not None and done[0] is value:
+                return done[1]
+        else:
+            key = None
+            if not isinstance(value, list | tuple) or not self._typed(nested, value):
+                return ORDINARY
         field_path = Path(path, name, parent_type.name)
         fields = self.collect_subfields(nested.object_type, details)[0]
         completed: AwaitableOrValue[Any]
+        errors = len(self.collected_errors.errors)
         try:
-            if nested.item_type is None:
+            if key is not None:
                 completed = self.execute_fields(
                     nested.object_type, value, field_path, fields, None
                 )
             else:
-                completed = self._list(nested, details, field_path, fields, values)
+                completed = self._list(nested, details, field_path, fields, value)
         except Exception as raw_error:
             self.handle_field_error(raw_error, nested.return_type, details, field_path)
             return None
         if self.is_awaitable(completed):
             return self._guarded(completed, nested.return_type, details, field_path)
+        if key is not None and errors == len(self.collected_errors.errors) and self._only_leaves(
+            nested.object_type, fields
+        ):
+            self._leaves_of[key] = (value, completed)
         return completed
+
+    def _only_leaves(self, object_type: GraphQLObjectType, fields: Any) -> bool:
+        """Whether an object's field set is completed from its leaves alone, read in place: its
+        completion depends on the object and nothing else."""
+        plan = self._plan(object_type, fields)
+        return not plan.nested and not plan.others
 
     def _typed(self, nested: Nested, values: Sequence[Any]) -> bool:
         """Whether no value is a null the type refuses (objects of types with an `is_type_of`

@@ -302,38 +302,38 @@ async def entries_connection(
 
 
 class BuiltEntries:
-    """The Entry nodes built for the newest session memories, by their entries mapping: a
-    domain view never changes once read, and a kept view answers the same mapping on each use
-    (app/memory/sessions/kept.py), so the nodes built for it once serve every read of it.
+    """The Entry nodes built for the session memories answered last, by their entries mapping:
+    a domain view never changes once read, and a kept view answers the same mapping on each
+    use (app/memory/sessions/kept.py), so the nodes built for it once serve every read of it.
     A node holds nothing of one request: what a request adds to its items (their turns, read
     ahead) is the view's own session's turns, the same for everyone who may read the view.
-    Holds at most `budget` entries in all, the least recently used go first."""
+    Holds the nodes of at most `views` memories and `entries` entries in all, the least
+    recently used go first: few, so that the nodes of views read once (after a change, or by
+    a process that keeps none) do not outlive their request for long."""
 
-    def __init__(self, budget: int) -> None:
-        self.budget = budget
+    def __init__(self, views: int, entries: int) -> None:
+        self.views = views
+        self.entries = entries
         self.built: dict[int, tuple[Mapping[str, values.Entry], dict[str, Entry]]] = {}
         self.size = 0
 
     def nodes(self, entries: Mapping[str, values.Entry]) -> dict[str, Entry]:
-        key = id(entries)  # held below, so no other mapping takes its id while it is kept
+        key = id(entries)  # held below, so no other mapping takes its id while it is here
         hit = self.built.pop(key, None)
-        if hit is not None and hit[0] is entries:
+        if hit is not None:
             self.built[key] = hit
             return hit[1]
-        if hit is not None:
-            self.size -= len(hit[0])
         nodes = {k: Entry.from_domain(entry) for k, entry in entries.items()}
-        if len(nodes) <= self.budget:
+        if len(nodes) <= self.entries:
             self.built[key] = (entries, nodes)
             self.size += len(nodes)
-            while self.size > self.budget:
+            while self.size > self.entries or len(self.built) > self.views:
                 gone, _ = self.built.pop(next(iter(self.built)))
                 self.size -= len(gone)
         return nodes
 
 
-# as many entries as the kept views hold by default (`Settings.kept_view_entries`)
-BUILT = BuiltEntries(20_000)
+BUILT = BuiltEntries(views=16, entries=20_000)
 
 
 @strawberry.type
