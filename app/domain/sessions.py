@@ -151,9 +151,13 @@ class Entry:
         return self.source_items
 
 
+def _newest_key(entry: Entry) -> tuple[int, str]:
+    return -entry.updated_at, entry.key
+
+
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
     """Entries newest first, ties by key: the order of every view."""
-    return sorted(entries, key=lambda e: (-e.updated_at, e.key))
+    return sorted(entries, key=_newest_key)
 
 
 # A turn as session_views answers it (a list: see its header), by position; `turn_record` names
@@ -210,11 +214,15 @@ class SessionView:
         entry = done.entry
         entry = replace(entry, source_items=None if not fields else tuple(
             item.only(fields) for item in entry.items()))
-        entries = newest_first([*(e for e in self.memory.entries.values() if e.key != entry.key),
-                                entry])
+        rest = {key: e for key, e in self.memory.entries.items() if key != entry.key}
+        first = next(iter(rest.values()), None)
+        if first is None or _newest_key(entry) <= _newest_key(first):
+            entries = {entry.key: entry, **rest}  # the edit is the newest: the rest keep order
+        else:
+            entries = {e.key: e for e in newest_first([*rest.values(), entry])}
         view = replace(
             self, session=replace(self.session, head=done.head, revision=done.revision),
-            memory=replace(self.memory, entries={e.key: e for e in entries}),
+            memory=replace(self.memory, entries=entries),
         )
         return view.at_org(done.org)
 

@@ -3,6 +3,11 @@ head and revision."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.domain.sessions import (
     ITEM_FIELDS,
     Edited,
@@ -14,6 +19,7 @@ from app.domain.sessions import (
     Session,
     SessionView,
     Switches,
+    newest_first,
 )
 from app.domain.turns import Turn
 from app.memory.sessions.kept import KeptView, KeptViews
@@ -114,3 +120,27 @@ def test_an_edit_at_a_kept_views_revision_replaces_its_entry_as_a_read_of_it_wou
         assert entry.source_items == (None if not fields else (read,))
         assert after.memory.settings == Switches(use=True, generate=False)
         assert after.org == done.org
+
+
+@given(
+    times=st.lists(st.integers(0, 3), min_size=0, max_size=6),
+    key=st.integers(0, 6),
+    at=st.integers(0, 4),
+)
+def test_an_edit_leaves_the_view_newest_first_whatever_its_time(
+    times: list[int], key: int, at: int
+) -> None:
+    # S2: a view's entries are newest first, ties by key, after an edit as after a read,
+    # whether the edit is the newest entry, ties with one, or is older than some (a clock
+    # behind another process's)
+    entries = [Entry(key=f"k{n}", content="c", kind="fact", sources=(), updated_at=t,
+                     status="active") for n, t in enumerate(times)]
+    before = replace(view("s1", 0), memory=replace(
+        view("s1", 0).memory, entries={e.key: e for e in newest_first(entries)}))
+    done = Edited(head="v2", revision=2, org=OrgSettings(), entry=Entry(
+        key=f"k{key}", content="new", kind="fact", sources=(), updated_at=at,
+        status="active", change="chg", source_items=()))
+    after = before.edited(done, ())
+    expected = newest_first([*(e for e in entries if e.key != f"k{key}"), done.entry])
+    assert list(after.memory.entries) == [e.key for e in expected]
+    assert after.memory.entries[f"k{key}"].content == "new"
