@@ -41,7 +41,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from app.config import Settings
-from app.domain.sessions import item_id
+from app.domain.items import item_id
 from app.errors import SetupError
 from app.memory.ids import new_head, new_id, now_ms
 from app.store import local_server

@@ -25,7 +25,7 @@ from rich.progress import (
 )
 
 from app.domain.agents import AgentEdit, Maker
-from app.domain.sessions import item_id
+from app.domain.items import item_id
 from app.memory.ids import new_head, new_id, now_ms
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.database import Database, Tx

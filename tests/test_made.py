@@ -7,7 +7,8 @@ import dataclasses
 
 import pytest
 
-from app.domain.sessions import ITEM_FIELDS, Entry, Item
+from app.domain.items import ITEM_FIELDS, Item
+from app.domain.sessions import Entry
 from app.domain.turns import Turn
 
 ITEM_ROW = ["itm-1", "i-01", "message", "user", "Hello.", None, "alice", 10, 1, "trn-1"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.agents import listed_key
-from app.domain.sessions import Change, Item
+from app.domain.history import Change
+from app.domain.items import Item
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
-"""Session memory's values: a session, its timeline's items, its memory's entries and changes,
-its versions, and the switches in force (S1-S4, S12-S15)."""
+"""Session memory's values: a session, its memory's entries, its views and state, and the
+switches in force (S1-S4, S12-S15). Its timeline's items are `app.domain.items`, its history
+(changes and versions) `app.domain.history`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import Any
 
 from app.domain.enums import Kind, SessionKind
+from app.domain.items import ITEM_FIELDS, Item
 from app.domain.made import made
 
 KINDS: tuple[Kind, ...] = tuple(Kind)
@@ -52,73 +53,6 @@ def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
 
 # An item's id by its place in the branch: the prefix, then the seq zero-padded to the digits.
 # (record_memory_edit.cypher builds the same from these two, passed as parameters.)
-ITEM_PREFIX = "i-"
-ITEM_DIGITS = 2
-
-
-def item_id(seq: int) -> str:
-    """The id of the seq-th item of a branch, e.g. `i-02`."""
-    return f"{ITEM_PREFIX}{seq:0{ITEM_DIGITS}d}"
-
-
-def next_item_ids(items: int, count: int) -> list[str]:
-    """The ids of the `count` items after the `items` a branch has (where no client chose one)."""
-    return [item_id(items + 1 + n) for n in range(count)]
-
-
-# An item's properties, as a view reads them (session_views' `$itemFields`), in Item's order.
-ITEM_FIELDS = ("uid", "id", "type", "role", "content", "app", "author", "at", "seq")
-
-
-@cache
-def _positions(fields: tuple[str, ...]) -> tuple[int, ...]:
-    """Where each of `fields` is in ITEM_FIELDS."""
-    return tuple(ITEM_FIELDS.index(f) for f in fields)
-
-
-@dataclass(frozen=True)
-class Item:
-    """One entry of a session's timeline."""
-
-    uid: str
-    id: str
-    type: str
-    role: str | None
-    content: str | None
-    app: str | None
-    author: str | None
-    at: int
-    seq: int
-    turn: str | None = None
-    turn_known: bool = False  # whether the record said which turn (None: a memory edit's)
-
-    @classmethod
-    def from_row(cls, row: Sequence[Any], fields: tuple[str, ...] = ITEM_FIELDS) -> Item:
-        """An item as session_views answers it: a list of the properties `fields` names (of
-        ITEM_FIELDS, in its order), then its turn's id. A view read for a GraphQL selection
-        reads only what it asks (`Query.session`) and leaves every other property None: only
-        that selection reads such an item."""
-        if fields is ITEM_FIELDS:
-            uid, id_, type_, role, content, app, author, at, seq, turn = row
-        else:
-            read: list[Any] = [None] * len(ITEM_FIELDS)
-            for at, value in zip(_positions(fields), row, strict=False):  # (the turn's id last)
-                read[at] = value
-            uid, id_, type_, role, content, app, author, at, seq = read
-            turn = row[-1]
-        return made(cls, {"uid": uid, "id": id_, "type": type_, "role": role,
-                          "content": content, "app": app, "author": author, "at": at,
-                          "seq": seq, "turn": turn, "turn_known": True})
-
-
-    def only(self, fields: tuple[str, ...]) -> Item:
-        """This item as a view read with `fields` has it (`from_row`): every other property
-        None."""
-        if fields == ITEM_FIELDS:
-            return self
-        return Item.from_row([getattr(self, f) for f in fields] + [self.turn], fields)
-
-
 @dataclass(frozen=True)
 class Entry:
     """S1: one fact under one key."""
@@ -233,44 +167,6 @@ class SessionView:
         return replace(self, memory=replace(self.memory, settings=settings), org=org)
 
 
-@dataclass(frozen=True)
-class Change:
-    """One recorded memory change: what it changed, before and after, what made it, its sources."""
-
-    id: str
-    op: str
-    maker: str
-    key: str
-    content: str | None
-    kind: str | None
-    status: str | None
-    at: int
-    before_content: str | None
-    before_kind: str | None
-    before_status: str | None
-    revision: int | None
-    head: str | None
-    session: str | None
-    made_by: str | None
-    run: str | None
-    model: str | None
-    cites: tuple[Item, ...]
-
-
-@dataclass(frozen=True)
-class Version:
-    """A past or present head of a session."""
-
-    id: str
-    cause: str
-    at: int
-    depth: int
-    parent: str | None
-    reverted_from: str | None
-    added: tuple[str, ...]
-    current: bool
-
-
 @dataclass(frozen=True, slots=True)
 class SessionState:
     """A session as its lock reads it: what a command checks (S12), what a turn or a run
@@ -331,16 +227,6 @@ class SessionMark:
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryAt:
-    """The memory at a version: its entries (newest first), the items processed, and the
-    newest processed item's seq."""
-
-    entries: tuple[Entry, ...]
-    processed: tuple[str, ...]
-    processed_seq: int
-
-
-@dataclass(frozen=True, slots=True)
 class HeadState:
     """What a session keeps of its head's memory: its entries' changes and the processed
     items with their mark (`processed_seq`)."""
@@ -348,18 +234,6 @@ class HeadState:
     changes: tuple[str, ...]
     processed: tuple[str, ...]
     processed_seq: int
-
-
-@dataclass(frozen=True, slots=True)
-class BranchItem:
-    """An item on the branch of a session's head, with the turn it came in."""
-
-    id: str
-    uid: str
-    turn: str | None
-    type: str
-    role: str | None
-    content: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,18 +268,6 @@ class MemoryEdit:
     change: str
     at: int
     item_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class VersionRef:
-    """A version of a session's history as one is looked up: its id, cause and time, its
-    depth and the items on its branch."""
-
-    id: str
-    cause: str
-    at: int
-    depth: int
-    items: int
 
 
 @dataclass(frozen=True, slots=True)

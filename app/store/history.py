@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from app.domain.history import Version, VersionRef
 from app.domain.principals import Principal
-from app.domain.sessions import HeadState, Version, VersionRef
+from app.domain.sessions import HeadState
 from app.errors import NotFound
 from app.store.database import Tx
 from app.store.records import record

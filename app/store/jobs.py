@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from app.domain.items import Item
 from app.domain.jobs import (
     Claim,
     Dropped,
@@ -19,7 +20,6 @@ from app.domain.jobs import (
     RunContext,
     SessionInput,
 )
-from app.domain.sessions import Item
 from app.store.database import Tx
 from app.store.records import item, record
 

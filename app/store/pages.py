@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.domain.agents import Agent, AgentChange
+from app.domain.history import Change, Version
+from app.domain.items import Item
 from app.domain.principals import Principal
-from app.domain.sessions import Change, Item, Version
 from app.store.database import Tx
 from app.store.records import item, record
 

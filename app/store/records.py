@@ -11,12 +11,11 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from app.domain.history import Change
+from app.domain.items import ITEM_FIELDS, Item
 from app.domain.provenance import Cited, Citing, StoryStep
 from app.domain.sessions import (
-    ITEM_FIELDS,
-    Change,
     Entry,
-    Item,
     Memory,
     OrgSettings,
     Overrides,

@@ -7,19 +7,14 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.domain.history import Change, MemoryAt
+from app.domain.items import ITEM_DIGITS, ITEM_FIELDS, ITEM_PREFIX, BranchItem, Item, next_item_ids
 from app.domain.principals import Principal
 from app.domain.sessions import (
-    ITEM_DIGITS,
-    ITEM_FIELDS,
-    ITEM_PREFIX,
-    BranchItem,
-    Change,
     Configured,
     Edited,
     Entry,
     HeadState,
-    Item,
-    MemoryAt,
     MemoryEdit,
     NewSession,
     Overrides,
@@ -27,7 +22,6 @@ from app.domain.sessions import (
     SessionState,
     SessionView,
     newest_first,
-    next_item_ids,
 )
 from app.domain.turns import Turn
 from app.errors import NotFound

@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 from app.domain.agents import AgentEntry
+from app.domain.items import Item
 from app.domain.principals import Principal
-from app.domain.sessions import Item, Overrides, resolve_switches
+from app.domain.sessions import Overrides, resolve_switches
 from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnState
 from app.errors import NotFound
 from app.store.catalog import maybe, together

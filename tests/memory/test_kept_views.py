@@ -8,11 +8,10 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.domain.items import ITEM_FIELDS, Item
 from app.domain.sessions import (
-    ITEM_FIELDS,
     Edited,
     Entry,
-    Item,
     Memory,
     OrgSettings,
     Overrides,

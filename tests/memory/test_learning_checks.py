@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry
 from app.domain.agents import AgentEdit as AgentKept
-from app.domain.sessions import Item
+from app.domain.items import Item
 from app.memory.changes.checks import (
     Dropped,
     ProposedAgentChange,

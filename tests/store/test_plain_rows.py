@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import neo4j
 
-from app.domain.sessions import ITEM_FIELDS
+from app.domain.items import ITEM_FIELDS
 from app.store import database
 from app.store.catalog import statement
 from tests.conftest import Api, Graph, user

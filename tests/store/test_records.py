@@ -9,8 +9,9 @@ from neo4j import Record
 from neo4j.graph import Graph, Node
 
 from app.domain.agents import AgentEntry, Source
+from app.domain.history import Change
 from app.domain.jobs import Dropped, Run
-from app.domain.sessions import Change, OrgSettings
+from app.domain.sessions import OrgSettings
 from app.store import records
 from app.store.database import plain_record
 

@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import pytest
 
+from app.domain.items import ITEM_FIELDS
 from app.domain.principals import Principal
-from app.domain.sessions import ITEM_FIELDS
 from app.store.database import Tx
 from app.store.sessions import SessionRepository
 

@@ -13,6 +13,8 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
 from app.config import Settings
+from app.domain import history as history_values
+from app.domain import items as timeline
 from app.domain import jobs, provenance
 from app.domain import sessions as values
 from app.domain.agents import Agent, AgentChange, AgentMemory
@@ -54,7 +56,7 @@ class Context:
             found = await self.service.agents.find(who, ids)
             return [found.get(i) for i in ids]
 
-        async def load_histories(ids: list[str]) -> list[list[values.Change]]:
+        async def load_histories(ids: list[str]) -> list[list[history_values.Change]]:
             found = await sessions.histories(who, ids)
             return [found.get(i, []) for i in ids]
 
@@ -68,7 +70,7 @@ class Context:
             found = await service.turns.find(who, ids)
             return [found.get(i) for i in ids]
 
-        async def load_turn_items(ids: list[str]) -> list[list[values.Item]]:
+        async def load_turn_items(ids: list[str]) -> list[list[timeline.Item]]:
             found = await service.turns.items(who, ids)
             return [found.get(i, []) for i in ids]
 
@@ -80,7 +82,7 @@ class Context:
             found = await service.history.memories(who, versions)
             return [found.get(v, []) for v in versions]
 
-        async def load_items(uids: list[str]) -> list[values.Item | None]:
+        async def load_items(uids: list[str]) -> list[timeline.Item | None]:
             found = await sessions.items_by_uid(who, uids)
             return [found.get(uid) for uid in uids]
 
@@ -152,7 +154,7 @@ class Context:
                 # the turns for `Item.turn`; and, read whole, the same views for any other
                 # field that asks them
                 self.turns.prime_many(turns)
-                if fields == values.ITEM_FIELDS:
+                if fields == timeline.ITEM_FIELDS:
                     self.sessions.prime_many(found)
                 return [found.get(i) for i in ids]
 

@@ -59,12 +59,14 @@ from app.api.graphql.sessions.resolvers import (
 )
 from app.api.graphql.sessions.types import Instructions, Overrides, Switches
 from app.domain import agents as agent_values
+from app.domain import history as history_values
+from app.domain import items as timeline
 from app.domain import jobs as domain_jobs
 from app.domain import provenance as provenance_values
 from app.domain import sessions as values
 from app.domain.agents import Agent as AgentValue
+from app.domain.history import Version
 from app.domain.made import made
-from app.domain.sessions import Version
 from app.domain.turns import Turn as RecordedTurn
 
 
@@ -131,7 +133,7 @@ class Item:
     read_turn: strawberry.Private[Turn | None] = None
 
     @classmethod
-    def from_domain(cls, item: values.Item) -> Item:
+    def from_domain(cls, item: timeline.Item) -> Item:
         return made(cls, {
             "id": item.id, "type": item.type, "role": item.role, "content": item.content,
             "app": item.app, "author": item.author, "at": item.at, "seq": item.seq,
@@ -210,7 +212,7 @@ class Change:
     run_id: strawberry.Private[str | None]
 
     @classmethod
-    def from_domain(cls, change: values.Change) -> Change:
+    def from_domain(cls, change: history_values.Change) -> Change:
         return cls(
             id=change.id,
             op=enum(ChangeOp, change.op),

@@ -9,6 +9,8 @@ from typing import Annotated, NotRequired
 from typing_extensions import TypedDict
 
 from app.api.responses.words import KindWord, StatusWord, words
+from app.domain import history as history_values
+from app.domain import items as timeline
 from app.domain import sessions as values
 from app.domain.enums import SessionKind
 
@@ -137,7 +139,7 @@ class Item(TypedDict):
     turn: str | None
 
 
-def item_json(item: values.Item) -> Item:
+def item_json(item: timeline.Item) -> Item:
     return {
         "id": item.id,
         "type": item.type,
@@ -160,7 +162,7 @@ class Version(TypedDict):
     current: bool
 
 
-def version_json(version: values.Version) -> Version:
+def version_json(version: history_values.Version) -> Version:
     return {
         "id": version.id,
         "cause": version.cause,
@@ -196,8 +198,8 @@ class VersionView(TypedDict):
 
 
 def version_view_json(
-    version: values.VersionRef, entries: Iterable[values.Entry], processed: list[str],
-    items: Iterable[values.Item],
+    version: history_values.VersionRef, entries: Iterable[values.Entry], processed: list[str],
+    items: Iterable[timeline.Item],
 ) -> VersionView:
     return {
         "version": {"id": version.id, "cause": version.cause, "at": version.at},
@@ -253,7 +255,7 @@ class Change(TypedDict):
     cites: list[Item]
 
 
-def change_json(change: values.Change) -> Change:
+def change_json(change: history_values.Change) -> Change:
     return {
         "id": change.id,
         "op": change.op,

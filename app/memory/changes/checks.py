@@ -13,8 +13,9 @@ import pydantic
 from pydantic import BaseModel, ConfigDict
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
+from app.domain.items import Item
 from app.domain.jobs import Dropped, Kept
-from app.domain.sessions import KINDS, Entry, Item
+from app.domain.sessions import KINDS, Entry
 from app.errors import ValidationError
 from app.memory.changes.commands import (
     MAX_CONTENT_LENGTH,

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from app.config import Settings
+from app.domain.items import Item
 from app.domain.jobs import PENDING, JobKind, Run, RunContext
 from app.domain.principals import Principal
-from app.domain.sessions import Item, OrgSettings, Overrides, SessionView, resolve_switches
+from app.domain.sessions import OrgSettings, Overrides, SessionView, resolve_switches
 from app.errors import NotFound, SessionConflict
 from app.memory.changes.checks import check_changes, keep_newer_edits, withhold_erased
 from app.memory.ids import new_head, new_id, now_ms

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 
 from app.config import Settings
 from app.domain.agents import Maker
+from app.domain.items import Item
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
-from app.domain.sessions import Item
 from app.memory.changes.checks import (
     check_agent_changes,
     keep_newer_agent_edits,

@@ -8,7 +8,8 @@ from typing import Any
 
 from app.domain.agents import AgentEntry
 from app.domain.enums import AGENT_KINDS, ChangeOp, Kind, Visibility
-from app.domain.sessions import Entry, Item
+from app.domain.items import Item
+from app.domain.sessions import Entry
 from app.memory.changes.credentials import scrub
 from app.models.base import LEARNING_SCHEMA, ModelError
 

@@ -13,16 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.domain.history import MemoryAt, Version, VersionRef
+from app.domain.items import Item
 from app.domain.principals import Principal
-from app.domain.sessions import (
-    Entry,
-    HeadState,
-    Item,
-    MemoryAt,
-    SessionView,
-    Version,
-    VersionRef,
-)
+from app.domain.sessions import Entry, HeadState, SessionView
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.sessions.sessions import check_expected
 from app.store.agent_memory import AgentMemoryRepository

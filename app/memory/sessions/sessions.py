@@ -7,13 +7,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from app.domain.history import Change
+from app.domain.items import ITEM_FIELDS, Item
 from app.domain.principals import Principal
 from app.domain.sessions import (
-    ITEM_FIELDS,
     SESSION_KINDS,
-    Change,
     Edited,
-    Item,
     MemoryEdit,
     NewSession,
     SessionState,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from app.domain.items import BranchItem, Item, next_item_ids
 from app.domain.principals import Principal
-from app.domain.sessions import BranchItem, Item, next_item_ids
 from app.domain.turns import Recorded, Turn, TurnItem, TurnState
 from app.errors import SessionConflict, ValidationError
 from app.memory.jobs.learning import queue_learning

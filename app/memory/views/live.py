@@ -28,8 +28,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 
 from app.domain.agents import AgentMemory
+from app.domain.history import MemoryAt
 from app.domain.principals import Principal
-from app.domain.sessions import LiveMarks, MemoryAt, SessionView
+from app.domain.sessions import LiveMarks, SessionView
 from app.errors import NotFound, Unavailable
 from app.memory.agents.memory import MAX_LOG_PAGE, AgentMemories
 from app.store.database import Database, Tx

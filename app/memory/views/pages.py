@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.domain.agents import Agent, AgentChange
+from app.domain.history import Change, Version
+from app.domain.items import Item
 from app.domain.principals import Principal
-from app.domain.sessions import Change, Item, Version
 from app.memory.agents.entries import change_as_seen
 from app.store.database import Database
 from app.store.pages import Key, PageRepository

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.domain.history import Change
 from app.domain.principals import Principal
 from app.domain.provenance import Pair, StoryStep
-from app.domain.sessions import Change
 from app.errors import NotFound
 from app.store.database import Database, Tx
 from app.store.provenance import ProvenanceRepository

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
-from app.domain import sessions as values
+from app.domain import items as timeline
 from app.domain.turns import Turn
 
 ITEMS = Keyset("items", (int,))
@@ -15,10 +15,10 @@ TURNS = Keyset("turns", (int, str))
 def item_fields(names: set[str]) -> tuple[str, ...]:
     """The item properties a selection of Item's fields (`names`) reads: its uid and id (what
     `turn` and `supports` look up by) and each property it asks (session_views' `$itemFields`)."""
-    return tuple(f for f in values.ITEM_FIELDS if f in names or f in ("uid", "id"))
+    return tuple(f for f in timeline.ITEM_FIELDS if f in names or f in ("uid", "id"))
 
 
-async def items(ctx: Context, version: str, page: Page) -> list[values.Item]:
+async def items(ctx: Context, version: str, page: Page) -> list[timeline.Item]:
     """A page of the timeline as it was at `version` (a head: the timeline now), keyed by seq."""
     return await ctx.page("items", page.after_part(), page.first).load(version)
 

@@ -11,8 +11,10 @@ from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
 from app.api.graphql.items.resolvers import item_fields
 from app.api.graphql.selections import anywhere, asks, selected
+from app.domain import history as history_values
+from app.domain import items as timeline
 from app.domain import sessions as values
-from app.domain.sessions import Version
+from app.domain.history import Version
 from app.memory.turns.instructions import Instructions
 
 ENTRIES = Keyset("entries", (str,))
@@ -39,7 +41,7 @@ async def view(
                               for path in SOURCE_TURNS))
         inside = [selection for field in selections for selection in field.selections]
         whole = anywhere(inside, {"session", "sessions"})
-        loader = ctx.sessions_with_turns(values.ITEM_FIELDS if whole else item_fields(names))
+        loader = ctx.sessions_with_turns(timeline.ITEM_FIELDS if whole else item_fields(names))
     else:
         loader = ctx.sessions
     return await loader.load(session_id)
@@ -59,7 +61,7 @@ async def versions(ctx: Context, session_id: str, page: Page) -> list[Version]:
     return await ctx.page("versions", page.after, page.first).load(session_id)
 
 
-async def changes(ctx: Context, change_id: str, page: Page) -> list[values.Change]:
+async def changes(ctx: Context, change_id: str, page: Page) -> list[history_values.Change]:
     """A page of an entry's changes, newest first, from its latest change (`change_id`)."""
     return await ctx.page("changes", page.after_part(), page.first).load(change_id)
 
