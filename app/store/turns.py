@@ -24,7 +24,7 @@ LOCK_FOR_TURN = together("lock_session", "instruction_entries")
 LOCK_AND_RECORD = together("lock_session", "instruction_entries", maybe("record_turn"))
 # The statement that locks a session and records a turn when the session is still as a
 # snapshot had it, answering no row otherwise: atomic on its own (Database.write_once).
-RECORD_AT_ONCE = together("lock_session", "record_turn")
+RECORD_AT_ONCE = together("take_session_lock", "record_turn")
 
 
 def reach_of(org: str, row: Mapping[str, Any]) -> Reachable:
@@ -143,7 +143,7 @@ class TurnRepository:
         `at`, in one statement, where the session is still as `at` had it (`unmoved`). None
         where it recorded nothing (the session moved, or is not there for `who`)."""
         row = await self.tx.row(
-            RECORD_AT_ONCE, **who.scope(), id=session_id, key=None,
+            RECORD_AT_ONCE, **who.scope(), id=session_id,
             turn=turn_params(turn, **unmoved(at)), run=run_params(run),
         )
         return None if row is None else recorded_of(row)

@@ -303,7 +303,7 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
             time.sleep(0.05)
     statements = statements_of(spans, "POST /v1/sessions/{id}/turns")
     lock, record = "lock_session+instruction_entries", "record_turn"
-    once = "lock_session+record_turn"
+    once = "take_session_lock+record_turn"
     assert statements == [
         [lock, record],  # no turn here before: it decides from what the lock reads
         [once],

@@ -116,8 +116,8 @@ def test_a_transient_error_is_retried_and_the_write_lands_once(
     assert graph.value("MATCH (i:Item {type: 'memory_edit'}) RETURN count(i)") == 1
 
 
-TURN_PARTS = ("lock_session", "record_turn")
-ONCE = "lock_session+record_turn"
+TURN_PARTS = ("lock_session", "take_session_lock", "record_turn")
+ONCE = "take_session_lock+record_turn"
 LOCK, RECORD = "lock_session+instruction_entries", "record_turn"
 
 
