@@ -279,8 +279,8 @@ class SessionRepository:
         is still at `expected` and `revision`, in one statement: what it wrote, or None where it
         changed nothing."""
         row = await self.tx.row(
-            together("lock_session", "record_memory_edit"), **who.scope(), id=session_id,
-            key=edit.key, expected=expected, revision=revision, edit=edit_params(edit),
+            together("take_session_lock", "record_memory_edit"), **who.scope(), id=session_id,
+            expected=expected, revision=revision, edit=edit_params(edit),
         )
         return None if row is None else edited_of(row)
 
@@ -314,7 +314,7 @@ def configured_of(row: Mapping[str, Any]) -> Configured:
 
 
 def edited_of(row: Mapping[str, Any]) -> Edited:
-    """What lock_session and record_memory_edit, run together, wrote and read."""
+    """What record_memory_edit wrote, and the org's settings the lock before it read."""
     edited = row["edited"]
     written = edited["item"]
     item = Item.from_row([written[f] for f in ITEM_FIELDS] + [None])  # (an edit has no turn)

@@ -67,8 +67,8 @@ def test_a_memory_command_is_one_statement_unless_it_is_refused(
     statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
     # each at the revision of the view read just before it: none reads the view
     assert statements == [
-        ["lock_session+record_memory_edit"],
-        ["lock_session+record_memory_edit"],
+        ["take_session_lock+record_memory_edit"],
+        ["take_session_lock+record_memory_edit"],
         ["configure_session"],
         ["configure_session+session_views", "lock_session"],
     ]
@@ -99,7 +99,7 @@ def test_a_configure_on_the_view_answered_here_is_one_statement_and_answers_a_fr
         fresh = [here.view(sid), there.view(sid)]
         spans = finished_spans(exporter, "POST /v1/sessions/{id}/memory")
     statements = statements_of(spans, "POST /v1/sessions/{id}/memory")
-    remember = "lock_session+record_memory_edit"  # at the revision of the view read before it
+    remember = "take_session_lock+record_memory_edit"  # at the revision of the view read before it
     assert statements == [[remember], ["configure_session"], ["configure_session"],
                           ["configure_session"]]
     # each answer is what a read right after it shows, entries and all
@@ -237,7 +237,8 @@ def test_a_remember_or_forget_on_the_view_answered_here_answers_what_a_fresh_rea
             assert "errors" not in read, read
             mutated.append((at, read["data"]["session"]))
         graphql = finished_spans(exporter, "POST /graphql", count=3)
-    one, read = "lock_session+record_memory_edit", "lock_session+record_memory_edit+session_views"
+    one = "take_session_lock+record_memory_edit"
+    read = "lock_session+record_memory_edit+session_views"
     assert statements_of(spans, "POST /v1/sessions/{id}/memory") == [
         [one], [one], [one], [one], [one], [one],
         [one, "lock_session"],  # the revision before the Remember elsewhere: refused
