@@ -120,7 +120,19 @@ class Sessions:
         return await self.db.write(work)
 
     async def views(self, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
-        return await self.db.read(lambda tx: SessionRepository(tx).views(who, ids))
+        """Session views by id, their sources' items read whole; or, where this process keeps
+        such a view of a session, one small statement that says whether that session moved
+        since (`session_marks`), and one more for those that did."""
+        kept = {i: k for i in ids if (k := self.kept.view(i)) is not None and k.serves(ITEM_FIELDS)}
+
+        async def read(tx: Tx, rest: list[str]) -> list[KeptView]:
+            found = await SessionRepository(tx).views(who, rest)
+            return [KeptView(ITEM_FIELDS, view) for view in found.values()]
+
+        answered = await self.db.read(lambda tx: _kept_or_read(tx, who, ids, kept, read))
+        for one in answered:
+            self.kept.keep_view(one)
+        return {one.view.session.id: one.view for one in answered}
 
     async def views_with_turns(
         self, who: Principal, ids: Sequence[str], fields: tuple[str, ...] = ITEM_FIELDS
@@ -135,25 +147,11 @@ class Sessions:
             if (k := self.kept.view(i)) is not None and k.turns is not None and k.serves(fields)
         }
 
-        async def work(tx: Tx) -> list[KeptView]:
-            sessions = SessionRepository(tx)
-            found: list[KeptView] = []
-            if kept:
-                marks = await sessions.marks(who, list(kept))
-                found = [
-                    replace(k, view=k.view.at_org(mark.org))
-                    for mark in marks
-                    if (k := kept[mark.id]).at(mark.head, mark.revision)
-                ]
-                # Kept views of sessions the caller may not reach are absent, as in a read.
-                unread = {mark.id for mark in marks} - {k.view.session.id for k in found}
-                rest = [i for i in ids if i not in kept or i in unread]
-            else:
-                rest = list(ids)
-            read = await sessions.views_with_turns(who, rest, fields) if rest else []
-            return found + [KeptView(fields, view, turns) for view, turns in read]
+        async def read(tx: Tx, rest: list[str]) -> list[KeptView]:
+            found = await SessionRepository(tx).views_with_turns(who, rest, fields)
+            return [KeptView(fields, view, turns) for view, turns in found]
 
-        answered = await self.db.read(work)
+        answered = await self.db.read(lambda tx: _kept_or_read(tx, who, ids, kept, read))
         turns: dict[str, Turn] = {}
         for one in answered:
             turns.update(one.turns or {})
@@ -277,6 +275,28 @@ class Sessions:
             if done is None:
                 done = await self.db.write(lambda tx: edit(tx, change))
         return self.kept.keep_view(done)
+
+
+async def _kept_or_read(
+    tx: Tx, who: Principal, ids: Sequence[str], kept: dict[str, KeptView],
+    read: Callable[[Tx, list[str]], Awaitable[list[KeptView]]],
+) -> list[KeptView]:
+    """The views of `ids`: those `kept` whose session did not move since (one small statement
+    says), with the org's settings now, and the others `read`."""
+    found: list[KeptView] = []
+    if kept:
+        marks = await SessionRepository(tx).marks(who, list(kept))
+        found = [
+            replace(k, view=k.view.at_org(mark.org))
+            for mark in marks
+            if (k := kept[mark.id]).at(mark.head, mark.revision)
+        ]
+        # Kept views of sessions the caller may not reach are absent, as in a read.
+        unread = {mark.id for mark in marks} - {k.view.session.id for k in found}
+        rest = [i for i in ids if i not in kept or i in unread]
+    else:
+        rest = list(ids)
+    return found + (await read(tx, rest) if rest else [])
 
 
 def _read(items: bool) -> tuple[str, ...]:
