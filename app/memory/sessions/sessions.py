@@ -121,9 +121,13 @@ class Sessions:
 
     async def views(self, who: Principal, ids: Sequence[str]) -> dict[str, SessionView]:
         """Session views by id, their sources' items read whole; or, where this process keeps
-        such a view of a session, one small statement that says whether that session moved
-        since (`session_marks`), and one more for those that did."""
+        such a view of every one of them, one small statement that says whether each moved
+        since (`session_marks`), and one more for those that did. Where it keeps some only, all
+        are read in one statement: a list of sessions costs the same statements however many
+        of them this process answered before."""
         kept = {i: k for i in ids if (k := self.kept.view(i)) is not None and k.serves(ITEM_FIELDS)}
+        if len(kept) < len(set(ids)):
+            kept = {}
 
         async def read(tx: Tx, rest: list[str]) -> list[KeptView]:
             found = await SessionRepository(tx).views(who, rest)
