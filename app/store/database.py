@@ -134,7 +134,7 @@ def _check_plain(value: Any) -> None:
 def plain_record(record: neo4j.Record) -> dict[str, Any]:
     """A record as `Record.data()` gives it, the fast way for what our statements return (maps,
     lists and scalars): `data()` converts generically and cost ~50 ms for a 200-entry view."""
-    row = dict(zip(record.keys(), record, strict=True))
+    row = _as_given(record)
     try:
         _check_plain(row)
     except _NotPlain:
