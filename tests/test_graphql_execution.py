@@ -51,7 +51,7 @@ class Source:
     ahead: strawberry.Private[bool] = False
 
     @strawberry.field
-    @in_place(lambda source: source.turn if source.ahead else NOT_READ)
+    @in_place(lambda source, context: source.turn if source.ahead else NOT_READ)
     def kept(self) -> Turn | None:
         KEPT_RAN.append(self.id)
         return self.turn

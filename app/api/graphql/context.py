@@ -124,6 +124,9 @@ class Context:
         self.turn_ids = DataLoader(load_fn=load_turn_ids)
         self.turns = DataLoader(load_fn=load_turns)
         self.turn_items = DataLoader(load_fn=load_turn_items)
+        # The GraphQL turns read ahead for lists of items, by id (`nodes.read_turns_ahead`):
+        # an item answers its `turn` from here without an await of its own.
+        self.turns_read: dict[str, Any] = {}
         self.runs = DataLoader(load_fn=load_runs)
         self.memories = DataLoader(load_fn=load_memories)
         self._pages: dict[tuple[str, Hashable, int], DataLoader[str, list[Any]]] = {}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -61,10 +62,10 @@ class NotRead:
 NOT_READ = NotRead()
 
 
-def in_place(read: Callable[[Any], Any]) -> Callable[[F], F]:
-    """Mark a resolver whose answer `read(source)` can give without it, or `NOT_READ` when it
-    cannot (then the resolver runs as usual). `read` only reads: it runs before the resolver
-    would, and may run again when the ordinary completion reports an error."""
+def in_place(read: Callable[[Any, Any], Any]) -> Callable[[F], F]:
+    """Mark a resolver whose answer `read(source, context)` can give without it, or `NOT_READ`
+    when it cannot (then the resolver runs as usual). `read` only reads: it runs before the
+    resolver would, and may run again when the ordinary completion reports an error."""
 
     def mark(resolver: F) -> F:
         resolver.__in_place__ = read  # type: ignore[attr-defined]
@@ -333,7 +334,7 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
         field = self._plain(parent_type, details)
         if field is None or any(d.node.directives for d in details):
             return None
-        read = _read_of(field)
+        read = _read_of(field, self.context_value)
         if read is None:
             return None
         kind, nullable = _nullable(field.type)
@@ -369,18 +370,23 @@ def _basic(field: Any) -> Callable[[Any], Any] | None:
     return resolve
 
 
-def _read_of(field: Any) -> Callable[[Any], Any] | None:
+def _read_of(field: Any, context: Any) -> Callable[[Any], Any] | None:
     """How an object field is read in place: Strawberry's basic field reads its attribute; a
-    resolver marked `in_place` gives its own read; any other field is not read in place."""
+    resolver marked `in_place` gives its own read (with this execution's context); any other
+    field is not read in place."""
     basic = _basic(field)
     if basic is not None:
         return basic
     definition = field.extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
     resolver = getattr(definition, "base_resolver", None)
-    read: Callable[[Any], Any] | None = getattr(
+    read: Callable[[Any, Any], Any] | None = getattr(
         getattr(resolver, "wrapped_func", None), "__in_place__", None
     )
-    return read
+    return None if read is None else partial(_read_with, read, context)
+
+
+def _read_with(read: Callable[[Any, Any], Any], context: Any, source: Any) -> Any:
+    return read(source, context)
 
 
 def _complete(leaf: Leaf, source: Any) -> Any:

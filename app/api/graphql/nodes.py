@@ -11,7 +11,7 @@ this module imports only their `types` and `resolvers`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import strawberry
 
@@ -26,7 +26,7 @@ from app.api.graphql.connections import (
     keyed_page,
     page_of,
 )
-from app.api.graphql.context import GraphInfo
+from app.api.graphql.context import Context, GraphInfo
 from app.api.graphql.enums import (
     ChangeOp,
     EntryStatus,
@@ -48,7 +48,7 @@ from app.api.graphql.runs import resolvers as runs
 from app.api.graphql.runs.resolvers import RUNS
 from app.api.graphql.runs.types import DroppedChange
 from app.api.graphql.scalars import EpochMillis
-from app.api.graphql.selections import asks
+from app.api.graphql.selections import asked, asks
 from app.api.graphql.sessions import resolvers as sessions
 from app.api.graphql.sessions.resolvers import (
     CHANGES,
@@ -70,6 +70,69 @@ from app.domain.made import made
 from app.domain.turns import Turn as RecordedTurn
 
 
+def _turn_read_ahead(item: timeline.Item, context: Context) -> Turn | NotRead | None:
+    """An item's turn where it needs no read: none for an item that came in no turn (a memory
+    edit's), else the turn `read_turns_ahead` read for this request; NOT_READ otherwise."""
+    if not item.turn_known:
+        return NOT_READ
+    if item.turn is None:
+        return None
+    found: Turn | NotRead | None = context.turns_read.get(item.turn, NOT_READ)
+    return found
+
+
+@in_place(_turn_read_ahead)  # read ahead, a list of items completes in place (execution)
+async def _item_turn(root: timeline.Item, info: GraphInfo) -> Turn | None:
+    ahead = _turn_read_ahead(root, info.context)
+    if not isinstance(ahead, NotRead):
+        return ahead
+    return Turn.maybe(await items.turn_of(info.context, root.uid, root.turn, root.turn_known))
+
+
+async def _item_supports(root: timeline.Item, info: GraphInfo) -> Entries:
+    return Entries.from_domain(await provenance.supports(info.context, root.uid))
+
+
+@strawberry.type
+class Item:
+    """One entry of a session's timeline.
+
+    The GraphQL type only: its values are the domain's items (`app.domain.items.Item`) as they
+    are, whose attributes are its fields, so that a view's thousand items are served without a
+    copy each. A field that holds items says so with `graphql_type=list[Item]`."""
+
+    id: str
+    type: str
+    role: str | None
+    content: str | None
+    app: str | None
+    author: str | None
+    at: EpochMillis
+    seq: int
+    supports: Entries = strawberry.field(
+        resolver=_item_supports,
+        description="Every session and agent entry change that cites this item, across forks, "
+        "newest first (one statement per request).",
+    )
+    turn: Turn | None = strawberry.field(
+        resolver=_item_turn, description="The turn the item came in (none for a memory edit)."
+    )
+
+
+async def read_turns_ahead(info: GraphInfo, of: Iterable[timeline.Item]) -> None:
+    """Read the turns of the items `of` in one batch, for this request, so that a list of
+    items answers `turn` without one await per item. Items whose turn is not known yet are
+    left to look it up themselves."""
+    read = info.context.turns_read
+    ids = list({
+        item.turn for item in of
+        if item.turn_known and item.turn is not None and item.turn not in read
+    })
+    rows = await items.turns_ahead(info.context, ids) if ids else {}
+    if rows is not None:
+        read.update((i, Turn.maybe(row)) for i, row in rows.items())
+
+
 @strawberry.type
 class Turn:
     """One model step of a session, with the memory keys it was shown (S5)."""
@@ -83,9 +146,9 @@ class Turn:
     async def item_ids(self, info: GraphInfo) -> list[str]:
         return [item.id for item in await info.context.turn_items.load(self.id)]
 
-    @strawberry.field
-    async def items(self, info: GraphInfo) -> list[Item]:
-        return [Item.from_domain(item) for item in await info.context.turn_items.load(self.id)]
+    @strawberry.field(graphql_type=list[Item])
+    async def items(self, info: GraphInfo) -> list[timeline.Item]:
+        return await info.context.turn_items.load(self.id)
 
     at: EpochMillis
     completed_at: EpochMillis | None
@@ -113,79 +176,11 @@ class Turn:
         return Entries.from_domain(await provenance.shown(info.context, self.id))
 
 
-@strawberry.type
-class Item:
-    """One entry of a session's timeline."""
-
-    id: str
-    type: str
-    role: str | None
-    content: str | None
-    app: str | None
-    author: str | None
-    at: EpochMillis
-    seq: int
-    uid: strawberry.Private[str]
-    turn_id: strawberry.Private[str | None] = None
-    turn_known: strawberry.Private[bool] = False  # else `turn` looks the turn up by the uid
-    # The turn itself, when the list holding the item read it ahead (`read_turns_ahead`).
-    turn_read: strawberry.Private[bool] = False
-    read_turn: strawberry.Private[Turn | None] = None
-
-    @classmethod
-    def from_domain(cls, item: timeline.Item) -> Item:
-        return made(cls, {
-            "id": item.id, "type": item.type, "role": item.role, "content": item.content,
-            "app": item.app, "author": item.author, "at": item.at, "seq": item.seq,
-            "uid": item.uid, "turn_id": item.turn, "turn_known": item.turn_known,
-            "turn_read": False, "read_turn": None,
-        })
-
-    @strawberry.field(
-        description="Every session and agent entry change that cites this item, across forks, "
-        "newest first (one statement per request)."
-    )
-    async def supports(self, info: GraphInfo) -> Entries:
-        return Entries.from_domain(await provenance.supports(info.context, self.uid))
-
-    @strawberry.field(
-        description="The turn the item came in (none for a memory edit).",
-        graphql_type=Turn | None,
-    )
-    @in_place(lambda item: item.turn_ahead())
-    def turn(self, info: GraphInfo) -> Turn | Awaitable[Turn | None] | None:
-        # Answered at once when read ahead: a list of items then completes in place (execution).
-        ahead = self.turn_ahead()
-        return self._load_turn(info) if isinstance(ahead, NotRead) else ahead
-
-    def turn_ahead(self) -> Turn | NotRead | None:
-        """The turn `read_turns_ahead` handed over, or NOT_READ when it handed none."""
-        return self.read_turn if self.turn_read else NOT_READ
-
-    async def _load_turn(self, info: GraphInfo) -> Turn | None:
-        return Turn.maybe(
-            await items.turn_of(info.context, self.uid, self.turn_id, self.turn_known)
-        )
-
-
-async def read_turns_ahead(info: GraphInfo, of: Iterable[Item]) -> None:
-    """Read the turns of the items `of` in one batch and hand each item its own, so that a list
-    of items answers `turn` without one await per item. Items whose turn is not known yet are
-    left to look it up themselves."""
-    known = [item for item in of if item.turn_known and not item.turn_read]
-    ids = list({item.turn_id for item in known if item.turn_id is not None})
-    rows = await items.turns_ahead(info.context, ids)
-    if rows is None:
-        return
-    turns = {i: Turn.maybe(row) for i, row in rows.items()}
-    for item in known:
-        item.read_turn = None if item.turn_id is None else turns[item.turn_id]
-        item.turn_read = True
-
-
-async def items_connection(info: GraphInfo, version: str, page: Page) -> Connection[Item]:
+async def items_connection(
+    info: GraphInfo, version: str, page: Page
+) -> Connection[timeline.Item]:
     found = await items.items(info.context, version, page)
-    return connection(ITEMS, page, found, lambda i: (i.seq,), Item.from_domain)
+    return connection(ITEMS, page, found, lambda i: (i.seq,), lambda i: i)
 
 
 @strawberry.type
@@ -207,7 +202,7 @@ class Change:
     revision: int | None
     head: str | None
     model: str | None
-    cites: list[Item]
+    cites: list[timeline.Item] = strawberry.field(graphql_type=list[Item])
     session_id: strawberry.Private[str | None]
     run_id: strawberry.Private[str | None]
 
@@ -229,7 +224,7 @@ class Change:
             revision=change.revision,
             head=change.head,
             model=change.model,
-            cites=[Item.from_domain(item) for item in change.cites],
+            cites=list(change.cites),
             session_id=change.session,
             run_id=change.run,
         )
@@ -256,7 +251,7 @@ class Entry:
     kind: Kind
     status: EntryStatus
     updated_at: EpochMillis
-    sources: list[Item]
+    sources: list[timeline.Item] = strawberry.field(graphql_type=list[Item])
     change_id: strawberry.Private[str]
 
     @classmethod
@@ -264,7 +259,7 @@ class Entry:
         return made(cls, {
             "key": entry.key, "content": entry.content, "kind": enum(Kind, entry.kind),
             "status": enum(EntryStatus, entry.status), "updated_at": entry.updated_at,
-            "sources": [Item.from_domain(item) for item in entry.items()],
+            "sources": list(entry.items()),
             "change_id": entry.change,
         })
 
@@ -298,7 +293,7 @@ async def entries_connection(
     page = page_of(ENTRIES, first, after)
     rows = keyed_page(by_key, page)
     found = connection(ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(by_key))
-    if any(asks(info.selected_fields, ("entries", *path)) for path in SOURCE_TURNS):
+    if any(asks(asked(info), ("entries", *path)) for path in SOURCE_TURNS):
         await read_turns_ahead(info, (item for entry in found.nodes for item in entry.sources))
     return found
 
@@ -403,10 +398,13 @@ class SessionVersion:
         by_key = {e.key: Entry.from_domain(e) for e in found}
         return await entries_connection(info, by_key, first, after)
 
-    @strawberry.field(description="The timeline as it was at this version, oldest first.")
+    @strawberry.field(
+        description="The timeline as it was at this version, oldest first.",
+        graphql_type=Connection[Item],
+    )
     async def items(
         self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
-    ) -> Connection[Item]:
+    ) -> Connection[timeline.Item]:
         return await items_connection(info, self.id, page_of(ITEMS, first, after))
 
 
@@ -501,10 +499,12 @@ class Session:
             memory=shown.text, session_keys=list(shown.keys), agent_keys=list(shown.agent_keys)
         )
 
-    @strawberry.field(description="The timeline up to the head, oldest first.")
+    @strawberry.field(
+        description="The timeline up to the head, oldest first.", graphql_type=Connection[Item]
+    )
     async def items(
         self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
-    ) -> Connection[Item]:
+    ) -> Connection[timeline.Item]:
         return await items_connection(info, self.head, page_of(ITEMS, first, after))
 
 
@@ -579,10 +579,9 @@ class AgentSource:
     async def session(self, info: GraphInfo) -> Session | None:
         return Session.maybe(await info.context.sessions.load(self.session_id))
 
-    @strawberry.field
-    async def item(self, info: GraphInfo) -> Item | None:
-        found = await info.context.item.load(self.uid)
-        return None if found is None else Item.from_domain(found)
+    @strawberry.field(graphql_type=Item | None)
+    async def item(self, info: GraphInfo) -> timeline.Item | None:
+        return await info.context.item.load(self.uid)
 
 
 def _sources(sources: tuple[agent_values.Source, ...]) -> list[AgentSource]:
@@ -821,9 +820,9 @@ class CitedItem:
     session_id: str | None
     record: strawberry.Private[provenance_values.Cited]
 
-    @strawberry.field
-    def item(self) -> Item:
-        return Item.from_domain(self.record.item)
+    @strawberry.field(graphql_type=Item)
+    def item(self) -> timeline.Item:
+        return self.record.item
 
 
 @strawberry.type

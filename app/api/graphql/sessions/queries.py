@@ -7,6 +7,7 @@ import strawberry
 from app.api.graphql.connections import DEFAULT_FIRST, Connection, page_of
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.nodes import Session, sessions_connection
+from app.api.graphql.selections import asked
 from app.api.graphql.sessions import resolvers
 from app.api.graphql.sessions.resolvers import SESSIONS
 
@@ -15,7 +16,7 @@ from app.api.graphql.sessions.resolvers import SESSIONS
 class SessionQuery:
     @strawberry.field
     async def session(self, info: GraphInfo, id: strawberry.ID) -> Session | None:
-        return Session.maybe(await resolvers.view(info.context, str(id), info.selected_fields))
+        return Session.maybe(await resolvers.view(info.context, str(id), asked(info)))
 
     @strawberry.field(description="The sessions the caller may reach (one agent's, with "
                       "`agent`), oldest first.")

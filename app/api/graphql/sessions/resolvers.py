@@ -3,14 +3,12 @@ asks them), pages of sessions, versions and changes, and the instructions a turn
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from strawberry.types.nodes import Selection
+from collections.abc import Iterable, Sequence
 
 from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
 from app.api.graphql.items.resolvers import item_fields
-from app.api.graphql.selections import anywhere, asks, selected
+from app.api.graphql.selections import Asked, anywhere, asks, selected
 from app.domain import history as history_values
 from app.domain import items as timeline
 from app.domain import sessions as values
@@ -27,7 +25,7 @@ SOURCE_TURNS = (("nodes", "sources", "turn"), ("edges", "node", "sources", "turn
 
 
 async def view(
-    ctx: Context, session_id: str, selections: list[Selection]
+    ctx: Context, session_id: str, selections: Sequence[Asked]
 ) -> values.SessionView | None:
     """A session's view for a document asking `selections` of it.
 
@@ -39,7 +37,7 @@ async def view(
     if any(asks(selections, (*entries, *path)) for path in SOURCE_TURNS):
         names = set().union(*(selected(selections, (*entries, *path[:-1]))
                               for path in SOURCE_TURNS))
-        inside = [selection for field in selections for selection in field.selections]
+        inside = [selection for field in selections for selection in field.inside]
         whole = anywhere(inside, {"session", "sessions"})
         loader = ctx.sessions_with_turns(timeline.ITEM_FIELDS if whole else item_fields(names))
     else:
