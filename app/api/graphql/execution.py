@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -79,7 +78,8 @@ class Nested:
     """An object field completed in place: how it is read, its object type, whether it is a
     list, and whether the field and the list's items may be null."""
 
-    read: Callable[[Any], Any]
+    read: Callable[..., Any]  # of the source, and with_context, of the context too
+    with_context: bool
     object_type: GraphQLObjectType
     return_type: GraphQLOutputType
     item_type: GraphQLOutputType | None  # the list's item type; None: not a list
@@ -109,6 +109,9 @@ class _Ordinary:
 
 
 ORDINARY = _Ordinary()
+
+# What a field completed in place is when it is done (an object, a list, a null): no awaitable.
+_COMPLETED = frozenset({dict, list, type(None)})
 
 
 class Execution(StrawberryGraphQLCoreExecutionContext):
@@ -140,14 +143,21 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
             )
-        plan = self._plan(parent_type, grouped_field_set)
+        plan = self._plans.get(id(grouped_field_set))
+        if plan is None or plan.field_set is not grouped_field_set:
+            plan = self._plan(parent_type, grouped_field_set)
         if not plan.leaves and not plan.nested:
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
             )
+        read: dict[str, Any] = {}
         try:
-            read = {name: _complete(leaf, source_value) for name, leaf in plan.leaves.items()}
-        except _Refused:
+            for name, (resolve, kind, nullable, plain) in plan.leaves.items():
+                value = resolve(source_value)
+                read[name] = value if plain and type(value) is str else _serialized(
+                    kind, nullable, value
+                )
+        except Exception:  # (a read that raises, or a value the completion must report)
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
             )
@@ -162,7 +172,7 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
                     others = {**others, name: details}
                     continue
                 read[name] = completed
-                if self.is_awaitable(completed):
+                if type(completed) not in _COMPLETED and self.is_awaitable(completed):
                     waiting.append(name)
             if others:
                 rest = super().execute_fields(parent_type, source_value, path, others, None)
@@ -170,7 +180,7 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             if waiting:
                 self.settle_in_background([read[name] for name in waiting])
             raise
-        if self.is_awaitable(rest) or waiting:
+        if waiting or (others and self.is_awaitable(rest)):
             return self._merged(grouped_field_set, read, waiting, rest)
         if plan.in_order and not others:
             return read
@@ -195,7 +205,9 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
         """An object field's completed value, or ORDINARY when its completion must report an
         error of its own (before anything of it ran)."""
         try:
-            value = nested.read(source)
+            value = nested.read(source, self.context_value) if nested.with_context else (
+                nested.read(source)
+            )
         except Exception:  # (an attribute that raises: reported where graphql-core does)
             return ORDINARY
         if value is NOT_READ:
@@ -256,7 +268,7 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             if one is None:
                 completed.append(None)
                 continue
-            item_path = path.add_key(index, None)
+            item_path = Path(path, index, None)
             try:
                 result = self.execute_fields(nested.object_type, one, item_path, fields, None)
             except Exception as raw_error:
@@ -267,7 +279,7 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
                         self.settle_in_background([completed[i] for i in waiting])
                     raise
                 result = None
-            if self.is_awaitable(result):
+            if type(result) is not dict and self.is_awaitable(result):
                 result = self._guarded(result, nested.item_type, details, item_path)
                 waiting.append(index)
             completed.append(result)
@@ -334,7 +346,8 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
         field = self._plain(parent_type, details)
         if field is None or any(d.node.directives for d in details):
             return None
-        read = _read_of(field, self.context_value)
+        basic = _basic(field)
+        read = basic if basic is not None else _in_place_read(field)
         if read is None:
             return None
         kind, nullable = _nullable(field.type)
@@ -345,7 +358,7 @@ class Execution(StrawberryGraphQLCoreExecutionContext):
             kind, items_nullable = _nullable(item_type)
         if not isinstance(kind, GraphQLObjectType) or kind.is_type_of is not None:
             return None
-        return Nested(read, kind, field.type, item_type, nullable, items_nullable)
+        return Nested(read, basic is None, kind, field.type, item_type, nullable, items_nullable)
 
 
 def _nullable(kind: GraphQLOutputType) -> tuple[GraphQLOutputType, bool]:
@@ -370,34 +383,18 @@ def _basic(field: Any) -> Callable[[Any], Any] | None:
     return resolve
 
 
-def _read_of(field: Any, context: Any) -> Callable[[Any], Any] | None:
-    """How an object field is read in place: Strawberry's basic field reads its attribute; a
-    resolver marked `in_place` gives its own read (with this execution's context); any other
-    field is not read in place."""
-    basic = _basic(field)
-    if basic is not None:
-        return basic
+def _in_place_read(field: Any) -> Callable[[Any, Any], Any] | None:
+    """The read of a resolver marked `in_place` (of the source and the context), or None."""
     definition = field.extensions.get(GraphQLCoreConverter.DEFINITION_BACKREF)
     resolver = getattr(definition, "base_resolver", None)
     read: Callable[[Any, Any], Any] | None = getattr(
         getattr(resolver, "wrapped_func", None), "__in_place__", None
     )
-    return None if read is None else partial(_read_with, read, context)
+    return read
 
 
-def _read_with(read: Callable[[Any, Any], Any], context: Any, source: Any) -> Any:
-    return read(source, context)
-
-
-def _complete(leaf: Leaf, source: Any) -> Any:
-    """A leaf's value as graphql-core completes it, unless that would be an error."""
-    resolve, kind, nullable, plain = leaf
-    try:
-        value = resolve(source)
-    except Exception as exc:  # (an attribute that raises: reported where graphql-core does)
-        raise _Refused from exc
-    if plain and type(value) is str:
-        return value
+def _serialized(kind: GraphQLLeafType, nullable: bool, value: Any) -> Any:
+    """A leaf's value as graphql-core completes it; _Refused where that would be an error."""
     if value is None:
         if nullable:
             return None
