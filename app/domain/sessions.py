@@ -97,6 +97,13 @@ def newest_first(entries: Iterable[Entry]) -> list[Entry]:
 # A turn as session_views answers it (a list: see its header), by position; `turn_record` names
 
 
+class Entries(dict[str, Entry]):
+    """A memory's entries by key, newest first: a dict that a weak reference can follow, so that
+    what a reader builds of a view (the GraphQL nodes) lives exactly as long as the view."""
+
+    __slots__ = ("__weakref__",)
+
+
 @dataclass(frozen=True)
 class Memory:
     """S2: the memory view of one session."""
@@ -151,9 +158,9 @@ class SessionView:
         rest = {key: e for key, e in self.memory.entries.items() if key != entry.key}
         first = next(iter(rest.values()), None)
         if first is None or _newest_key(entry) <= _newest_key(first):
-            entries = {entry.key: entry, **rest}  # the edit is the newest: the rest keep order
+            entries = Entries({entry.key: entry, **rest})  # the newest: the rest keep order
         else:
-            entries = {e.key: e for e in newest_first([*rest.values(), entry])}
+            entries = Entries((e.key, e) for e in newest_first([*rest.values(), entry]))
         view = replace(
             self, session=replace(self.session, head=done.head, revision=done.revision),
             memory=replace(self.memory, entries=entries),

@@ -15,6 +15,7 @@ from app.domain.history import Change
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.provenance import Cited, Citing, StoryStep
 from app.domain.sessions import (
+    Entries,
     Entry,
     Memory,
     OrgSettings,
@@ -132,7 +133,7 @@ def session_view(row: Row, fields: tuple[str, ...] = ITEM_FIELDS) -> SessionView
     overrides = Overrides(use=s.get("useOverride"), generate=s.get("generateOverride"))
     entries = newest_first(Entry.from_row(e, fields) for e in row["entries"])
     memory = Memory(
-        entries={entry.key: entry for entry in entries},
+        entries=Entries((entry.key, entry) for entry in entries),
         processed=tuple(row["processed"]),
         settings=resolve_switches(org, overrides),
         overrides=overrides,

@@ -11,7 +11,9 @@ this module imports only their `types` and `resolvers`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
+from functools import partial
 
 import strawberry
 
@@ -299,38 +301,34 @@ async def entries_connection(
 
 
 class BuiltEntries:
-    """The Entry nodes built for the session memories answered last, by their entries mapping:
-    a domain view never changes once read, and a kept view answers the same mapping on each
-    use (app/memory/sessions/kept.py), so the nodes built for it once serve every read of it.
-    A node holds nothing of one request: what a request adds to its items (their turns, read
-    ahead) is the view's own session's turns, the same for everyone who may read the view.
-    Holds the nodes of at most `views` memories and `entries` entries in all, the least
-    recently used go first: few, so that the nodes of views read once (after a change, or by
-    a process that keeps none) do not outlive their request for long."""
+    """The Entry nodes built for each memory view, while that view lives: a domain view never
+    changes once read, and a kept view answers the same entries on each use
+    (app/memory/sessions/kept.py), so the nodes built for it once serve every read of it, as
+    long as it is kept; a view read once (after a change, or by a process that keeps none) takes
+    its nodes with it when its request ends. A node holds nothing of one request (an item's
+    turn read ahead is the request's: `read_turns_ahead`). Only entries a weak reference can
+    follow (`values.Entries`, as every view read has) are remembered."""
 
-    def __init__(self, views: int, entries: int) -> None:
-        self.views = views
-        self.entries = entries
-        self.built: dict[int, tuple[Mapping[str, values.Entry], dict[str, Entry]]] = {}
-        self.size = 0
+    def __init__(self) -> None:
+        self.built: dict[int, tuple[weakref.ref[Mapping[str, values.Entry]], dict[str, Entry]]] = {}
 
     def nodes(self, entries: Mapping[str, values.Entry]) -> dict[str, Entry]:
-        key = id(entries)  # held below, so no other mapping takes its id while it is here
-        hit = self.built.pop(key, None)
-        if hit is not None:
-            self.built[key] = hit
+        key = id(entries)
+        hit = self.built.get(key)
+        if hit is not None and hit[0]() is entries:
             return hit[1]
         nodes = {k: Entry.from_domain(entry) for k, entry in entries.items()}
-        if len(nodes) <= self.entries:
-            self.built[key] = (entries, nodes)
-            self.size += len(nodes)
-            while self.size > self.entries or len(self.built) > self.views:
-                gone, _ = self.built.pop(next(iter(self.built)))
-                self.size -= len(gone)
+        if isinstance(entries, values.Entries):
+            self.built[key] = (weakref.ref(entries, partial(self._gone, key)), nodes)
         return nodes
 
+    def _gone(self, key: int, ref: weakref.ref[Mapping[str, values.Entry]]) -> None:
+        hit = self.built.get(key)
+        if hit is not None and hit[0] is ref:
+            del self.built[key]
 
-BUILT = BuiltEntries(views=16, entries=20_000)
+
+BUILT = BuiltEntries()
 
 
 @strawberry.type

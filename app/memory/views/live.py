@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from app.domain.agents import AgentMemory
 from app.domain.history import MemoryAt
 from app.domain.principals import Principal
-from app.domain.sessions import LiveMarks, SessionView
+from app.domain.sessions import Entries, LiveMarks, SessionView
 from app.errors import NotFound, Unavailable
 from app.memory.agents.memory import MAX_LOG_PAGE, AgentMemories
 from app.store.database import Database, Tx
@@ -181,7 +181,7 @@ def view_at(now: SessionView, revision: int, head: str, memory: MemoryAt) -> Ses
         session=replace(now.session, head=head, revision=revision),
         memory=replace(
             now.memory,
-            entries={entry.key: entry for entry in memory.entries},
+            entries=Entries((entry.key, entry) for entry in memory.entries),
             processed=memory.processed,
         ),
     )
