@@ -127,12 +127,16 @@ class GraphQLApp(GraphQL[Context, None]):
         request_data: GraphQLRequestData,
     ) -> ExecutionResult:
         """One operation of a plain HTTP request: a subscription is refused (Strawberry would
-        run it once as a query, and answer null); it streams over the WebSocket."""
+        run it once as a query, and answer null); it streams over the WebSocket. Answered, the
+        context lets go of what the operation read (`Context.release`)."""
         if asks_subscription(request_data):
             raise SubscriptionOverHttp
-        return await super().execute_single(
-            request, request_adapter, sub_response, context, root_value, request_data
-        )
+        try:
+            return await super().execute_single(
+                request, request_adapter, sub_response, context, root_value, request_data
+            )
+        finally:
+            context.release()
 
     def encode_json(self, data: object) -> str:
         # A str, not bytes: the WebSocket transport sends what this answers as a text frame,

@@ -144,6 +144,18 @@ class Context:
             "jobs": lambda ids, after, first: pages.job_ids(who, ids, after, first),
         }
 
+    def release(self) -> None:
+        """Let go of what the request read, once it is answered. The loaders refer back to the
+        context that holds them, a cycle that only the collector's passes over older
+        generations would free, with every view the request read: emptied, they go when the
+        request ends."""
+        loaders = [*vars(self).values(), *self._pages.values(), *self._with_turns.values()]
+        for loader in loaders:
+            if isinstance(loader, DataLoader):
+                loader.clear_all()
+                loader.batch = None
+        self.turns_read.clear()
+
     def sessions_with_turns(
         self, fields: tuple[str, ...]
     ) -> DataLoader[str, values.SessionView | None]:
