@@ -837,11 +837,11 @@ async def nested_rows(ctx: Context, sizes: Sizes) -> list[Row]:
             figure=f"ours {mine.cpu()}; no view kept {reread.cpu()}; "
                    f"@neo4j/graphql {theirs.cpu()}"),
         Row(section, "throughput, ours vs @neo4j/graphql", rounds, against="@neo4j/graphql",
-            ratio=ratio, goal="≥ 1.0x", met=ratio >= 1.0,
+            ratio=ratio, goal="≥ 2x", met=ratio >= 2.0,
             figure=f"{mine.rate:.1f} vs {theirs.rate:.1f} req/s "
                    f"(rounds {mine.rates()} vs {theirs.rates()})"),
         Row(section, "throughput, ours with no view kept vs @neo4j/graphql", rounds,
-            against="@neo4j/graphql", ratio=reread_ratio,
+            against="@neo4j/graphql", ratio=reread_ratio, goal="≥ 1.0x", met=reread_ratio >= 1.0,
             figure=f"{reread.rate:.1f} vs {theirs.rate:.1f} req/s (rounds {reread.rates()}): "
                    "a read after a change"),
     ]
