@@ -541,45 +541,51 @@ class Measured:
 
 
 async def hot_paths(
-    ctx: Context, view: dict[str, Any], sizes: Sizes, label: str
-) -> Measured:
-    """The four hot paths on one session, one after the other; a measure that fails is
-    recorded as failed (a row that says so), and the others still run."""
-    advance = ctx.task(label, (sizes.warmup + sizes.rounds) * len(HOT_PATHS))
-    measured = Measured()
-    for name in HOT_PATHS:
-        try:
-            view = await hot_path(ctx, view, name, measured.samples[name], sizes, advance)
-        except RuntimeError as exc:
-            measured.failed[name] = str(exc)[:160]
+    ctx: Context, views: dict[str, dict[str, Any]], sizes: Sizes, label: str
+) -> dict[str, Measured]:
+    """The four hot paths on each of `views` (sessions by size), side by side: each round runs
+    every path on every session, the sessions in turn (first to last, then last to first), so
+    that a slower moment of a shared machine falls on each size alike. A measure that fails is
+    recorded as failed for its session (a row that says so), and the others still run."""
+    advance = ctx.task(label, (sizes.warmup + sizes.rounds) * len(HOT_PATHS) * len(views))
+    measured = {size: Measured() for size in views}
+    for n in range(sizes.warmup + sizes.rounds):
+        for name in HOT_PATHS:
+            order = list(views) if n % 2 == 0 else list(reversed(views))
+            for size in order:
+                advance(1)
+                if name in measured[size].failed:
+                    continue
+                try:
+                    elapsed, views[size] = await hot_path(ctx, views[size], name, n)
+                except RuntimeError as exc:
+                    measured[size].failed[name] = str(exc)[:160]
+                    continue
+                if n >= sizes.warmup:
+                    measured[size].samples[name].append(elapsed)
     return measured
 
 
 async def hot_path(
-    ctx: Context, view: dict[str, Any], name: str, samples: list[float], sizes: Sizes,
-    advance: Callable[[int], None],
-) -> dict[str, Any]:
-    """Time one hot path `sizes.rounds` times (after `sizes.warmup`) into `samples`; the
-    session view after it."""
+    ctx: Context, view: dict[str, Any], name: str, n: int
+) -> tuple[float, dict[str, Any]]:
+    """One hot path, the `n`-th time, on the session of `view`: its time and the session view
+    after it."""
     sid = view["session"]["id"]
-    for n in range(sizes.warmup + sizes.rounds):
-        if name == "GET memory":
-            elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/memory")
-        elif name == "GET instructions":
-            elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/instructions")
-        elif name == "Remember":
-            command = {"_tag": "Remember", "key": f"grow-{uuid.uuid4().hex[:8]}",
-                       "content": f"Measured fact {n}.", "kind": "fact"}
-            elapsed, view = await ctx.api.timed_command(view, command)
-        else:
-            elapsed, answer = await ctx.api.call(
-                "POST", f"/v1/sessions/{sid}/turns", {"items": four_items(n)}
-            )
-            view["session"].update(answer["session"])
-        if n >= sizes.warmup:
-            samples.append(elapsed)
-        advance(1)
-    return view
+    if name == "GET memory":
+        elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/memory")
+    elif name == "GET instructions":
+        elapsed, _ = await ctx.api.call("GET", f"/v1/sessions/{sid}/instructions")
+    elif name == "Remember":
+        command = {"_tag": "Remember", "key": f"grow-{uuid.uuid4().hex[:8]}",
+                   "content": f"Measured fact {n}.", "kind": "fact"}
+        elapsed, view = await ctx.api.timed_command(view, command)
+    else:
+        elapsed, answer = await ctx.api.call(
+            "POST", f"/v1/sessions/{sid}/turns", {"items": four_items(n)}
+        )
+        view["session"].update(answer["session"])
+    return elapsed, view
 
 
 def growth_table(section: str, by_size: dict[str, Measured], limit: float) -> list[Row]:
@@ -666,31 +672,34 @@ async def background(ctx: Context, items: int) -> None:
 
 
 async def growth_rows(ctx: Context, sizes: Sizes) -> list[Row]:
-    """One session grown through `sizes.items` in 4-item turns, among other sessions that
-    bring the graph to `sizes.graph_items` items."""
-    await background(ctx, sizes.graph_items - max(sizes.items))
+    """A session grown to each of `sizes.items` in 4-item turns, among other sessions that
+    bring the graph to `sizes.graph_items` items, all measured side by side once loaded."""
+    await background(ctx, sizes.graph_items - sum(sizes.items))
     agent = await ctx.api.agent("bench growth")
-    view = await ctx.api.quiet_session(agent)
-    for n in range(sizes.command_entries):
-        view = await ctx.api.command(view, {"_tag": "Remember", "key": f"k{n}",
-                                            "content": f"Fact {n}.", "kind": "fact"})
-    branch = await organic_branch(ctx, view)
-    by_size: dict[str, Measured] = {}
-    advance = ctx.task("growing one session", max(sizes.items) - branch.items)
+    advance = ctx.task("growing the sessions", sum(sizes.items))
+    views: dict[str, dict[str, Any]] = {}
+    branches: list[tuple[dict[str, Any], Branch]] = []
     for size in sizes.items:
+        view = await ctx.api.quiet_session(agent)
+        for n in range(sizes.command_entries):
+            view = await ctx.api.command(view, {"_tag": "Remember", "key": f"k{n}",
+                                                "content": f"Fact {n}.", "kind": "fact"})
+        branch = await organic_branch(ctx, view)
         await loader.add_turns(ctx.db, branch, max(0, size - branch.items), 4, advance)
         await verify_loaded(ctx, view, branch)
-        by_size[f"{size:,} items"] = await hot_paths(ctx, view, sizes,
-                                                     f"measuring at {size:,} items")
+        views[f"{size:,} items"] = view
+        branches.append((view, branch))
+    by_size = await hot_paths(ctx, views, sizes, "measuring every size")
+    for view, branch in branches:
         await resync(ctx, view, branch)
-    ctx.loaded_items += branch.items
+        ctx.loaded_items += branch.items
     return growth_table("session growth", by_size, 1.3)
 
 
 async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
     """Sessions with `sizes.entries` entries (each citing an item of a 4-item turn), their
-    agent holding `sizes.agent_entries` shared entries."""
-    by_size: dict[str, Measured] = {}
+    agent holding `sizes.agent_entries` shared entries, measured side by side once loaded."""
+    views: dict[str, dict[str, Any]] = {}
     for count in sizes.entries:
         agent = await ctx.api.agent(f"bench entries {count}")
         view = await ctx.api.quiet_session(agent)
@@ -703,8 +712,8 @@ async def entries_rows(ctx: Context, sizes: Sizes) -> list[Row]:
         _, got = await ctx.api.call("GET", f"/v1/sessions/{branch.session}")
         branch.head = got["session"]["head"]  # consolidation made the newest versions
         await verify_loaded(ctx, view, branch, entries=count)
-        by_size[f"{count:,} entries"] = await hot_paths(ctx, view, sizes,
-                                                        f"measuring at {count:,} entries")
+        views[f"{count:,} entries"] = view
+    by_size = await hot_paths(ctx, views, sizes, "measuring every size")
     return growth_table(f"entries (+{sizes.agent_entries:,} agent)", by_size, 1.3)
 
 
