@@ -5,6 +5,7 @@ older generations, the largest cost of a busy process serving nested views."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 from collections.abc import Callable, Iterator
@@ -46,19 +47,22 @@ def loaded(ctx: Context) -> weakref.ref[Read]:
 
 
 def test_what_a_released_context_read_goes_with_it(no_collector: None) -> None:
-    ctx = context()
-    read = loaded(ctx)
-    ctx.release()
-    del ctx
-    assert read() is None
+    async def request() -> weakref.ref[Read]:
+        ctx = context()
+        read = loaded(ctx)
+        ctx.release()
+        return read
+
+    assert asyncio.run(request())() is None
 
 
 def test_without_release_the_loaders_cycle_holds_it_until_a_collection(
     no_collector: None,
 ) -> None:
-    ctx = context()
-    read = loaded(ctx)
-    del ctx
+    async def request() -> weakref.ref[Read]:
+        return loaded(context())
+
+    read = asyncio.run(request())
     assert read() is not None  # the cycle the release breaks
     gc.collect()
     assert read() is None
