@@ -3,8 +3,9 @@ provenance that links them.
 
 They reach each other in circles (a session's agent has sessions, an item's turn has a
 session, an entry's story cites items), so they live in this one module. Each is thin: its
-fields, built from a domain value by `from_domain`, and resolvers that hand the context and
-ids to the per-noun `resolvers` modules, which answer domain values, never these types. The
+fields, built from a domain value by `from_domain` (or, for `Item`, the domain value itself),
+and resolvers that hand the context and ids to the per-noun `resolvers` modules, which answer
+domain values, never these types. The
 per-noun packages hold the leaf types, mutations and root fields, and import this module;
 this module imports only their `types` and `resolvers`.
 """
