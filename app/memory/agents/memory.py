@@ -8,9 +8,9 @@ Persons edit it here (`command`); learning and promotion apply their changes thr
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from app.domain.agents import (
@@ -32,6 +32,7 @@ from app.memory.changes.commands import (
     AgentForget,
     AgentRemember,
     check_agent_remember,
+    scanned,
 )
 from app.memory.ids import now_ms
 from app.memory.paging import check_offset
@@ -107,8 +108,11 @@ class AgentMemories:
     ) -> AgentMemory:
         """A10: a person's Remember or Forget, checked against the expected version (a
         ValidationError names the command's field: `check_agent_remember`)."""
-        if isinstance(command, AgentRemember):  # S10's scan is CPU work: off the event loop
-            command = await asyncio.to_thread(check_agent_remember, command, who)
+        if isinstance(command, AgentRemember):
+            command = await scanned(
+                partial(check_agent_remember, command, who),
+                len(command.key) + len(command.content),
+            )
 
         async def work(tx: Tx) -> AgentMemory:
             memory = AgentMemoryRepository(tx)

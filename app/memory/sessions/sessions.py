@@ -3,9 +3,9 @@ one transaction. A person reaches only their own sessions; a service token all o
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from app.domain.history import Change
 from app.domain.items import ITEM_FIELDS, Item
@@ -27,6 +27,7 @@ from app.memory.changes.commands import (
     Refresh,
     Remember,
     check_remember,
+    scanned,
 )
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.model_names import check_model_name
@@ -190,8 +191,10 @@ class Sessions:
         without `items`, the view after it names its sources' ids only."""
         if isinstance(command, Refresh):
             return await self.refresh(who, session_id)
-        if isinstance(command, Remember):  # S10's scan is CPU work: off the event loop
-            command = await asyncio.to_thread(check_remember, command)
+        if isinstance(command, Remember):
+            command = await scanned(
+                partial(check_remember, command), len(command.key) + len(command.content)
+            )
 
         # A command made at the revision of the view this process last answered needs no view
         # read: that view and what the command wrote make the view after it. A Configure
