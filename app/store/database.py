@@ -133,7 +133,8 @@ def _check_plain(value: Any) -> None:
 
 def plain_record(record: neo4j.Record) -> dict[str, Any]:
     """A record as `Record.data()` gives it, the fast way for what our statements return (maps,
-    lists and scalars): `data()` converts generically and cost ~50 ms for a 200-entry view."""
+    lists and scalars): `data()` converts each value through a generic call, which a view of
+    thousands of values pays thousands of times."""
     row = _as_given(record)
     try:
         _check_plain(row)
