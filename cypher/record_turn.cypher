@@ -65,7 +65,7 @@ CALL (s, t) {
   CREATE (r)-[:FOR_SESSION]->(s)
   CREATE (r)-[:FOR_TURN]->(t)
 }
-// What the session is after the turn (the columns differ from lock_session's, which it may
-// run with).
+// What the session is after the turn (the columns differ from take_session_lock's, which it
+// runs with).
 RETURN t.id AS recorded, s.revision AS revisionAfter, v.id AS headAfter, v.depth AS depthAfter,
        v.items AS itemsAfter

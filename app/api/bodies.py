@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from starlette.requests import Request
 
 from app.domain.enums import AGENT_KINDS, Kind, SessionKind
+from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.changes import commands
 
@@ -288,6 +289,14 @@ class TurnItemBody(Strict):
     role: Literal["user", "assistant", "tool", "system"]
     content: Annotated[str, Field(max_length=100_000)]
     app: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+    def to_item(self) -> TurnItem:
+        return TurnItem(self.type, self.role, self.content, self.id, self.app)
+
+
+def turn_items(items: list[TurnItemBody]) -> list[TurnItem]:
+    """A turn's items as the service takes them, from REST and MCP alike."""
+    return [item.to_item() for item in items]
 
 
 class RecordTurn(Strict):

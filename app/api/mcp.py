@@ -26,7 +26,6 @@ from app.api.responses import search as search_answers
 from app.api.responses import sessions as session_answers
 from app.api.responses import turns as turn_answers
 from app.domain.principals import Principal
-from app.domain.turns import TurnItem
 from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
 from app.memory.changes import commands
 from app.memory.service import Service
@@ -202,9 +201,8 @@ def build(service: Service) -> MCPServer:
         ] = None,
     ) -> dict[str, Any]:
         with service_errors():
-            turn_items = [TurnItem(i.type, i.role, i.content, i.id, i.app) for i in items]
             answer, _, _ = await service.turns.record(
-                principal(ctx), session_id, turn_items, model, "completed"
+                principal(ctx), session_id, bodies.turn_items(items), model, "completed"
             )
             return dict(turn_answers.turn_view_json(answer))
 

@@ -18,7 +18,6 @@ from app.api.responses import jobs as job_answers
 from app.api.responses import search as search_answers
 from app.api.responses import sessions as session_answers
 from app.api.responses import turns as turn_answers
-from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
 from app.memory.paging import MAX_OFFSET, check_offset
@@ -225,10 +224,6 @@ async def post_memory(request: Request) -> Response:
     return json(session_answers.session_view_json(view))
 
 
-def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
-    return [TurnItem(item.type, item.role, item.content, item.id, item.app) for item in body]
-
-
 @operations.post("/v1/sessions/{id}/turns",
                  "Record a turn; answers at once, or with `wait` once its consolidation run has "
                  "ended (201; 200 for a retry with the same item ids).", turn_answers.TurnView,
@@ -237,12 +232,11 @@ def _items(body: list[bodies.TurnItemBody]) -> list[TurnItem]:
                  reaches=("/v1/sessions/{id}/runs/{run}",))
 async def record_turn(request: Request) -> Response:
     """Record a turn; with `?wait=S`, answer once its consolidation run ended (or S passed)."""
+    service, session_id, wait = service_of(request), request.path_params["id"], wait_of(request)
     who = principal_of(request)
-    wait = wait_of(request)
     body = await bodies.parse(request, bodies.RecordTurn)
-    service, session_id = service_of(request), request.path_params["id"]
     answer, created, run_id = await service.turns.record(
-        who, session_id, _items(body.items), body.model, body.status
+        who, session_id, bodies.turn_items(body.items), body.model, body.status
     )
     view = turn_answers.turn_view_json(answer)
     if wait and run_id is not None:
@@ -260,7 +254,7 @@ async def complete_turn(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CompleteTurn)
     answer, _, _ = await service_of(request).turns.record(
-        who, request.path_params["id"], _items(body.items), None, "completed",
+        who, request.path_params["id"], bodies.turn_items(body.items), None, "completed",
         turn_id=request.path_params["turn"],
     )
     return json(turn_answers.turn_view_json(answer))

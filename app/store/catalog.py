@@ -13,10 +13,8 @@ PACKAGED_DIR = Path(__file__).resolve().parent / "cypher"
 CYPHER_DIR = SOURCE_DIR if (SOURCE_DIR / "schema.cypher").exists() else PACKAGED_DIR
 
 
-# Names statements of the catalog run as one (see `together`), and marks a part that may
-# answer no row (see `maybe`).
+# Names statements of the catalog run as one (see `together`).
 JOINED = "+"
-MAYBE = "?"
 
 
 @cache
@@ -24,12 +22,7 @@ def statement(name: str) -> LiteralString:
     """The text of `cypher/<name>.cypher`. Files are the project's own, never built from input.
     A name made by `together` is those files' statements as one."""
     if JOINED in name:
-        parts = [
-            f"OPTIONAL CALL () {{\n{statement(part[1:])}\n}}"
-            if part.startswith(MAYBE)
-            else f"CALL () {{\n{statement(part)}\n}}"
-            for part in name.split(JOINED)
-        ]
+        parts = [f"CALL () {{\n{statement(part)}\n}}" for part in name.split(JOINED)]
         joined: LiteralString = "\n".join(parts) + "\nRETURN *"
         return joined
     # The file is part of the project, so its text is as literal as a string in the code.
@@ -55,15 +48,9 @@ def together(*names: str) -> str:
     return JOINED.join(names)
 
 
-def maybe(name: str) -> str:
-    """A part of `together` that may answer no row (an `OPTIONAL CALL`): then the whole still
-    answers the parts before it, with this part's columns null."""
-    return MAYBE + name
-
-
 def files_of(name: str) -> list[str]:
     """The statement files a name (of one file, or made by `together`) runs."""
-    return [part.removeprefix(MAYBE) for part in name.split(JOINED)]
+    return name.split(JOINED)
 
 
 def schema_statements() -> list[LiteralString]:

@@ -8,20 +8,18 @@ from dataclasses import replace
 from typing import Any
 
 from app.domain.agents import AgentEntry
-from app.domain.items import Item
+from app.domain.items import BranchItem, Item
 from app.domain.principals import Principal
 from app.domain.sessions import Overrides, resolve_switches
 from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnState
 from app.errors import NotFound
-from app.store.catalog import maybe, together
+from app.store.catalog import together
 from app.store.database import Tx, read_whole
 from app.store.records import entry, item, org_settings, record
-from app.store.sessions import state_of
+from app.store.sessions import SessionRepository, state_of
 
-# The statement that locks a session and reads what a turn needs (its state and its reach),
-# and the one that also records the turn when the session is still as a snapshot had it.
+# The statement that locks a session and reads what a turn needs (its state and its reach).
 LOCK_FOR_TURN = together("lock_session", "instruction_entries")
-LOCK_AND_RECORD = together("lock_session", "instruction_entries", maybe("record_turn"))
 # The statement that locks a session and records a turn when the session is still as a
 # snapshot had it, answering no row otherwise: atomic on its own (Database.write_once).
 RECORD_AT_ONCE = together("take_session_lock", "record_turn")
@@ -103,37 +101,36 @@ class TurnRepository:
         self.tx = tx
 
     async def lock(
-        self, who: Principal, session_id: str, max_length: int,
-        turn: NewTurn | None = None, run: NewRun | None = None,
-        at: TurnState | None = None,
-    ) -> tuple[TurnState, bool, Recorded | None]:
+        self, who: Principal, session_id: str, max_length: int
+    ) -> tuple[TurnState, bool]:
         """Lock the session, then read under the lock its state and what its turn's
         instructions can reach, in one round trip (the reach read again while the agent's
-        memory moved, or when a cut inside a tie was not `closed`). With a `turn` decided from
-        the state `at` (a snapshot), the same statement records it (and queues its `run`)
-        when the session is still at that state's revision and its agent's memory at its
-        version. Answers the state, whether its reach is the row's own (not read again), and
-        what the turn recorded left (None where it recorded nothing)."""
-        if turn is not None and at is not None:
-            guard = {"revision": at.session.revision, "agentVersion": at.agent_version}
-            row = await self.tx.row(
-                LOCK_AND_RECORD, **who.scope(), id=session_id, key=None, reach=max_length,
-                wholeTies=False, turn=turn_params(turn, **guard), run=run_params(run),
-            )
-        else:
-            row = await self.tx.row(
-                LOCK_FOR_TURN, **who.scope(), id=session_id, key=None, reach=max_length,
-                wholeTies=False,
-            )
+        memory moved, or when a cut inside a tie was not `closed`). Answers the state, and
+        whether its reach is the row's own (not read again)."""
+        row = await self.tx.row(
+            LOCK_FOR_TURN, **who.scope(), id=session_id, key=None, reach=max_length,
+            wholeTies=False,
+        )
         if row is None:
             raise NotFound(f"no session {session_id}")
         state = TurnState(state_of(row, session_id), reach_of(who.org, row),
                           row["agentVersion"], read_whole_reach(row))
-        recorded = recorded_of(row) if row.get("recorded") is not None else None
         if state.whole and state.reach.closed:
-            return state, True, recorded
+            return state, True
         reach = await self.reach(who, session_id, max_length)
-        return replace(state, reach=reach), False, recorded
+        return replace(state, reach=reach), False
+
+    async def sent_before(
+        self, who: Principal, session_id: str, ids: Sequence[str]
+    ) -> tuple[list[BranchItem], Turn | None]:
+        """Those of `ids` that are items of the session's branch already, and the turn they
+        came in where they all came in one."""
+        existing = await SessionRepository(self.tx).branch_items(session_id, ids)
+        turns = {row.turn for row in existing}
+        first = turns.pop() if len(turns) == 1 else None
+        if first is None:
+            return existing, None
+        return existing, await self.turn(who, session_id, first)
 
     async def record_at_once(
         self, who: Principal, session_id: str, turn: NewTurn, run: NewRun | None,

@@ -334,6 +334,43 @@ def test_a_turn_after_a_turn_here_is_one_statement_until_the_session_moves(
     assert head_items(graph, sid) == [f"i-{n:02d}" for n in range(1, 9)]
 
 
+def test_a_turn_that_queues_learning_after_a_turn_here_is_one_statement_and_the_queue(
+    two: Two, graph: Graph
+) -> None:
+    # A2: a completed turn that queues no consolidation run (no model is set for the session,
+    # its agent or its org) queues its agent's learning instead. Decided from what the last turn
+    # here left the session, it is recorded by the one statement any such turn is, with the
+    # learning queued in the same transaction; where that statement wrote nothing (a Remember
+    # elsewhere moved the revision), the turn is decided again under the lock. Each turn is
+    # recorded once, and the agent has learning queued.
+    here, there, exporter = two.here, two.there, two.exporter
+    with claims_nothing(*two.servers):
+        there.ok(there.patch("/v1/org/settings", {"model": None}))
+        agent = here.agent()["id"]
+        sid = here.session(agent)["session"]["id"]
+        answers = [here.turn(sid, user("Hello.")), here.turn(sid, user("Where to?"))]
+        there.remember(sid, "seat", "Ana wants a window seat.")
+        answers.append(here.turn(sid, user("Book it.")))
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/turns", count=3)
+        jobs = here.ok(here.get(f"/v1/agents/{agent}/learning"))["jobs"]
+    statements = statements_of(spans, "POST /v1/sessions/{id}/turns")
+    lock, record = "lock_session+instruction_entries", "record_turn"
+    once, learn = "take_session_lock+record_turn", ["lock_agent", "queue_learning"]
+    assert statements == [
+        [lock, record, *learn],  # no turn here before: decided from what the lock reads
+        [once, *learn],
+        [once, lock, record, *learn],  # the Remember moved the revision: decided again
+    ]
+    assert [a.get("run") for a in answers] == [None, None, None]
+    assert [job["status"] for job in jobs] == ["queued"]
+    turns = graph.rows(
+        "MATCH (t:Turn)-[:IN_SESSION]->(:Session {id: $id}) "
+        "RETURN t.id AS id, t.revision AS revision ORDER BY t.revision", id=sid)
+    assert [(t["id"], t["revision"]) for t in turns] == [
+        (a["turn"]["id"], a["session"]["revision"]) for a in answers
+    ]
+
+
 def head_items(graph: Graph, sid: str) -> list[str]:
     """The ids of the items on the session's head, in order."""
     return [row["id"] for row in graph.rows(

@@ -50,6 +50,16 @@ class Plan:
     run: NewRun | None
     learn: bool
 
+    @property
+    def learns(self) -> bool:
+        """Whether recording it queues learning: where it teaches the agent and queues no run
+        (with no run queued, the agent's queue of runs may be empty now, A2)."""
+        return self.run is None and self.learn
+
+    @property
+    def run_id(self) -> str | None:
+        return None if self.run is None else self.run.id
+
 
 def plan(
     state: TurnState,
@@ -67,19 +77,19 @@ def plan(
     nothing more: what a turn was shown is fixed when it starts."""
     session = state.session
     client_ids = [item.id for item in items if item.id is not None]
-    text, saw, saw_agent = (
-        shown(state.reach, max_length) if earlier is None else (Instructions("", ()), [], [])
-    )
     ids = [item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)]
-    run_model = resolve_model(
-        (earlier.model if earlier is not None else None) or model, session.model,
-        session.agent_model, session.org.model,
-    )
     # S8 over the whole turn, its earlier step included
     before = () if earlier is None else earlier.types
     apps = () if earlier is None else earlier.apps
     model_ran = needs_consolidation(
         [*items, *(TurnItem(t, "assistant", "", app=a) for t, a in zip(before, apps, strict=True))]
+    )
+    text, saw, saw_agent = (
+        shown(state.reach, max_length) if earlier is None else (Instructions("", ()), [], [])
+    )
+    run_model = resolve_model(
+        (earlier.model if earlier is not None else None) or model, session.model,
+        session.agent_model, session.org.model,
     )
     generate = session.switches.generate
     queued = status == "completed" and generate and run_model is not None and model_ran

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from app.domain.items import BranchItem, Item, next_item_ids
 from app.domain.principals import Principal
-from app.domain.turns import Recorded, Turn, TurnItem, TurnState
+from app.domain.turns import Turn, TurnItem, TurnState
 from app.errors import SessionConflict, ValidationError
 from app.memory.jobs.learning import queue_learning
 from app.memory.model_names import check_model_name
@@ -22,12 +22,6 @@ from app.store.turns import TurnRepository
 ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
 ROLES = ("user", "assistant", "tool", "system")
 TURN_STATUSES = ("completed", "awaiting_approval")
-
-
-class StaleSnapshot(Exception):
-    """A turn recorded from a snapshot found the session otherwise than the snapshot had it
-    (a change that moves neither its revision nor its agent's memory version, such as the
-    org's settings): its transaction is rolled back, and the turn decided again."""
 
 
 @dataclass(frozen=True)
@@ -49,12 +43,11 @@ class Turns:
 
     A new turn is decided from its session's snapshot where `kept` has one (what the lock read
     as the last turn recorded here left it), and recorded by one statement that locks the
-    session and records it if the session is still as the snapshot had it (its revision, its
-    agent's memory version, its org's settings, an unshared head), in an auto-commit
-    transaction (one round trip); else it is decided again in a transaction from what the lock
-    reads, as a turn without a snapshot is (app/memory/sessions/kept.py). A turn that also
-    queues learning is recorded in the transaction's statement that locks and reads, under the
-    same check."""
+    session and records it only where the session is still as the snapshot had it (its
+    revision, its agent's memory version, its org's settings, an unshared head): in an
+    auto-commit transaction (one round trip), or, for a turn that also queues learning, in a
+    transaction with it. Where that statement wrote nothing, or there is no snapshot, the turn
+    is decided in a transaction from what the lock reads (app/memory/sessions/kept.py)."""
 
     db: Database
     max_length: int
@@ -82,90 +75,67 @@ class Turns:
             raise ValidationError("item ids are unique within a turn", "items")
         # A snapshot serves a new turn whose items take the session's next ids.
         fresh = not client_ids and turn_id is None
+        snapshot = self.kept.snapshot(session_id) if fresh else None
 
-        async def work(tx: Tx, snapshot: TurnState | None) -> Outcome:
-            sessions, turns = SessionRepository(tx), TurnRepository(tx)
-            done: Recorded | None = None
-            earlier: Turn | None = None  # the turn a completing step continues
-            if snapshot is not None and not snapshot.session.client_item_ids:
-                generated = await sessions.fresh_item_ids(snapshot.session, len(items))
-                decided = plan(snapshot, items, generated, model, status, self.max_length)
-                state, own, done = await turns.lock(
-                    who, session_id, self.max_length, decided.turn, decided.run, at=snapshot
-                )
-                if done is not None and (not own or state != snapshot):
-                    raise StaleSnapshot(session_id)
-                # else the session moved since: decided again, from what the lock read
-            else:
-                state, own, _ = await turns.lock(who, session_id, self.max_length)
-            if done is None:
-                existing = await sessions.branch_items(session_id, client_ids) if client_ids else []
-                if existing:  # a retry answers the first turn unchanged; else a conflict
-                    first = _retry_of(existing, items)
-                    answer = await turns.turn(who, session_id, first) if first else None
-                    if answer is None or not _same_turn(answer, items, turn_id):
-                        taken = ", ".join(sorted(row.id for row in existing))
-                        raise SessionConflict(f"item ids already used in this session: {taken}")
-                    return Outcome(answer, False)
-                if turn_id is not None:
-                    earlier = await turns.turn(who, session_id, turn_id)
-                    if earlier.status != "awaiting_approval":
-                        raise SessionConflict(
-                            f"turn {turn_id} is {earlier.status}, not awaiting approval"
-                        )
-                generated = await sessions.fresh_item_ids(state.session, len(items))
-                decided = plan(state, items, generated, model, status, self.max_length,
-                               turn_id, earlier)
-                done = await turns.record(
-                    session_id, decided.turn, decided.run, state.session.revision
-                )
-                if done is None:  # the lock holds the revision; only a missing session is left
-                    raise RuntimeError(f"record_turn wrote nothing on session {session_id}")
-                own = own and fresh
-            # queue learning when no run was queued: with none, the agent's queue may be empty
-            # now (A2)
-            learning = False
-            if decided.run is None and decided.learn:
-                learning = await queue_learning(tx, who.org, state.session.agent)
-            answer = (
-                await turns.turn(who, session_id, decided.turn.id)
-                if earlier is not None  # the turn's items are its earlier step's and these
-                else decided.turn.recorded(session_id, done.revision)
-            )
-            run = decided.run.id if decided.run is not None else None
-            return Outcome(answer, True, run, learning, state.after(done) if own else None)
-
-        async def at_once(tx: Tx, decided: Plan, at: TurnState) -> Outcome | None:
-            """The one statement of a turn decided from the snapshot `at`: the lock, the check
-            that the session is still as `at` had it, and the turn; None where it wrote
-            nothing."""
+        async def at_once(tx: Tx, at: TurnState, decided: Plan) -> Outcome | None:
+            """The turn decided from the snapshot `at`, in the one statement that locks the
+            session and records it where the session is still as `at` had it; None where it
+            wrote nothing."""
             done = await TurnRepository(tx).record_at_once(
                 who, session_id, decided.turn, decided.run, at
             )
             if done is None:
                 return None
-            run = decided.run.id if decided.run is not None else None
-            return Outcome(decided.turn.recorded(session_id, done.revision), True, run,
-                           after=at.after(done))
+            learning = decided.learns and await queue_learning(tx, who.org, at.session.agent)
+            return Outcome(decided.turn.recorded(session_id, done.revision), True,
+                           decided.run_id, learning, at.after(done))
 
-        snapshot = self.kept.snapshot(session_id) if fresh else None
+        async def under_lock(tx: Tx) -> Outcome:
+            """The turn decided from what the session's lock reads."""
+            turns = TurnRepository(tx)
+            state, own = await turns.lock(who, session_id, self.max_length)
+            earlier: Turn | None = None  # the turn a completing step continues
+            if client_ids:  # a retry answers the first turn unchanged; else a conflict
+                existing, first = await turns.sent_before(who, session_id, client_ids)
+                if existing:
+                    if first is None or not _sent_again(existing, first, items, turn_id):
+                        taken = ", ".join(sorted(row.id for row in existing))
+                        raise SessionConflict(f"item ids already used in this session: {taken}")
+                    return Outcome(first, False)
+            if turn_id is not None:
+                earlier = await turns.turn(who, session_id, turn_id)
+                if earlier.status != "awaiting_approval":
+                    raise SessionConflict(
+                        f"turn {turn_id} is {earlier.status}, not awaiting approval"
+                    )
+            generated = await SessionRepository(tx).fresh_item_ids(state.session, len(items))
+            decided = plan(state, items, generated, model, status, self.max_length,
+                           turn_id, earlier)
+            done = await turns.record(session_id, decided.turn, decided.run,
+                                      state.session.revision)
+            if done is None:  # the lock holds the revision; only a missing session is left
+                raise RuntimeError(f"record_turn wrote nothing on session {session_id}")
+            learning = decided.learns and await queue_learning(tx, who.org, state.session.agent)
+            answer = (
+                await turns.turn(who, session_id, decided.turn.id)
+                if earlier is not None  # the turn's items are its earlier step's and these
+                else decided.turn.recorded(session_id, done.revision)
+            )
+            after = state.after(done) if own and fresh else None
+            return Outcome(answer, True, decided.run_id, learning, after)
+
         outcome: Outcome | None = None
         if snapshot is not None and not snapshot.session.client_item_ids:
             # Most turns find the session as the snapshot has it: their one statement, atomic
             # on its own and writing nothing where the session moved, runs in one round trip
-            # (auto-commit); where it wrote nothing, the turn is decided again from what the
-            # lock reads. A turn that queues learning (a statement more) takes the transaction.
+            # (auto-commit). A turn that queues learning (a statement more) takes a transaction.
             at = snapshot
             generated = next_item_ids(at.session.items, len(items))
             decided = plan(at, items, generated, model, status, self.max_length)
-            if decided.run is not None or not decided.learn:
-                outcome = await self.db.write_once(lambda tx: at_once(tx, decided, at))
-                snapshot = None
+            write = self.db.write if decided.learns else self.db.write_once
+            outcome = await write(lambda tx: at_once(tx, at, decided))
         if outcome is None:
-            try:
-                outcome = await self.db.write(lambda tx: work(tx, snapshot))
-            except StaleSnapshot:
-                outcome = await self.db.write(lambda tx: work(tx, None))
+            outcome = await self.db.write(under_lock)
         self.kept.keep_snapshot(session_id, outcome.after)
         if outcome.run is not None:
             self.queued_run()
@@ -198,30 +168,20 @@ class Turns:
         return await self.db.read(lambda tx: TurnRepository(tx).items(who, turn_ids))
 
 
-def _retry_of(existing: Sequence[BranchItem], items: Sequence[TurnItem]) -> str | None:
-    """The turn a retry sends again: the one turn whose items are all of these, by id and by
-    what they hold (else None: the ids are reused, a conflict)."""
+def _sent_again(
+    existing: Sequence[BranchItem], first: Turn, items: Sequence[TurnItem], turn_id: str | None
+) -> bool:
+    """Whether the items already on the branch (`existing`, all of the turn `first`) are these
+    sent again, by id and by what they hold: a retry of that turn (or of its completing step),
+    not a reuse of its ids."""
     client_ids = [item.id for item in items if item.id is not None]
-    turns = {row.turn for row in existing}
-    if len(existing) == len(items) == len(client_ids) and len(turns) == 1:
-        [first] = turns
-        if first is not None and _same_items(existing, items):
-            return first
-    return None
-
-
-def _same_turn(answer: Turn, items: Sequence[TurnItem], turn_id: str | None) -> bool:
-    """Whether the recorded turn is the one sent again, or its completing step is."""
-    client_ids = [item.id for item in items if item.id is not None]
-    got = list(answer.items)
-    return got == client_ids or (answer.id == turn_id and got[-len(items) :] == client_ids)
-
-
-def _same_items(rows: Sequence[BranchItem], items: Sequence[TurnItem]) -> bool:
-    """Whether the recorded items (by id) are the ones sent now: a retry, not a reused id."""
     sent = {item.id: item for item in items}
-    return all(
+    same_items = len(existing) == len(items) == len(client_ids) and all(
         (row.type, row.role, row.content)
         == (sent[row.id].type, sent[row.id].role, sent[row.id].content)
-        for row in rows
+        for row in existing
+    )
+    got = list(first.items)
+    return same_items and (
+        got == client_ids or (first.id == turn_id and got[-len(items):] == client_ids)
     )
