@@ -36,7 +36,9 @@ def warmed_up(caplog: pytest.LogCaptureFixture) -> tuple[int, int]:
     """From the warm-up's log line: how many requests it rehearsed, how many nodes of its org
     it deleted."""
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("warmed up")]
-    assert len(lines) == 1, lines
+    failed = [f"{r.getMessage()}\n{logging.Formatter().formatException(r.exc_info)}"
+              for r in caplog.records if r.levelno >= logging.ERROR and r.exc_info]
+    assert len(lines) == 1, failed or lines
     found = re.search(r"(\d+) requests rehearsed, (\d+) nodes", lines[0])
     assert found is not None, lines[0]
     return int(found.group(1)), int(found.group(2))
