@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.domain.agents import AgentEntry
+from app.domain.items import BranchItem
 from app.domain.made import made
 from app.domain.sessions import Entry, SessionState
 
@@ -117,6 +118,21 @@ class TurnState:
         session = replace(self.session, revision=done.revision, head=done.head,
                           depth=done.depth, items=done.items, head_shared=False)
         return replace(self, session=session, whole=True)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInput:
+    """What a turn is decided from under its session's lock: the lock's state, and whether its
+    reach is the lock row's own (not read again); the turn's items already on the branch (by
+    the ids the client chose) with the one turn they all came in, if one; or else the turn a
+    completing step continues, and the ids the new items take."""
+
+    state: TurnState
+    own: bool
+    existing: tuple[BranchItem, ...] = ()
+    first: Turn | None = None
+    earlier: Turn | None = None
+    generated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

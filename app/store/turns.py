@@ -11,7 +11,7 @@ from app.domain.agents import AgentEntry
 from app.domain.items import BranchItem, Item
 from app.domain.principals import Principal
 from app.domain.sessions import Overrides, resolve_switches
-from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnState
+from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnInput, TurnState
 from app.errors import NotFound
 from app.store.catalog import together
 from app.store.database import Tx, read_whole
@@ -100,7 +100,24 @@ class TurnRepository:
     def __init__(self, tx: Tx) -> None:
         self.tx = tx
 
-    async def lock(
+    async def load(
+        self, who: Principal, session_id: str, max_length: int, client_ids: Sequence[str],
+        turn_id: str | None, count: int,
+    ) -> TurnInput:
+        """Lock the session and read what a turn of `count` items is decided from: where some
+        of the ids its client chose are on the branch already, those items and the turn they
+        came in (the turn is a retry or a conflict: nothing more is read); else the turn
+        `turn_id` names (a completing step continues it) and the ids its new items take."""
+        state, own = await self._lock(who, session_id, max_length)
+        if client_ids:
+            existing, first = await self._sent_before(who, session_id, client_ids)
+            if existing:
+                return TurnInput(state, own, tuple(existing), first)
+        earlier = None if turn_id is None else await self.turn(who, session_id, turn_id)
+        generated = await SessionRepository(self.tx).fresh_item_ids(state.session, count)
+        return TurnInput(state, own, earlier=earlier, generated=tuple(generated))
+
+    async def _lock(
         self, who: Principal, session_id: str, max_length: int
     ) -> tuple[TurnState, bool]:
         """Lock the session, then read under the lock its state and what its turn's
@@ -120,7 +137,7 @@ class TurnRepository:
         reach = await self.reach(who, session_id, max_length)
         return replace(state, reach=reach), False
 
-    async def sent_before(
+    async def _sent_before(
         self, who: Principal, session_id: str, ids: Sequence[str]
     ) -> tuple[list[BranchItem], Turn | None]:
         """Those of `ids` that are items of the session's branch already, and the turn they

@@ -16,7 +16,6 @@ from app.memory.sessions.kept import Kept
 from app.memory.turns.instructions import Instructions
 from app.memory.turns.reach import Plan, plan, shown
 from app.store.database import Database, Tx
-from app.store.sessions import SessionRepository
 from app.store.turns import TurnRepository
 
 ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
@@ -93,23 +92,18 @@ class Turns:
         async def under_lock(tx: Tx) -> Outcome:
             """The turn decided from what the session's lock reads."""
             turns = TurnRepository(tx)
-            state, own = await turns.lock(who, session_id, self.max_length)
-            earlier: Turn | None = None  # the turn a completing step continues
-            if client_ids:  # a retry answers the first turn unchanged; else a conflict
-                existing, first = await turns.sent_before(who, session_id, client_ids)
-                if existing:
-                    if first is None or not _sent_again(existing, first, items, turn_id):
-                        taken = ", ".join(sorted(row.id for row in existing))
-                        raise SessionConflict(f"item ids already used in this session: {taken}")
-                    return Outcome(first, False)
-            if turn_id is not None:
-                earlier = await turns.turn(who, session_id, turn_id)
-                if earlier.status != "awaiting_approval":
-                    raise SessionConflict(
-                        f"turn {turn_id} is {earlier.status}, not awaiting approval"
-                    )
-            generated = await SessionRepository(tx).fresh_item_ids(state.session, len(items))
-            decided = plan(state, items, generated, model, status, self.max_length,
+            found = await turns.load(who, session_id, self.max_length, client_ids, turn_id,
+                                     len(items))
+            state, earlier = found.state, found.earlier
+            if found.existing:  # a retry answers the first turn unchanged; else a conflict
+                first = found.first
+                if first is None or not _sent_again(found.existing, first, items, turn_id):
+                    taken = ", ".join(sorted(row.id for row in found.existing))
+                    raise SessionConflict(f"item ids already used in this session: {taken}")
+                return Outcome(first, False)
+            if earlier is not None and earlier.status != "awaiting_approval":
+                raise SessionConflict(f"turn {turn_id} is {earlier.status}, not awaiting approval")
+            decided = plan(state, items, found.generated, model, status, self.max_length,
                            turn_id, earlier)
             done = await turns.record(session_id, decided.turn, decided.run,
                                       state.session.revision)
@@ -121,7 +115,7 @@ class Turns:
                 if earlier is not None  # the turn's items are its earlier step's and these
                 else decided.turn.recorded(session_id, done.revision)
             )
-            after = state.after(done) if own and fresh else None
+            after = state.after(done) if found.own and fresh else None
             return Outcome(answer, True, decided.run_id, learning, after)
 
         outcome: Outcome | None = None
