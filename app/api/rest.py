@@ -235,8 +235,9 @@ async def record_turn(request: Request) -> Response:
     service, session_id, wait = service_of(request), request.path_params["id"], wait_of(request)
     who = principal_of(request)
     body = await bodies.parse(request, bodies.RecordTurn)
+    items = bodies.turn_items(body.items)
     answer, created, run_id = await service.turns.record(
-        who, session_id, bodies.turn_items(body.items), body.model, body.status
+        who, session_id, items, body.model, body.status
     )
     view = turn_answers.turn_view_json(answer)
     if wait and run_id is not None:
@@ -253,8 +254,9 @@ async def complete_turn(request: Request) -> Response:
     """A turn that waited for an approval completes, with the items of its second step."""
     who = principal_of(request)
     body = await bodies.parse(request, bodies.CompleteTurn)
+    items = bodies.turn_items(body.items)
     answer, _, _ = await service_of(request).turns.record(
-        who, request.path_params["id"], bodies.turn_items(body.items), None, "completed",
+        who, request.path_params["id"], items, None, "completed",
         turn_id=request.path_params["turn"],
     )
     return json(turn_answers.turn_view_json(answer))
