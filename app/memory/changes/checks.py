@@ -28,10 +28,12 @@ from app.memory.changes.credentials import credential_reason
 __all__ = [
     "Dropped",
     "Kept",
+    "agent_changes",
     "check_agent_changes",
     "check_changes",
     "keep_newer_agent_edits",
     "keep_newer_edits",
+    "session_changes",
 ]
 
 class ProposedChange(BaseModel):
@@ -357,3 +359,37 @@ def withhold_erased(
         *(Dropped(k.op, ERASED_WITHHELD, ERASED_SINCE, "") for k in kept),
         *(Dropped(d.op, ERASED_WITHHELD, d.reason, "", d.session) for d in dropped),
     ]
+
+
+def session_changes(
+    proposed: Sequence[Any],
+    current: Mapping[str, Entry],
+    readable: Collection[str],
+    processed: Collection[str],
+    seen: Mapping[str, str],
+    erased: bool,
+) -> tuple[list[Kept], list[Dropped]]:
+    """A consolidation's decision on what its model proposed: the changes that pass the checks
+    (S9, S10), less those whose entry changed since the model read the memory (`seen`, S7),
+    and none where it read content erased meanwhile; the rest dropped, each with its reason."""
+    kept, dropped = check_changes(proposed, current, readable, processed)
+    kept, overtaken = keep_newer_edits(kept, seen, current)
+    return withhold_erased(kept, [*dropped, *overtaken], erased)
+
+
+def agent_changes(
+    proposed: Sequence[Any],
+    seen: Sequence[AgentEntry],
+    current: Sequence[AgentEntry],
+    readable: Mapping[str, Item],
+    person: str | None,
+    members: Collection[str],
+    erased: bool,
+) -> tuple[list[AgentEdit], list[Dropped]]:
+    """A learning job's decision on what the helper model proposed from one session: the
+    changes that pass the checks (`seen`: the entries the model was shown), less those whose
+    entry changed since (`current`: the entries now), and none where it read content erased
+    meanwhile; the rest dropped, each with its reason."""
+    kept, dropped = check_agent_changes(proposed, seen, readable, person, members)
+    kept, overtaken = keep_newer_agent_edits(kept, current)
+    return withhold_erased(kept, [*dropped, *overtaken], erased)

@@ -24,7 +24,7 @@ from app.domain.jobs import PENDING, JobKind, Run, RunContext
 from app.domain.principals import Principal
 from app.domain.sessions import OrgSettings, Overrides, SessionView, resolve_switches
 from app.errors import NotFound, SessionConflict
-from app.memory.changes.checks import check_changes, keep_newer_edits, withhold_erased
+from app.memory.changes.checks import session_changes
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.jobs.learning import queue_learning
 from app.memory.jobs.prompts import (
@@ -201,21 +201,17 @@ class Consolidation:
             await self._finish_in(tx, run_id, owner, "skipped", None)
             return []
         unprocessed = await jobs.unprocessed(session_id)
+        # what the model read may have been erased while it worked (an erasure, retention)
+        erased = bool(await jobs.erased(sorted(read_uids)))
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
             await self._finish_in(tx, run_id, owner, "succeeded", None)
             return []
-        kept, dropped = check_changes(
-            proposed,
-            view.memory.entries,
-            readable={item.id for item in readable},
-            processed=set(view.memory.processed),
+        kept, dropped = session_changes(
+            proposed, view.memory.entries, {item.id for item in readable},
+            set(view.memory.processed), seen, erased,
         )
-        kept, overtaken = keep_newer_edits(kept, seen, view.memory.entries)
-        # what the model read may have been erased while it worked (an erasure, retention)
-        erased = bool(await jobs.erased(sorted(read_uids)))
-        kept, dropped = withhold_erased(kept, [*dropped, *overtaken], erased)
         # A run that keeps nothing stays on the head it read, unless a fork shares that head:
         # what it read is this session's, so it then makes a version of its own (else the fork's
         # history would count the items as processed, while the fork never read them).

@@ -22,12 +22,7 @@ from app.domain.agents import Maker
 from app.domain.items import Item
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
-from app.memory.changes.checks import (
-    check_agent_changes,
-    keep_newer_agent_edits,
-    named_persons,
-    withhold_erased,
-)
+from app.memory.changes.checks import agent_changes, named_persons
 from app.memory.ids import new_id, now_ms
 from app.memory.jobs.prompts import (
     LEARNING_SCHEMA_NAME,
@@ -161,18 +156,16 @@ class Learning:
             version = await memory.lock_agent(org, agent)
             now = (await memory.entries(org, person or "", [agent]))[agent].entries
             still = await jobs.unlearned([i.uid for i in part.items])
-            readable = {i.id: i for i in part.items if i.uid in still}
-            kept, dropped = check_agent_changes(
-                proposed, entries, readable, part.person, members
-            )
-            kept, overtaken = keep_newer_agent_edits(kept, now)
             # what the model read, or a person it names, may have been erased while it worked
             principals = PrincipalRepository(tx)
             erased = bool(await jobs.erased([i.uid for i in part.items])) or not all(
                 [await principals.has_person(org, about)
                  for about in sorted(named_persons(proposed) & set(members))]
             )
-            kept, dropped = withhold_erased(kept, [*dropped, *overtaken], erased)
+            readable = {i.id: i for i in part.items if i.uid in still}
+            kept, dropped = agent_changes(
+                proposed, entries, now, readable, part.person, members, erased
+            )
             uid_of = {i.id: i.uid for i in part.items}
             edits = [replace(k, sources=tuple(uid_of[s] for s in k.sources)) for k in kept]
             maker = Maker("consolidation", job=job)
