@@ -2,7 +2,7 @@
 // never derived from history) that a reader may see: shared ones and $person's private ones, or all with $all (A9), of each
 // agent of $agents.
 // The version is read first and the agent again last (`versionAfter`): reads are
-// read-committed even within one statement, so `read_entries` reads again an agent whose
+// read-committed even within one statement, so the repository reads again an agent whose
 // version moved while its entries were read (as session_views does for a session).
 UNWIND $agents AS aid
 // (the plan starts from the index seek on a; the org, unlabelled, is checked on the

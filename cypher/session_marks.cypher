@@ -1,4 +1,4 @@
-// What says whether a view kept by this process is still the session's (app/memory/kept.py):
+// What says whether a view kept by this process is still the session's (app/memory/sessions/kept.py):
 // its head and revision (every change to what a view shows moves its revision, and every change
 // to its entries or turns moves its head too), and the org's settings as they are now, which
 // change without moving either. Only sessions the caller may reach answer a row, as in

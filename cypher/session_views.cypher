@@ -5,23 +5,23 @@
 // session keeps its processed ledger (`processed`, item ids in timeline order). No history is
 // walked; `memory_at` derives the same for any other version. Each entry names its sources'
 // item ids (in timeline order); with `$items` it also has the items themselves (each naming its
-// turn; null without `$items`: a JSON view names only the ids, and reading each item was most
+// turn; null without `$items`: a JSON view names only the ids, and reading each item is most
 // of a large view's cost); `$itemFields` names the item's properties to read (a GraphQL
-// selection reads only those it asks: 200 entries' items cost Neo4j some 25% less with two of
-// nine). With `$turns` (and `$items`) the view also brings those turns (each
+// selection reads only those it asks, and Neo4j reads fewer properties). With `$turns` (and
+// `$items`) the view also brings those turns (each
 // once, and only where the caller may reach its session, for a fork's sources may cite its
 // parent's turns), so that a nested view (session -> entries -> sources -> turn) is this one
 // statement. The caller's reach is checked once per session the turns are of, not once per turn.
 //
 // Entries, items and turns are lists, not maps, in the order `Entry.from_row`, `Item.from_row`
-// and `TURN_ROW` read them (app/memory/values.py): a 200-entry view is a row of some 1,000 of
-// them, and without a key per value it is 30% smaller, and cheaper for Neo4j to send and for the
-// driver to read (Neo4j's CPU per view 12.9 -> 10.8 ms, the driver's 3.2 -> 2.0 ms).
+// and `TURN_ROW` read them (app/domain/sessions.py, items.py, turns.py): a large view is a row
+// of many of them, and without a key per value it is smaller, and cheaper for Neo4j to send and
+// for the driver to read.
 //
 // Reads are read-committed, even within one statement: a write committing while the view is
 // read could show a revision that does not name the entries read with it (a client would then
 // edit a state it never saw). So the revision is read first, the session is read again last
-// (`revisionAfter`), and `load_views` reads again any view whose two differ: every change
+// (`revisionAfter`), and the repository reads again any view whose two differ: every change
 // grows the revision.
 UNWIND $ids AS sid
 // (the plan starts from the index seek on s; the org, unlabelled, is checked on the
@@ -41,8 +41,8 @@ CALL (s) {
   WHERE e.change IS NOT NULL
   CALL (e) {
     // (the guard first: without `$items` no item is read; an aggregate answers its one row.
-    // With it, the items are reached from the CURRENT change over CITES: a seek of each kept
-    // uid in the index cost Neo4j more CPU per nested view of 200 entries, 9.6 ms against 8.3)
+    // With it, the items are reached from the CURRENT change over CITES, which costs Neo4j less
+    // CPU than a seek of each kept uid in the index)
     WITH e WHERE $items AND e IS NOT NULL
     MATCH (e)-[:CURRENT]->(:Change)-[:CITES]->(i:Item)
     OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn)
@@ -56,8 +56,7 @@ CALL (s) {
 }
 CALL (citedTurns) {
   // (the guard first: a view without `$turns` skips the whole block, where a guard after the
-  // UNWINDs still ran it; an aggregate answers its one row anyway. A Configure of a 20-entry
-  // session, this view included, went from 7.8 to 6.8 ms p50 on the statement alone.)
+  // UNWINDs would still run it; an aggregate answers its one row anyway)
   WITH citedTurns WHERE $turns
   UNWIND citedTurns AS cited
   UNWIND cited AS t
