@@ -4,12 +4,14 @@ in one process keep separate counts)."""
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-JOB_KINDS = ("consolidation", "learning")
-PENDING = ("queued", "running")
+from app.domain.jobs import PENDING, JobKind
+
+JOB_KINDS: tuple[JobKind, ...] = typing.get_args(JobKind)
 _REASON_END = re.compile(r"[:('(]")
 
 

@@ -25,6 +25,7 @@ from rich.progress import (
 )
 
 from app.domain.agents import AgentEdit, Maker
+from app.domain.enums import Kind, Status
 from app.domain.items import item_id
 from app.memory.ids import new_head, new_id, now_ms
 from app.store.agent_memory import AgentMemoryRepository
@@ -212,7 +213,7 @@ async def add_agent_entries(
             version = await memory.lock_agent(org, agent)
             changes = [
                 AgentEdit("remember", f"a{n}", "", f"The team prefers tool {n} for task {n % 31}.",
-                          "preference", "active", None, "shared")
+                          Kind.PREFERENCE, Status.ACTIVE, None, "shared")
                 for n in chunk
             ]
             await memory.apply(org, agent, version, Maker("person", person=person), changes,

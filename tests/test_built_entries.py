@@ -4,12 +4,13 @@ serves the same nodes on every read, a view read once takes its nodes with it.""
 from __future__ import annotations
 
 from app.api.graphql.nodes import BuiltEntries
+from app.domain.enums import Kind, Status
 from app.domain.sessions import Entries, Entry
 
 
 def entry(key: str) -> Entry:
-    return Entry(key=key, content=f"about {key}", kind="fact", sources=(), updated_at=1,
-                 status="active", change=f"chg-{key}", source_items=())
+    return Entry(key=key, content=f"about {key}", kind=Kind.FACT, sources=(), updated_at=1,
+                 status=Status.ACTIVE, change=f"chg-{key}", source_items=())
 
 
 def test_a_view_still_held_serves_the_nodes_built_for_it() -> None:

@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from app.domain.enums import Kind, Status, TurnStatus
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.sessions import Entry
 from app.domain.turns import Turn
@@ -37,16 +38,16 @@ def test_an_item_read_with_some_fields_leaves_the_others_none() -> None:
 def test_an_entry_and_a_turn_read_from_rows_are_those_their_constructors_make() -> None:
     entry = Entry.from_row(["budget", "50 EUR", "fact", "active", 20, "chg-1", ["i-01"],
                             [ITEM_ROW]])
-    assert entry == Entry(key="budget", content="50 EUR", kind="fact", sources=("i-01",),
-                          updated_at=20, status="active", change="chg-1",
+    assert entry == Entry(key="budget", content="50 EUR", kind=Kind.FACT, sources=("i-01",),
+                          updated_at=20, status=Status.ACTIVE, change="chg-1",
                           source_items=(Item.from_row(ITEM_ROW),))
     assert Entry.from_row(["k", "c", "fact", "active", 1, "chg", ["i-01"], None]).source_items \
         is None
     turn = Turn.from_row(["trn-1", "completed", "builtin", ["budget"], None, 10, 11, "v-1", 2,
                           "ses-1"])
-    assert turn == Turn(id="trn-1", status="completed", model="builtin", shown=("budget",),
+    assert turn == Turn(id="trn-1", status=TurnStatus.COMPLETED, model="builtin", shown=("budget",),
                         shown_agent=(), at=10, completed_at=11, session="ses-1", head="v-1",
                         revision=2)
     assert hash(turn) == hash(dataclasses.replace(turn))
     with pytest.raises(dataclasses.FrozenInstanceError):
-        turn.status = "failed"  # type: ignore[misc]
+        turn.status = TurnStatus.FAILED  # type: ignore[misc]

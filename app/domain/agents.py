@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
-from app.domain.enums import Visibility
+from app.domain.enums import Kind, Status, Visibility
 from app.domain.sessions import Entry
 
 VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
@@ -54,8 +54,8 @@ class AgentEntry:
     key: str
     owner: str
     content: str
-    kind: str
-    status: str
+    kind: Kind
+    status: Status
     about: str | None
     visibility: str
     updated_at: int
@@ -110,8 +110,8 @@ class AgentEdit:
     key: str
     owner: str
     content: str
-    kind: str
-    status: str
+    kind: Kind
+    status: Status
     about: str | None
     visibility: str
     sources: tuple[str, ...] = ()
@@ -141,12 +141,12 @@ class AgentChange:
     person: str | None
     key: str
     content: str
-    kind: str
-    status: str
+    kind: Kind
+    status: Status
     about: str | None
     visibility: str
     before_content: str | None
-    before_status: str | None
+    before_status: Status | None
     at: int
     job: str | None
     sources: tuple[Source, ...]

@@ -4,7 +4,18 @@ these."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
+from typing import TypeVar
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def word_reader(cls: type[E]) -> Callable[[str], E]:
+    """`cls`'s member for its word, as rows hold it: a dict lookup, for a large view's rows
+    hold many words and an enum's own call costs several times as much. A KeyError for a word
+    that names no member."""
+    return {member.value: member for member in cls}.__getitem__
 
 
 class Kind(StrEnum):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.domain.enums import Kind, Status
 from app.domain.items import Item
 from app.domain.sessions import Entry
 
@@ -18,12 +19,12 @@ class Change:
     maker: str
     key: str
     content: str | None
-    kind: str | None
-    status: str | None
+    kind: Kind | None
+    status: Status | None
     at: int
     before_content: str | None
-    before_kind: str | None
-    before_status: str | None
+    before_kind: Kind | None
+    before_status: Status | None
     revision: int | None
     head: str | None
     session: str | None

@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
+from app.domain.enums import JobStatus, Kind, Status
+
 JobKind = Literal["consolidation", "learning"]
-PENDING = ("queued", "running")  # the statuses of a job that has not ended
+PENDING = (JobStatus.QUEUED, JobStatus.RUNNING)  # the statuses of a job that has not ended
 
 ItemT = TypeVar("ItemT")
 
@@ -23,8 +25,8 @@ class Kept:
     op: str
     key: str
     content: str
-    kind: str
-    status: str
+    kind: Kind
+    status: Status
     sources: tuple[str, ...]
     replaces: str | None  # the change id of the entry's current state, if any
 
@@ -45,7 +47,7 @@ class Run:
     """One consolidation run of a session: its state, what it read, kept and dropped."""
 
     id: str
-    status: str
+    status: JobStatus
     model: str | None
     trigger: str | None
     error: str | None
@@ -72,7 +74,7 @@ class LearningJob:
     agent changes it kept and dropped."""
 
     id: str
-    status: str
+    status: JobStatus
     model: str | None
     error: str | None
     queued_at: int
@@ -101,7 +103,7 @@ class Outcome:
     """How a job ended, as the graph recorded it: its status, model and the reasons of the
     changes it dropped."""
 
-    status: str
+    status: JobStatus
     model: str | None
     dropped: tuple[str, ...]
 
@@ -113,7 +115,7 @@ class RunContext:
 
     run: str
     model: str
-    status: str
+    status: JobStatus
     session: str
     agent: str
     org: str

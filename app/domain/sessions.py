@@ -8,11 +8,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain.enums import Kind, SessionKind
+from app.domain.enums import Kind, SessionKind, Status, word_reader
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.made import made
 
 KINDS: tuple[Kind, ...] = tuple(Kind)
+_KIND, _STATUS = word_reader(Kind), word_reader(Status)
 SESSION_KINDS: tuple[SessionKind, ...] = tuple(SessionKind)
 
 
@@ -59,10 +60,10 @@ class Entry:
 
     key: str
     content: str
-    kind: str
+    kind: Kind
     sources: tuple[str, ...]
     updated_at: int
-    status: str
+    status: Status
     change: str = ""  # the id of the change that made this state
     # The sources' items, or None where the view was read without them (their ids only)
     source_items: tuple[Item, ...] | None = ()
@@ -73,9 +74,9 @@ class Entry:
         items are null where the view was read without them (`fields`: as `Item.from_row`)."""
         key, content, kind, status, updated_at, change, source_ids, found = row
         items = None if found is None else tuple(Item.from_row(item, fields) for item in found)
-        return made(cls, {"key": key, "content": content, "kind": kind,
+        return made(cls, {"key": key, "content": content, "kind": _KIND(kind),
                           "sources": tuple(source_ids), "updated_at": updated_at,
-                          "status": status, "change": change, "source_items": items})
+                          "status": _STATUS(status), "change": change, "source_items": items})
 
     def items(self) -> tuple[Item, ...]:
         """The sources' items; an error where the view was read without them (a caller's
@@ -120,7 +121,7 @@ class Session:
 
     id: str
     agent: str
-    kind: str
+    kind: SessionKind
     head: str
     revision: int
     person: str | None
@@ -182,7 +183,7 @@ class SessionState:
 
     id: str
     agent: str
-    kind: str
+    kind: SessionKind
     head: str
     depth: int
     revision: int
@@ -249,7 +250,7 @@ class NewSession:
 
     id: str
     agent: str
-    kind: str
+    kind: SessionKind
     parent: str | None
     person: str
     model: str | None
@@ -265,8 +266,8 @@ class MemoryEdit:
     op: str
     key: str
     content: str | None
-    kind: str | None
-    status: str
+    kind: Kind | None
+    status: Status
     person: str | None
     service: str | None
     item_uid: str

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.domain.agents import AgentEntry
+from app.domain.enums import TurnStatus, word_reader
 from app.domain.items import BranchItem
 from app.domain.made import made
 from app.domain.sessions import Entry, SessionState
@@ -14,6 +15,7 @@ from app.domain.sessions import Entry, SessionState
 # A turn as session_views answers it (a list: see its header), by position.
 TURN_ROW = ("id", "status", "model", "shown", "shownAgent", "at", "completedAt", "head",
             "revision", "session")
+_STATUS = word_reader(TurnStatus)
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,7 @@ class Turn:
     and Apps, read where a completing step needs them (S8 over the whole turn)."""
 
     id: str
-    status: str
+    status: TurnStatus
     model: str | None
     shown: tuple[str, ...]
     shown_agent: tuple[str, ...]
@@ -40,7 +42,7 @@ class Turn:
     def from_row(cls, row: Sequence[Any]) -> Turn:
         """A turn as session_views answers it (a list, in `TURN_ROW`'s order)."""
         id_, status, model, shown, shown_agent, at, completed_at, head, revision, session = row
-        return made(cls, {"id": id_, "status": status, "model": model,
+        return made(cls, {"id": id_, "status": _STATUS(status), "model": model,
                           "shown": tuple(shown or ()), "shown_agent": tuple(shown_agent or ()),
                           "at": at, "completed_at": completed_at, "session": session,
                           "head": head, "revision": revision, "items": (), "types": (),
@@ -168,7 +170,7 @@ class NewTurn:
     id: str
     learn: bool
     client_item_ids: bool
-    status: str
+    status: TurnStatus
     model: str | None
     at: int
     head: str
@@ -187,7 +189,7 @@ class NewTurn:
             shown=self.shown,
             shown_agent=self.shown_agent,
             at=self.at,
-            completed_at=self.at if self.status == "completed" else None,
+            completed_at=self.at if self.status == TurnStatus.COMPLETED else None,
             session=session,
             head=self.head,
             revision=revision,

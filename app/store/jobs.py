@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from app.domain.enums import JobStatus
 from app.domain.items import Item
 from app.domain.jobs import (
     Claim,
@@ -92,7 +93,7 @@ class JobRepository:
         row = await self.tx.row("job_outcome", id=job)
         if row is None:
             return None
-        return Outcome(row["status"], row["model"], tuple(row["dropped"]))
+        return Outcome(JobStatus(row["status"]), row["model"], tuple(row["dropped"]))
 
     async def pending(self) -> dict[tuple[str, str], int]:
         """How many jobs of each kind are queued and running."""
@@ -121,7 +122,7 @@ class JobRepository:
         return RunContext(
             run=row["run"]["id"],
             model=row["run"]["model"],
-            status=row["run"]["status"],
+            status=JobStatus(row["run"]["status"]),
             session=row["session"],
             agent=row["agent"],
             org=row["org"],
@@ -173,7 +174,7 @@ class JobRepository:
         return [row["model"] for row in rows]
 
     async def finish_run(
-        self, run: str, status: str, error: str | None, now: int, tried: Sequence[str]
+        self, run: str, status: JobStatus, error: str | None, now: int, tried: Sequence[str]
     ) -> None:
         """End a run with `status`; `tried` are the uids of the items a failed run tried."""
         await self.tx.row(
@@ -238,7 +239,7 @@ class JobRepository:
         )
 
     async def finish_learning(
-        self, job: str, status: str, error: str | None, now: int, tried: Sequence[str],
+        self, job: str, status: JobStatus, error: str | None, now: int, tried: Sequence[str],
         model: str | None,
     ) -> None:
         """End a learning job with `status`; `tried` are the uids of the items it tried."""

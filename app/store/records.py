@@ -6,11 +6,13 @@ below. A key the row leaves out takes the field's default, or None."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from app.domain.enums import Kind, Status, word_reader
 from app.domain.history import Change
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.provenance import Cited, Citing, StoryStep
@@ -81,15 +83,21 @@ def _reader(hint: Any) -> Read:
         return lambda values: tuple(values or ())
     if origin is typing.Union or origin is types.UnionType:
         kinds = [arg for arg in typing.get_args(hint) if arg is not type(None)]
-        if len(kinds) == 1 and typing.get_origin(kinds[0]) is tuple:
+        if len(kinds) == 1 and (typing.get_origin(kinds[0]) is tuple or _is_enum(kinds[0])):
             read = _reader(kinds[0])
             return lambda values: None if values is None else read(values)
         return _as_is
     if hint is bool:
         return bool
+    if _is_enum(hint):
+        return word_reader(hint)
     if dataclasses.is_dataclass(hint):
         return lambda row: record(hint, row)  # type: ignore[arg-type]
     return _as_is
+
+
+def _is_enum(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, enum.StrEnum)
 
 
 def _as_is(value: Any) -> Any:
@@ -120,9 +128,9 @@ def entry(row: Row) -> Entry:
     """An entry with its sources as items (`sources`: memory_at, search)."""
     items = tuple(map(item, row.get("sources") or ()))
     return Entry(
-        key=row["key"], content=row["content"], kind=row["kind"],
+        key=row["key"], content=row["content"], kind=Kind(row["kind"]),
         sources=tuple(source.id for source in items), source_items=items,
-        updated_at=row["updatedAt"], status=row["status"], change=row.get("change") or "",
+        updated_at=row["updatedAt"], status=Status(row["status"]), change=row.get("change") or "",
     )
 
 

@@ -14,6 +14,7 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 
+from app.domain.enums import Kind, Status
 from app.domain.sessions import Entry
 from app.domain.turns import Reachable
 from app.memory.turns.instructions import compose
@@ -196,7 +197,7 @@ def test_a_cut_inside_a_tie_reads_the_keys_of_the_tie_past_it(
 
 
 def entry(key: str, at: int) -> Entry:
-    return Entry(key, "Fact.", "fact", (), at, "active")
+    return Entry(key, "Fact.", Kind.FACT, (), at, Status.ACTIVE)
 
 
 def reach(session: list[Entry], tied: tuple[str, ...]) -> Reachable:

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from app.api.bodies import nested_command
 from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry, Source
+from app.domain.enums import Kind, Status
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
@@ -28,8 +29,8 @@ def agent_entry(
         key=key,
         owner=owner,
         content=content if content is not None else f"{key} of {owner or 'everyone'}",
-        kind="preference",
-        status="active",
+        kind=Kind.PREFERENCE,
+        status=Status.ACTIVE,
         about=owner or None,
         visibility=visibility,
         updated_at=updated_at,
@@ -55,7 +56,7 @@ def entry_sets(draw: st.DrawFn, key_chars: str = "abcd") -> list[AgentEntry]:
             owner=owner,
             content=f"{key} of {owner or 'everyone'}",
             kind=draw(st.sampled_from(AGENT_KINDS)),
-            status=draw(st.sampled_from(["active", "retracted"])),
+            status=draw(st.sampled_from([Status.ACTIVE, Status.RETRACTED])),
             about=owner or draw(st.sampled_from([None, "ana", "ben"])),  # A5: who said it
             visibility="shared" if owner == SHARED else "private",
             updated_at=draw(st.integers(min_value=0, max_value=10)),
@@ -199,8 +200,8 @@ def test_a_source_in_another_members_session_is_left_out() -> None:
 def test_the_view_shows_each_reader_the_sources_they_may_reach() -> None:
     # A3, A9: the entry stays; only the sources of sessions the reader may not reach go
     anas = Source("ses-ana", "i-01", "itm-1", person="ana")
-    shared = AgentEntry("tone", SHARED, "Replies are short.", "preference", "active", None,
-                        "shared", 1, "chg-1", (anas,))
+    shared = AgentEntry("tone", SHARED, "Replies are short.", Kind.PREFERENCE, Status.ACTIVE,
+                        None, "shared", 1, "chg-1", (anas,))
     assert view_of(BEN, [shared])["tone"].sources == ()
     assert view_of(ANA, [shared])["tone"].sources == (anas,)
     assert view_of(SERVICE, [shared])["tone"].sources == (anas,)

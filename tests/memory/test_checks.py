@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.domain.enums import Kind, Status
 from app.domain.sessions import KINDS, Entry
 from app.memory.changes.checks import (
     ERASED_SINCE,
@@ -27,10 +28,10 @@ def entry(key: str, content: str, status: str = "active", change: str = "") -> E
     return Entry(
         key=key,
         content=content,
-        kind="fact",
+        kind=Kind.FACT,
         sources=("i-01",),
         updated_at=1,
-        status=status,
+        status=Status(status),
         change=change or f"chg-{key}",
     )
 
@@ -74,8 +75,8 @@ def test_a_good_remember_is_kept_with_its_sources() -> None:
             "remember",
             "seat",
             "Ana prefers window seats.",
-            "preference",
-            "active",
+            Kind.PREFERENCE,
+            Status.ACTIVE,
             ("i-03", "i-04"),
             None,
         )
@@ -363,7 +364,8 @@ def test_what_is_kept_always_obeys_the_rules(proposed: list[Any]) -> None:
 
 
 def test_a_run_that_read_erased_content_applies_nothing_and_keeps_nothing_the_model_sent() -> None:
-    kept = [Kept("remember", "trip", "Ana flies on Friday.", "fact", "active", ("u-1",), None)]
+    kept = [Kept("remember", "trip", "Ana flies on Friday.", Kind.FACT, Status.ACTIVE, ("u-1",),
+                 None)]
     dropped = [Dropped("remember", "seat", "a reason", '{"content": "window"}')]
     assert withhold_erased(kept, dropped, erased=False) == (kept, dropped)
     still, gone = withhold_erased(kept, dropped, erased=True)

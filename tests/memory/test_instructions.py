@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from app.domain.enums import Kind, Status
 from app.domain.sessions import KINDS, Entry
 from app.memory.turns.instructions import FRAMING, line_of, render
 
@@ -17,10 +18,10 @@ def entry(
     return Entry(
         key=key,
         content=content,
-        kind=kind,
+        kind=Kind(kind),
         sources=("i-01",),
         updated_at=updated_at,
-        status=status,
+        status=Status(status),
     )
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.domain.enums import Kind, SessionKind, Status, TurnStatus
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.sessions import (
     Edited,
@@ -25,17 +26,17 @@ from app.memory.sessions.kept import KeptView, KeptViews
 
 
 def turn(turn_id: str) -> Turn:
-    return Turn(id=turn_id, status="completed", model=None, shown=(), shown_agent=(), at=0,
+    return Turn(id=turn_id, status=TurnStatus.COMPLETED, model=None, shown=(), shown_agent=(), at=0,
                 completed_at=0, session="s1", head="v", revision=1)
 
 
 def view(session_id: str, entries: int, revision: int = 1) -> SessionView:
-    keep = {f"k{n}": Entry(key=f"k{n}", content="c", kind="fact", sources=(), updated_at=0,
-                           status="active") for n in range(entries)}
+    keep = {f"k{n}": Entry(key=f"k{n}", content="c", kind=Kind.FACT, sources=(), updated_at=0,
+                           status=Status.ACTIVE) for n in range(entries)}
     return SessionView(
-        session=Session(id=session_id, agent="a", kind="main", head="v", revision=revision,
-                        person=None, model=None, parent=None, forked_from=None, forked_at=None,
-                        created_at=0),
+        session=Session(id=session_id, agent="a", kind=SessionKind.CHAT, head="v",
+                        revision=revision, person=None, model=None, parent=None,
+                        forked_from=None, forked_at=None, created_at=0),
         memory=Memory(entries=keep, processed=(), settings=Switches(use=True, generate=True),
                       overrides=Overrides()),
     )
@@ -102,8 +103,8 @@ def test_an_edit_at_a_kept_views_revision_replaces_its_entry_as_a_read_of_it_wou
     written = Item.from_row(["u9", "i-09", "memory_edit", "person", "Remember k0 (fact): new",
                              None, "ana", 50, 9, None])
     done = Edited(head="v2", revision=2, org=OrgSettings(generate=False), entry=Entry(
-        key="k0", content="new", kind="fact", sources=("i-09",), updated_at=50,
-        status="active", change="chg-9", source_items=(written,)))
+        key="k0", content="new", kind=Kind.FACT, sources=("i-09",), updated_at=50,
+        status=Status.ACTIVE, change="chg-9", source_items=(written,)))
     before = view("s1", 3)
     for fields in (ITEM_FIELDS, ("uid", "id", "content"), ()):
         after = before.edited(done, fields)
@@ -132,13 +133,13 @@ def test_an_edit_leaves_the_view_newest_first_whatever_its_time(
     # S2: a view's entries are newest first, ties by key, after an edit as after a read,
     # whether the edit is the newest entry, ties with one, or is older than some (a clock
     # behind another process's)
-    entries = [Entry(key=f"k{n}", content="c", kind="fact", sources=(), updated_at=t,
-                     status="active") for n, t in enumerate(times)]
+    entries = [Entry(key=f"k{n}", content="c", kind=Kind.FACT, sources=(), updated_at=t,
+                     status=Status.ACTIVE) for n, t in enumerate(times)]
     before = replace(view("s1", 0), memory=replace(
         view("s1", 0).memory, entries={e.key: e for e in newest_first(entries)}))
     done = Edited(head="v2", revision=2, org=OrgSettings(), entry=Entry(
-        key=f"k{key}", content="new", kind="fact", sources=(), updated_at=at,
-        status="active", change="chg", source_items=()))
+        key=f"k{key}", content="new", kind=Kind.FACT, sources=(), updated_at=at,
+        status=Status.ACTIVE, change="chg", source_items=()))
     after = before.edited(done, ())
     expected = newest_first([*(e for e in entries if e.key != f"k{key}"), done.entry])
     assert list(after.memory.entries) == [e.key for e in expected]

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry
 from app.domain.agents import AgentEdit as AgentKept
+from app.domain.enums import Kind, Status
 from app.domain.items import Item
 from app.memory.changes.checks import (
     Dropped,
@@ -63,8 +64,8 @@ def agent_entry(
         key=key,
         owner=owner,
         content=f"About {key}.",
-        kind=kind,
-        status=status,
+        kind=Kind(kind),
+        status=Status(status),
         about=owner or None,
         visibility="private" if owner else "shared",
         updated_at=1,
@@ -137,8 +138,8 @@ def test_a_private_preference_about_the_person_is_kept_as_theirs() -> None:
     # A5, A9: what a person said about themselves is private to them
     kept = only_kept(remember("aisle", about="ana", visibility="private"))
     assert kept == AgentKept(
-        "remember", "aisle", "ana", "Ana prefers window seats.", "preference", "active", "ana",
-        "private", (USER,), None,
+        "remember", "aisle", "ana", "Ana prefers window seats.", Kind.PREFERENCE, Status.ACTIVE,
+        "ana", "private", (USER,), None,
     )
 
 
@@ -483,8 +484,8 @@ def test_a_change_to_an_entry_a_person_edited_meanwhile_is_dropped() -> None:
     # S7: the person wins
     kept, _ = check(remember("seat", "Ana prefers aisle seats."))
     edited = [*[e for e in CURRENT if e.key != "seat"],
-              AgentEntry("seat", SHARED, "Ana likes the front row.", "preference", "active",
-                         None, "shared", 2, "chg-by-ana")]
+              AgentEntry("seat", SHARED, "Ana likes the front row.", Kind.PREFERENCE,
+                         Status.ACTIVE, None, "shared", 2, "chg-by-ana")]
     still, overtaken = keep_newer_agent_edits(kept, edited)
     assert still == []
     assert [(d.op, d.key) for d in overtaken] == [("remember", "seat")]

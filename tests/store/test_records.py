@@ -9,6 +9,7 @@ from neo4j import Record
 from neo4j.graph import Graph, Node
 
 from app.domain.agents import AgentEntry, Source
+from app.domain.enums import JobStatus
 from app.domain.history import Change
 from app.domain.jobs import Dropped, Run
 from app.domain.sessions import OrgSettings
@@ -44,9 +45,9 @@ def test_a_run_is_read_from_its_camel_case_map_with_its_dropped_changes() -> Non
            "dropped": [{"op": "remember", "key": "k", "reason": "no sources",
                         "proposal": "{}"}]}
     run = records.record(Run, row)
-    assert run == Run(id="run-1", status="failed", model="offline", trigger=None, error=None,
-                      queued_at=5, started_at=6, finished_at=None, attempts=None, head=None,
-                      session="s-1", turn=None, read=("i-1",), tried=(), kept=(),
+    assert run == Run(id="run-1", status=JobStatus.FAILED, model="offline", trigger=None,
+                      error=None, queued_at=5, started_at=6, finished_at=None, attempts=None,
+                      head=None, session="s-1", turn=None, read=("i-1",), tried=(), kept=(),
                       dropped=(Dropped("remember", "k", "no sources", "{}"),))
 
 

@@ -23,7 +23,7 @@ from app.domain.agents import (
     Maker,
     listed_key,
 )
-from app.domain.enums import Status
+from app.domain.enums import Kind, Status
 from app.domain.principals import Principal
 from app.errors import AgentConflict, NotFound, ValidationError
 from app.memory.agents.entries import change_as_seen, owner_of, target_of, view_of
@@ -62,12 +62,12 @@ def edit_of(
         if target.status == Status.RETRACTED:
             return None
         return AgentEdit(
-            "forget", target.key, target.owner, target.content, target.kind, "retracted",
+            "forget", target.key, target.owner, target.content, target.kind, Status.RETRACTED,
             target.about, target.visibility,
         )
     return AgentEdit(
         "remember", command.key, owner_of(command.visibility, command.about),
-        command.content, command.kind, "active", command.about, command.visibility,
+        command.content, Kind(command.kind), Status.ACTIVE, command.about, command.visibility,
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.agents import AGENT_KINDS, SHARED, Agent, AgentEdit, AgentMemory, Maker
+from app.domain.enums import Status
 from app.domain.principals import Principal
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
@@ -47,13 +48,13 @@ class Promotion:
             )
             edits = [
                 AgentEdit(
-                    "remember", entry.key, SHARED, entry.content, entry.kind, "active", None,
+                    "remember", entry.key, SHARED, entry.content, entry.kind, Status.ACTIVE, None,
                     "shared",
                     sources=tuple(item.uid for item in entry.items()),
                     promoted_from=(entry.change,),
                 )
                 for entry in view.memory.entries.values()
-                if entry.status == "active" and entry.kind in AGENT_KINDS
+                if entry.status == Status.ACTIVE and entry.kind in AGENT_KINDS
             ]
             maker = Maker("promotion", person=who.person, service=who.service)
             await AgentMemoryRepository(tx).apply(

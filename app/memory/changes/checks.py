@@ -13,6 +13,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
+from app.domain.enums import Kind, Status
 from app.domain.items import Item
 from app.domain.jobs import Dropped, Kept
 from app.domain.sessions import KINDS, Entry
@@ -237,10 +238,10 @@ def check_changes(
         sources = tuple(dict.fromkeys(change.sources))
         if change.op == "forget":
             assert entry is not None
-            return Kept("forget", key, entry.content, entry.kind, "retracted", sources,
+            return Kept("forget", key, entry.content, entry.kind, Status.RETRACTED, sources,
                         entry.change)
-        return Kept("remember", key, (change.content or "").strip(), str(change.kind), "active",
-                    sources, entry.change if entry else None)
+        return Kept("remember", key, (change.content or "").strip(), Kind(str(change.kind)),
+                    Status.ACTIVE, sources, entry.change if entry else None)
 
     return check_all(proposed, ProposedChange, rule)
 
@@ -314,10 +315,10 @@ def check_agent_changes(
         sources = tuple(dict.fromkeys(change.sources))
         if change.op == "forget":
             assert entry is not None
-            return AgentEdit("forget", key, owner, entry.content, entry.kind, "retracted",
+            return AgentEdit("forget", key, owner, entry.content, entry.kind, Status.RETRACTED,
                              entry.about, entry.visibility, sources, entry.change)
         return AgentEdit("remember", key, owner, (change.content or "").strip(),
-                         str(change.kind), "active", change.about, visibility, sources,
+                         Kind(str(change.kind)), Status.ACTIVE, change.about, visibility, sources,
                          entry.change if entry else None)
 
     return check_all(proposed, ProposedAgentChange, rule)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from app.config import Settings
+from app.domain.enums import JobStatus
 from app.domain.items import Item
 from app.domain.jobs import PENDING, JobKind, Run, RunContext
 from app.domain.principals import Principal
@@ -121,7 +122,7 @@ class Consolidation:
         self.on_run_end()
 
     async def fail(self, run_id: str, error: str) -> None:
-        await self._finish(run_id, None, "failed", error)
+        await self._finish(run_id, None, JobStatus.FAILED, error)
 
     async def work(self, run_id: str) -> None:
         """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read."""
@@ -144,10 +145,10 @@ class Consolidation:
         model_name = context.model
         owner = Owner(context.org, context.agent)
         if not generates(context):  # S11: off since the run was queued
-            await self._finish(run_id, owner, "skipped", None)
+            await self._finish(run_id, owner, JobStatus.SKIPPED, None)
             return
         if seen_view is None:  # nothing to read: earlier runs read it all
-            await self._finish(run_id, owner, "succeeded", None)
+            await self._finish(run_id, owner, JobStatus.SUCCEEDED, None)
             return
         view = seen_view
         items = first_chunk(backlog, self.settings.prompt_budget_chars)
@@ -162,7 +163,7 @@ class Consolidation:
         read_uids = {item.uid for item in items}
         proposed = await ask(self, run_id, self.models, self.settings, model_name, request)
         if isinstance(proposed, Failed):
-            await self._finish(run_id, owner, "failed", proposed.message, sorted(read_uids))
+            await self._finish(run_id, owner, JobStatus.FAILED, proposed.message, sorted(read_uids))
             return
         seen = {entry.key: entry.change for entry in entries}
         ended = await self.db.write(
@@ -189,7 +190,7 @@ class Consolidation:
         try:
             state = await sessions.lock(Principal(org), session_id)
         except NotFound:  # erased (deleted) while the model worked: nothing of it is applied
-            await self._finish_in(tx, run_id, owner, "skipped", None)
+            await self._finish_in(tx, run_id, owner, JobStatus.SKIPPED, None)
             return []
         if (state.revision, state.head) != (view.session.revision, view.session.head):
             # The session changed while the model worked: its newest memory (S7). Else the
@@ -198,7 +199,7 @@ class Consolidation:
             view = await sessions.view(Principal(org), session_id)
         # the org's default may have changed meanwhile
         if not state.switches.generate:
-            await self._finish_in(tx, run_id, owner, "skipped", None)
+            await self._finish_in(tx, run_id, owner, JobStatus.SKIPPED, None)
             return []
         unprocessed = await jobs.unprocessed(session_id)
         # what the model read may have been erased while it worked (an erasure, retention)
@@ -206,7 +207,7 @@ class Consolidation:
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
-            await self._finish_in(tx, run_id, owner, "succeeded", None)
+            await self._finish_in(tx, run_id, owner, JobStatus.SUCCEEDED, None)
             return []
         kept, dropped = session_changes(
             proposed, view.memory.entries, {item.id for item in readable},
@@ -237,14 +238,14 @@ class Consolidation:
         return done
 
     async def _finish(
-        self, run_id: str, owner: Owner | None, status: str, error: str | None,
+        self, run_id: str, owner: Owner | None, status: JobStatus, error: str | None,
         tried: Sequence[str] = (),
     ) -> None:
         await self.db.write(lambda tx: self._finish_in(tx, run_id, owner, status, error, tried))
 
     @classmethod
     async def _finish_in(
-        cls, tx: Tx, run_id: str, owner: Owner | None, status: str, error: str | None,
+        cls, tx: Tx, run_id: str, owner: Owner | None, status: JobStatus, error: str | None,
         tried: Sequence[str] = (),
     ) -> None:
         await JobRepository(tx).finish_run(run_id, status, error, now_ms(), tried)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from app.config import Settings
 from app.domain.agents import Maker
+from app.domain.enums import JobStatus
 from app.domain.items import Item
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
@@ -93,7 +94,7 @@ class Learning:
         self.on_finished()
 
     async def fail(self, job: str, error: str) -> None:
-        await self._finish(job, "failed", error)
+        await self._finish(job, JobStatus.FAILED, error)
 
     async def work(self, job: str) -> None:
         """Run one claimed job to its end: a helper call per session with items to learn from,
@@ -105,10 +106,10 @@ class Learning:
             return
         org, agent, model_name = found.org, found.agent, found.helper_model
         if found.agent_memory is False:
-            await self._finish(job, "skipped", "the org's agentMemory is off")
+            await self._finish(job, JobStatus.SKIPPED, "the org's agentMemory is off")
             return
         if not model_name:
-            await self._finish(job, "skipped", "the org has no helperModel")
+            await self._finish(job, JobStatus.SKIPPED, "the org has no helperModel")
             return
         errors: list[str] = []
         tried: list[str] = []
@@ -117,7 +118,7 @@ class Learning:
             if error is not None:
                 errors.append(f"{part.session}: {error}")
                 tried.extend(item.uid for item in part.items)
-        status = "failed" if errors else "succeeded"
+        status = JobStatus.FAILED if errors else JobStatus.SUCCEEDED
         await self._finish(job, status, "; ".join(errors) or None, tried, model_name)
 
     async def _learn(
@@ -186,7 +187,7 @@ class Learning:
         )
 
     async def _finish(
-        self, job: str, status: str, error: str | None, tried: Sequence[str] = (),
+        self, job: str, status: JobStatus, error: str | None, tried: Sequence[str] = (),
         model: str | None = None,
     ) -> None:
         await self.db.write(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.config import Settings
+from app.domain.enums import JobStatus
 from app.domain.jobs import PENDING, JobKind
 from app.errors import Unavailable
 from app.memory.changes.credentials import prescan
@@ -89,7 +90,7 @@ def count_ended(db: Database, kind: str, models: Sequence[str | None]) -> None:
     """Count jobs that ended without running (their work was done by another), without a
     time."""
     for model in models:
-        db.telemetry.metrics.job_ended(kind, str(model or "none"), "succeeded", None, [])
+        db.telemetry.metrics.job_ended(kind, str(model or "none"), JobStatus.SUCCEEDED, None, [])
 
 
 @dataclass

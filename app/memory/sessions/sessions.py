@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from app.domain.enums import Kind, SessionKind, Status
 from app.domain.history import Change
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.principals import Principal
@@ -91,15 +92,16 @@ class Sessions:
         person: str | None,
         model: str | None,
     ) -> SessionView:
-        kind = kind or "chat"
+        kind = kind or SessionKind.CHAT
         if kind not in SESSION_KINDS:
             raise ValidationError(f"kind must be one of {', '.join(SESSION_KINDS)}", "kind")
-        if kind == "subagent" and parent is None:
+        session_kind = SessionKind(kind)
+        if session_kind == SessionKind.SUBAGENT and parent is None:
             raise ValidationError("a subagent session is started from a parent session", "parent")
         session = NewSession(
             id=new_id("ses"),
             agent=agent,
-            kind=kind,
+            kind=session_kind,
             parent=parent,
             person=session_person(who, person),
             model=check_model_name(model, "model"),
@@ -332,10 +334,10 @@ def _own_turns(kept: KeptView) -> bool:
 def _edit(who: Principal, command: Remember | Forget) -> MemoryEdit:
     """How a Remember or Forget is recorded: its change, and the item that records it."""
     if isinstance(command, Forget):  # S14: the change keeps the entry's content and kind
-        op, content, kind, status = "forget", None, None, "retracted"
+        op, content, kind, status = "forget", None, None, Status.RETRACTED
         text = f"Forget {command.key}"
     else:
-        op, content, kind, status = "remember", command.content, command.kind, "active"
+        op, content, kind, status = "remember", command.content, Kind(command.kind), Status.ACTIVE
         text = f"Remember {command.key} ({command.kind}): {command.content}"
     return MemoryEdit(
         op=op,

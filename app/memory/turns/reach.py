@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.domain.agents import AgentEntry
+from app.domain.enums import TurnStatus
 from app.domain.principals import Principal
 from app.domain.turns import NewItem, NewRun, NewTurn, Reachable, Turn, TurnItem, TurnState
 from app.memory.agents.entries import view_of
@@ -66,7 +67,7 @@ def plan(
     items: Sequence[TurnItem],
     generated: Sequence[str],
     model: str | None,
-    status: str,
+    status: TurnStatus,
     max_length: int,
     turn_id: str | None = None,
     earlier: Turn | None = None,
@@ -92,8 +93,8 @@ def plan(
         session.agent_model, session.org.model,
     )
     generate = session.switches.generate
-    queued = status == "completed" and generate and run_model is not None and model_ran
-    learn = status == "completed" and teaches(
+    queued = status == TurnStatus.COMPLETED and generate and run_model is not None and model_ran
+    learn = status == TurnStatus.COMPLETED and teaches(
         session.kind, generate, session.org.agent_memory, only_app_actions=not model_ran
     )
     at = now_ms()

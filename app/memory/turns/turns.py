@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from app.domain.enums import TurnStatus
 from app.domain.items import BranchItem, Item, next_item_ids
 from app.domain.principals import Principal
 from app.domain.turns import Turn, TurnItem, TurnState
@@ -18,9 +19,8 @@ from app.memory.turns.reach import Plan, plan, shown
 from app.store.database import Database, Tx
 from app.store.turns import TurnRepository
 
-ITEM_TYPES = ("message", "tool_call", "tool_result", "app_action", "approval")
-ROLES = ("user", "assistant", "tool", "system")
-TURN_STATUSES = ("completed", "awaiting_approval")
+# what a client's turn may be recorded as
+TURN_STATUSES = (TurnStatus.COMPLETED, TurnStatus.AWAITING_APPROVAL)
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,7 @@ class Turns:
         check_model_name(model, "model")
         if status not in TURN_STATUSES:
             raise ValidationError(f"status is one of {', '.join(TURN_STATUSES)}", "status")
+        turn_status = TurnStatus(status)
         client_ids = [item.id for item in items if item.id is not None]
         if len(set(client_ids)) != len(client_ids):
             raise ValidationError("item ids are unique within a turn", "items")
@@ -101,9 +102,9 @@ class Turns:
                     taken = ", ".join(sorted(row.id for row in found.existing))
                     raise SessionConflict(f"item ids already used in this session: {taken}")
                 return Outcome(first, False)
-            if earlier is not None and earlier.status != "awaiting_approval":
+            if earlier is not None and earlier.status != TurnStatus.AWAITING_APPROVAL:
                 raise SessionConflict(f"turn {turn_id} is {earlier.status}, not awaiting approval")
-            decided = plan(state, items, found.generated, model, status, self.max_length,
+            decided = plan(state, items, found.generated, model, turn_status, self.max_length,
                            turn_id, earlier)
             done = await turns.record(session_id, decided.turn, decided.run,
                                       state.session.revision)
@@ -125,7 +126,7 @@ class Turns:
             # (auto-commit). A turn that queues learning (a statement more) takes a transaction.
             at = snapshot
             generated = next_item_ids(at.session.items, len(items))
-            decided = plan(at, items, generated, model, status, self.max_length)
+            decided = plan(at, items, generated, model, turn_status, self.max_length)
             write = self.db.write if decided.learns else self.db.write_once
             outcome = await write(lambda tx: at_once(tx, at, decided))
         if outcome is None:
