@@ -25,6 +25,7 @@ from app.api.responses import agents as agent_answers
 from app.api.responses import search as search_answers
 from app.api.responses import sessions as session_answers
 from app.api.responses import turns as turn_answers
+from app.domain.enums import TurnStatus
 from app.domain.principals import Principal
 from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
 from app.memory.changes import commands
@@ -202,7 +203,7 @@ def build(service: Service) -> MCPServer:
     ) -> dict[str, Any]:
         with service_errors():
             answer, _, _ = await service.turns.record(
-                principal(ctx), session_id, bodies.turn_items(items), model, "completed"
+                principal(ctx), session_id, bodies.turn_items(items), model, TurnStatus.COMPLETED
             )
             return dict(turn_answers.turn_view_json(answer))
 

@@ -18,6 +18,7 @@ from app.api.responses import jobs as job_answers
 from app.api.responses import search as search_answers
 from app.api.responses import sessions as session_answers
 from app.api.responses import turns as turn_answers
+from app.domain.enums import TurnStatus
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
 from app.memory.paging import MAX_OFFSET, check_offset
@@ -256,7 +257,7 @@ async def complete_turn(request: Request) -> Response:
     body = await bodies.parse(request, bodies.CompleteTurn)
     items = bodies.turn_items(body.items)
     answer, _, _ = await service_of(request).turns.record(
-        who, request.path_params["id"], items, None, "completed",
+        who, request.path_params["id"], items, None, TurnStatus.COMPLETED,
         turn_id=request.path_params["turn"],
     )
     return json(turn_answers.turn_view_json(answer))

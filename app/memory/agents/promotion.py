@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.agents import AGENT_KINDS, SHARED, Agent, AgentEdit, AgentMemory, Maker
-from app.domain.enums import Status
+from app.domain.enums import SessionKind, Status
 from app.domain.principals import Principal
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
@@ -32,7 +32,7 @@ class Promotion:
             agents = AgentRepository(tx)
             sessions = SessionRepository(tx)
             state = await sessions.lock(who, session_id)
-            if state.kind != "subagent":
+            if state.kind != SessionKind.SUBAGENT:
                 raise SessionConflict(
                     f"session {session_id} is a {state.kind} session: only a subagent is "
                     "promoted"

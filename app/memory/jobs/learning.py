@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from app.config import Settings
 from app.domain.agents import Maker
-from app.domain.enums import JobStatus
+from app.domain.enums import JobStatus, SessionKind
 from app.domain.items import Item
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
@@ -44,7 +44,7 @@ log = logging.getLogger("openbot_memory.learning")
 
 def teaches(kind: str, generate: bool, agent_memory: bool, only_app_actions: bool) -> bool:
     """A2, S8: whether a completed turn's items are for the agent to learn from."""
-    return kind != "review" and generate and agent_memory and not only_app_actions
+    return kind != SessionKind.REVIEW and generate and agent_memory and not only_app_actions
 
 
 async def queue_learning(tx: Tx, org: str, agent: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from app.domain.enums import Status
 from app.domain.sessions import Entry
 
 FRAMING = (
@@ -55,7 +56,7 @@ def render(entries: Iterable[Entry], max_length: int, framing: str = FRAMING) ->
     Stops before the first entry that does not fit: no later (smaller) entry is taken after it,
     and no entry is ever cut. Retracted entries are never included; no active entry, no text.
     """
-    active = newest_first(e for e in entries if e.status == "active")
+    active = newest_first(e for e in entries if e.status == Status.ACTIVE)
     if not active or len(framing) > max_length:
         return Instructions("", ())
     text, keys = framing, []
