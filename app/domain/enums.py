@@ -88,3 +88,8 @@ class Visibility(StrEnum):
 
     SHARED = "shared"
     PRIVATE = "private"
+
+
+# The members of the sets that large reads hold many of, from the words their rows hold
+kind_of, status_of = word_reader(Kind), word_reader(Status)
+turn_status_of = word_reader(TurnStatus)

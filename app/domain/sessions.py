@@ -8,12 +8,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain.enums import Kind, SessionKind, Status, word_reader
+from app.domain.enums import Kind, SessionKind, Status, kind_of, status_of
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.made import made
 
 KINDS: tuple[Kind, ...] = tuple(Kind)
-_KIND, _STATUS = word_reader(Kind), word_reader(Status)
 SESSION_KINDS: tuple[SessionKind, ...] = tuple(SessionKind)
 
 
@@ -74,9 +73,9 @@ class Entry:
         items are null where the view was read without them (`fields`: as `Item.from_row`)."""
         key, content, kind, status, updated_at, change, source_ids, found = row
         items = None if found is None else tuple(Item.from_row(item, fields) for item in found)
-        return made(cls, {"key": key, "content": content, "kind": _KIND(kind),
+        return made(cls, {"key": key, "content": content, "kind": kind_of(kind),
                           "sources": tuple(source_ids), "updated_at": updated_at,
-                          "status": _STATUS(status), "change": change, "source_items": items})
+                          "status": status_of(status), "change": change, "source_items": items})
 
     def items(self) -> tuple[Item, ...]:
         """The sources' items; an error where the view was read without them (a caller's

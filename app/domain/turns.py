@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.domain.agents import AgentEntry
-from app.domain.enums import TurnStatus, word_reader
+from app.domain.enums import TurnStatus, turn_status_of
 from app.domain.items import BranchItem
 from app.domain.made import made
 from app.domain.sessions import Entry, SessionState
@@ -15,7 +15,6 @@ from app.domain.sessions import Entry, SessionState
 # A turn as session_views answers it (a list: see its header), by position.
 TURN_ROW = ("id", "status", "model", "shown", "shownAgent", "at", "completedAt", "head",
             "revision", "session")
-_STATUS = word_reader(TurnStatus)
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,7 @@ class Turn:
     def from_row(cls, row: Sequence[Any]) -> Turn:
         """A turn as session_views answers it (a list, in `TURN_ROW`'s order)."""
         id_, status, model, shown, shown_agent, at, completed_at, head, revision, session = row
-        return made(cls, {"id": id_, "status": _STATUS(status), "model": model,
+        return made(cls, {"id": id_, "status": turn_status_of(status), "model": model,
                           "shown": tuple(shown or ()), "shown_agent": tuple(shown_agent or ()),
                           "at": at, "completed_at": completed_at, "session": session,
                           "head": head, "revision": revision, "items": (), "types": (),

@@ -12,7 +12,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from app.domain.enums import Kind, Status, word_reader
+from app.domain.enums import kind_of, status_of, word_reader
 from app.domain.history import Change
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.provenance import Cited, Citing, StoryStep
@@ -128,9 +128,10 @@ def entry(row: Row) -> Entry:
     """An entry with its sources as items (`sources`: memory_at, search)."""
     items = tuple(map(item, row.get("sources") or ()))
     return Entry(
-        key=row["key"], content=row["content"], kind=Kind(row["kind"]),
+        key=row["key"], content=row["content"], kind=kind_of(row["kind"]),
         sources=tuple(source.id for source in items), source_items=items,
-        updated_at=row["updatedAt"], status=Status(row["status"]), change=row.get("change") or "",
+        updated_at=row["updatedAt"], status=status_of(row["status"]),
+        change=row.get("change") or "",
     )
 
 

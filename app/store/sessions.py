@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.domain.enums import Kind, SessionKind, Status
+from app.domain.enums import SessionKind, kind_of, status_of
 from app.domain.history import Change, MemoryAt
 from app.domain.items import ITEM_DIGITS, ITEM_FIELDS, ITEM_PREFIX, BranchItem, Item, next_item_ids
 from app.domain.principals import Principal
@@ -320,8 +320,8 @@ def edited_of(row: Mapping[str, Any]) -> Edited:
     written = edited["item"]
     item = Item.from_row([written[f] for f in ITEM_FIELDS] + [None])  # (an edit has no turn)
     key, content, kind, status, at, change, sources = edited["entry"]
-    entry = Entry(key=key, content=content, kind=Kind(kind), sources=tuple(sources),
-                  updated_at=at, status=Status(status), change=change, source_items=(item,))
+    entry = Entry(key=key, content=content, kind=kind_of(kind), sources=tuple(sources),
+                  updated_at=at, status=status_of(status), change=change, source_items=(item,))
     return Edited(head=row["recorded"], revision=edited["revision"], entry=entry,
                   org=org_settings(row["orgSettings"]))
 
