@@ -24,8 +24,8 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from app.domain.agents import AgentEdit, Maker
-from app.domain.enums import Kind, Status
+from app.domain.agents import AgentEdit, MadeBy
+from app.domain.enums import ChangeOp, Kind, Maker, Status, Visibility
 from app.domain.items import item_id
 from app.memory.ids import new_head, new_id, now_ms
 from app.store.agent_memory import AgentMemoryRepository
@@ -212,11 +212,12 @@ async def add_agent_entries(
             memory = AgentMemoryRepository(tx)
             version = await memory.lock_agent(org, agent)
             changes = [
-                AgentEdit("remember", f"a{n}", "", f"The team prefers tool {n} for task {n % 31}.",
-                          Kind.PREFERENCE, Status.ACTIVE, None, "shared")
+                AgentEdit(ChangeOp.REMEMBER, f"a{n}", "",
+                          f"The team prefers tool {n} for task {n % 31}.",
+                          Kind.PREFERENCE, Status.ACTIVE, None, Visibility.SHARED)
                 for n in chunk
             ]
-            await memory.apply(org, agent, version, Maker("person", person=person), changes,
+            await memory.apply(org, agent, version, MadeBy(Maker.PERSON, person=person), changes,
                                now_ms())
 
         await db.write(write)

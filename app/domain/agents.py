@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.domain.enums import AGENT_KINDS as AGENT_KINDS  # A1
-from app.domain.enums import Kind, Status, Visibility
+from app.domain.enums import ChangeOp, Kind, Maker, Status, Visibility
 from app.domain.sessions import Entry
 
 VISIBILITIES: tuple[Visibility, ...] = tuple(Visibility)
@@ -57,7 +57,7 @@ class AgentEntry:
     kind: Kind
     status: Status
     about: str | None
-    visibility: str
+    visibility: Visibility
     updated_at: int
     change: str
     sources: tuple[Source, ...] = ()
@@ -106,25 +106,25 @@ class AgentEdit:
     checked and their uids when it is applied; a promoted one names the session changes it
     comes from."""
 
-    op: str
+    op: ChangeOp
     key: str
     owner: str
     content: str
     kind: Kind
     status: Status
     about: str | None
-    visibility: str
+    visibility: Visibility
     sources: tuple[str, ...] = ()
     replaces: str | None = None  # the change id of the entry's current state, if any
     promoted_from: tuple[str, ...] = ()  # session Change ids, for a promotion
 
 
 @dataclass(frozen=True)
-class Maker:
+class MadeBy:
     """What made a version: `person` (a person or the org's service), `consolidation` (a
-    learning job) or `promotion`."""
+    learning job) or `promotion`, and who or which job."""
 
-    kind: str
+    kind: Maker
     person: str | None = None
     service: str | None = None
     job: str | None = None
@@ -136,15 +136,15 @@ class AgentChange:
 
     id: str
     version: int
-    op: str
-    maker: str
+    op: ChangeOp
+    maker: Maker
     person: str | None
     key: str
     content: str
     kind: Kind
     status: Status
     about: str | None
-    visibility: str
+    visibility: Visibility
     before_content: str | None
     before_status: Status | None
     at: int
@@ -165,6 +165,6 @@ class LogEntry:
 
     version: int
     at: int
-    maker: str
+    maker: Maker
     person: str | None
     keys: tuple[str, ...]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.enums import Kind, Status
+from app.domain.enums import ChangeOp, Kind, Maker, Status
 from app.domain.items import Item
 from app.domain.sessions import Entry
 
@@ -15,8 +15,8 @@ class Change:
     """One recorded memory change: what it changed, before and after, what made it, its sources."""
 
     id: str
-    op: str
-    maker: str
+    op: ChangeOp
+    maker: Maker
     key: str
     content: str | None
     kind: Kind | None

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
-from app.domain.enums import JobStatus, Kind, Status
+from app.domain.enums import ChangeOp, JobStatus, Kind, Status
 
 JobKind = Literal["consolidation", "learning"]
 PENDING = (JobStatus.QUEUED, JobStatus.RUNNING)  # the statuses of a job that has not ended
@@ -22,7 +22,7 @@ ItemT = TypeVar("ItemT")
 class Kept:
     """A proposed change to a session's memory that passed every check, ready to apply."""
 
-    op: str
+    op: ChangeOp
     key: str
     content: str
     kind: Kind

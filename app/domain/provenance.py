@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.domain.agents import listed_key
+from app.domain.enums import ChangeOp, Kind, Status, Visibility
 from app.domain.history import Change
 from app.domain.items import Item
 
@@ -38,16 +39,16 @@ class Citing:
 
     key: str
     change: str
-    op: str | None
+    op: ChangeOp | None
     content: str | None
-    kind: str | None
-    status: str | None
+    kind: Kind | None
+    status: Status | None
     at: int
     session: str | None = None
     agent: str | None = None
     version: int | None = None
     about: str | None = None
-    visibility: str | None = None
+    visibility: Visibility | None = None
     owner: str | None = None  # an agent entry's owner ("" for a shared one)
 
     @property

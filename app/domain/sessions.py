@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from app.domain.enums import Kind, SessionKind, Status, kind_of, status_of
+from app.domain.enums import ChangeOp, Kind, SessionKind, Status, kind_of, status_of
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.made import made
 
@@ -262,7 +262,7 @@ class MemoryEdit:
     """A person's (or the org service's) Remember or Forget, as it is recorded: the change,
     and the item that records it on the timeline (`item_id`: None takes the branch's next)."""
 
-    op: str
+    op: ChangeOp
     key: str
     content: str | None
     kind: Kind | None

@@ -14,9 +14,10 @@ from app.domain.agents import (
     AgentEntry,
     AgentRead,
     LogEntry,
-    Maker,
+    MadeBy,
     listed_key,
 )
+from app.domain.enums import Maker
 from app.errors import NotFound
 from app.store.catalog import together
 from app.store.database import Tx, read_whole
@@ -84,7 +85,7 @@ class AgentMemoryRepository:
         }
 
     async def apply(
-        self, org: str, agent: str, version: int, maker: Maker, edits: Sequence[AgentEdit],
+        self, org: str, agent: str, version: int, maker: MadeBy, edits: Sequence[AgentEdit],
         at: int, session: str | None = None,
     ) -> int:
         """Record `edits` as the next version, made at `at` (the caller holds the agent's lock
@@ -138,7 +139,7 @@ class AgentMemoryRepository:
         )
         return [
             LogEntry(
-                r["version"], r["at"], r["maker"], r["person"],
+                r["version"], r["at"], Maker(r["maker"]), r["person"],
                 tuple(listed_key(k["key"], k["owner"] or SHARED) for k in r["keys"]),
             )
             for r in rows

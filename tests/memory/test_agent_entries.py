@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from app.api.bodies import nested_command
 from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry, Source
-from app.domain.enums import Kind, Status
+from app.domain.enums import Kind, Status, Visibility
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
@@ -24,7 +24,7 @@ OWNERS = (SHARED, "ana", "ben")
 def agent_entry(
     key: str, owner: str = SHARED, updated_at: int = 1, content: str | None = None
 ) -> AgentEntry:
-    visibility = "shared" if owner == SHARED else "private"
+    visibility = Visibility.SHARED if owner == SHARED else Visibility.PRIVATE
     return AgentEntry(
         key=key,
         owner=owner,
@@ -58,7 +58,7 @@ def entry_sets(draw: st.DrawFn, key_chars: str = "abcd") -> list[AgentEntry]:
             kind=draw(st.sampled_from(AGENT_KINDS)),
             status=draw(st.sampled_from([Status.ACTIVE, Status.RETRACTED])),
             about=owner or draw(st.sampled_from([None, "ana", "ben"])),  # A5: who said it
-            visibility="shared" if owner == SHARED else "private",
+            visibility=Visibility.SHARED if owner == SHARED else Visibility.PRIVATE,
             updated_at=draw(st.integers(min_value=0, max_value=10)),
             change=f"chg-{n}",
         )
@@ -201,7 +201,7 @@ def test_the_view_shows_each_reader_the_sources_they_may_reach() -> None:
     # A3, A9: the entry stays; only the sources of sessions the reader may not reach go
     anas = Source("ses-ana", "i-01", "itm-1", person="ana")
     shared = AgentEntry("tone", SHARED, "Replies are short.", Kind.PREFERENCE, Status.ACTIVE,
-                        None, "shared", 1, "chg-1", (anas,))
+                        None, Visibility.SHARED, 1, "chg-1", (anas,))
     assert view_of(BEN, [shared])["tone"].sources == ()
     assert view_of(ANA, [shared])["tone"].sources == (anas,)
     assert view_of(SERVICE, [shared])["tone"].sources == (anas,)

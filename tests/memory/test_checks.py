@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.domain.enums import Kind, Status
+from app.domain.enums import ChangeOp, Kind, Status
 from app.domain.sessions import KINDS, Entry
 from app.memory.changes.checks import (
     ERASED_SINCE,
@@ -72,7 +72,7 @@ def test_a_good_remember_is_kept_with_its_sources() -> None:
     assert dropped == []
     assert kept == [
         Kept(
-            "remember",
+            ChangeOp.REMEMBER,
             "seat",
             "Ana prefers window seats.",
             Kind.PREFERENCE,
@@ -364,8 +364,8 @@ def test_what_is_kept_always_obeys_the_rules(proposed: list[Any]) -> None:
 
 
 def test_a_run_that_read_erased_content_applies_nothing_and_keeps_nothing_the_model_sent() -> None:
-    kept = [Kept("remember", "trip", "Ana flies on Friday.", Kind.FACT, Status.ACTIVE, ("u-1",),
-                 None)]
+    kept = [Kept(ChangeOp.REMEMBER, "trip", "Ana flies on Friday.", Kind.FACT, Status.ACTIVE,
+                 ("u-1",), None)]
     dropped = [Dropped("remember", "seat", "a reason", '{"content": "window"}')]
     assert withhold_erased(kept, dropped, erased=False) == (kept, dropped)
     still, gone = withhold_erased(kept, dropped, erased=True)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry
 from app.domain.agents import AgentEdit as AgentKept
-from app.domain.enums import Kind, Status
+from app.domain.enums import ChangeOp, Kind, Status, Visibility
 from app.domain.items import Item
 from app.memory.changes.checks import (
     Dropped,
@@ -67,7 +67,7 @@ def agent_entry(
         kind=Kind(kind),
         status=Status(status),
         about=owner or None,
-        visibility="private" if owner else "shared",
+        visibility=Visibility.PRIVATE if owner else Visibility.SHARED,
         updated_at=1,
         change=f"chg-{key}-{owner or 'shared'}",
     )
@@ -138,8 +138,8 @@ def test_a_private_preference_about_the_person_is_kept_as_theirs() -> None:
     # A5, A9: what a person said about themselves is private to them
     kept = only_kept(remember("aisle", about="ana", visibility="private"))
     assert kept == AgentKept(
-        "remember", "aisle", "ana", "Ana prefers window seats.", Kind.PREFERENCE, Status.ACTIVE,
-        "ana", "private", (USER,), None,
+        ChangeOp.REMEMBER, "aisle", "ana", "Ana prefers window seats.", Kind.PREFERENCE,
+        Status.ACTIVE, "ana", Visibility.PRIVATE, (USER,), None,
     )
 
 
@@ -485,7 +485,7 @@ def test_a_change_to_an_entry_a_person_edited_meanwhile_is_dropped() -> None:
     kept, _ = check(remember("seat", "Ana prefers aisle seats."))
     edited = [*[e for e in CURRENT if e.key != "seat"],
               AgentEntry("seat", SHARED, "Ana likes the front row.", Kind.PREFERENCE,
-                         Status.ACTIVE, None, "shared", 2, "chg-by-ana")]
+                         Status.ACTIVE, None, Visibility.SHARED, 2, "chg-by-ana")]
     still, overtaken = keep_newer_agent_edits(kept, edited)
     assert still == []
     assert [(d.op, d.key) for d in overtaken] == [("remember", "seat")]

@@ -20,10 +20,10 @@ from app.domain.agents import (
     AgentEntry,
     AgentMemory,
     LogEntry,
-    Maker,
+    MadeBy,
     listed_key,
 )
-from app.domain.enums import Kind, Status
+from app.domain.enums import ChangeOp, Kind, Maker, Status, Visibility
 from app.domain.principals import Principal
 from app.errors import AgentConflict, NotFound, ValidationError
 from app.memory.agents.entries import change_as_seen, owner_of, target_of, view_of
@@ -62,12 +62,13 @@ def edit_of(
         if target.status == Status.RETRACTED:
             return None
         return AgentEdit(
-            "forget", target.key, target.owner, target.content, target.kind, Status.RETRACTED,
-            target.about, target.visibility,
+            ChangeOp.FORGET, target.key, target.owner, target.content, target.kind,
+            Status.RETRACTED, target.about, target.visibility,
         )
     return AgentEdit(
-        "remember", command.key, owner_of(command.visibility, command.about),
-        command.content, Kind(command.kind), Status.ACTIVE, command.about, command.visibility,
+        ChangeOp.REMEMBER, command.key, owner_of(command.visibility, command.about),
+        command.content, Kind(command.kind), Status.ACTIVE, command.about,
+        Visibility(command.visibility),
     )
 
 
@@ -127,7 +128,7 @@ class AgentMemories:
                 raise ValidationError(f"no person {command.about} in your org", "about")
             read = (await memory.entries(who.org, who.person, [agent_id]))[agent_id]
             edit = edit_of(who, read.entries, command)
-            maker = Maker("person", person=who.person, service=who.service)
+            maker = MadeBy(Maker.PERSON, person=who.person, service=who.service)
             edits = [] if edit is None else [edit]  # no edit, no version (`apply`)
             await memory.apply(who.org, agent_id, version, maker, edits, now_ms())
             return await memory_of(tx, who, agent_id)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.agents import AGENT_KINDS, SHARED, Agent, AgentEdit, AgentMemory, Maker
-from app.domain.enums import SessionKind, Status
+from app.domain.agents import AGENT_KINDS, SHARED, Agent, AgentEdit, AgentMemory, MadeBy
+from app.domain.enums import ChangeOp, Maker, SessionKind, Status, Visibility
 from app.domain.principals import Principal
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
@@ -48,15 +48,15 @@ class Promotion:
             )
             edits = [
                 AgentEdit(
-                    "remember", entry.key, SHARED, entry.content, entry.kind, Status.ACTIVE, None,
-                    "shared",
+                    ChangeOp.REMEMBER, entry.key, SHARED, entry.content, entry.kind, Status.ACTIVE,
+                    None, Visibility.SHARED,
                     sources=tuple(item.uid for item in entry.items()),
                     promoted_from=(entry.change,),
                 )
                 for entry in view.memory.entries.values()
                 if entry.status == Status.ACTIVE and entry.kind in AGENT_KINDS
             ]
-            maker = Maker("promotion", person=who.person, service=who.service)
+            maker = MadeBy(Maker.PROMOTION, person=who.person, service=who.service)
             await AgentMemoryRepository(tx).apply(
                 who.org, agent.id, 0, maker, edits, now_ms(), session=session_id
             )

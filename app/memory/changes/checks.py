@@ -13,7 +13,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
-from app.domain.enums import Kind, Status
+from app.domain.enums import ChangeOp, Kind, Status, Visibility
 from app.domain.items import Item
 from app.domain.jobs import Dropped, Kept
 from app.domain.sessions import KINDS, Entry
@@ -126,7 +126,7 @@ def _problem(
     allowed_kinds: Collection[str],
 ) -> str | None:
     """Why `change` must not apply, or None when it may."""
-    if change.op not in ("remember", "forget"):
+    if change.op not in (ChangeOp.REMEMBER, ChangeOp.FORGET):
         return f"unknown op {_shown(change.op)}"
     try:
         check_key(change.key)
@@ -139,7 +139,7 @@ def _problem(
             return f"cites an item already processed: {_shown(source)}"
         if source not in readable:
             return f"cites an item that is not among the unprocessed items: {_shown(source)}"
-    if change.op == "forget":
+    if change.op == ChangeOp.FORGET:
         if current is None:
             return "forgets a key that memory does not hold"
         if current.status == "retracted":
@@ -236,11 +236,11 @@ def check_changes(
         if problem is not None:
             return problem
         sources = tuple(dict.fromkeys(change.sources))
-        if change.op == "forget":
+        if change.op == ChangeOp.FORGET:
             assert entry is not None
-            return Kept("forget", key, entry.content, entry.kind, Status.RETRACTED, sources,
+            return Kept(ChangeOp.FORGET, key, entry.content, entry.kind, Status.RETRACTED, sources,
                         entry.change)
-        return Kept("remember", key, (change.content or "").strip(), Kind(str(change.kind)),
+        return Kept(ChangeOp.REMEMBER, key, (change.content or "").strip(), Kind(str(change.kind)),
                     Status.ACTIVE, sources, entry.change if entry else None)
 
     return check_all(proposed, ProposedChange, rule)
@@ -275,7 +275,7 @@ def _agent_problem(
         return f"unknown visibility {_shown(visibility)}"
     if change.about is not None and change.about not in members:
         return "about names no person of the org"
-    if visibility == "private" and change.about is None:
+    if visibility == Visibility.PRIVATE and change.about is None:
         return "a private change names the person it is about"
     if change.about is not None and change.about != person:
         return "a change about a person is made only from that person's own session"
@@ -304,7 +304,7 @@ def check_agent_changes(
     def rule(change: ProposedAgentChange, key: str) -> AgentEdit | str:
         problem = _agent_problem(change, person, members, readable)
         visibility = change.visibility or "shared"
-        owner = change.about if visibility == "private" and change.about else SHARED
+        owner = change.about if visibility == Visibility.PRIVATE and change.about else SHARED
         entry = entries.get((key, owner))
         if problem is None:
             problem = _problem(
@@ -313,13 +313,14 @@ def check_agent_changes(
         if problem is not None:
             return problem
         sources = tuple(dict.fromkeys(change.sources))
-        if change.op == "forget":
+        if change.op == ChangeOp.FORGET:
             assert entry is not None
-            return AgentEdit("forget", key, owner, entry.content, entry.kind, Status.RETRACTED,
-                             entry.about, entry.visibility, sources, entry.change)
-        return AgentEdit("remember", key, owner, (change.content or "").strip(),
-                         Kind(str(change.kind)), Status.ACTIVE, change.about, visibility, sources,
-                         entry.change if entry else None)
+            return AgentEdit(ChangeOp.FORGET, key, owner, entry.content, entry.kind,
+                             Status.RETRACTED, entry.about, entry.visibility, sources,
+                             entry.change)
+        return AgentEdit(ChangeOp.REMEMBER, key, owner, (change.content or "").strip(),
+                         Kind(str(change.kind)), Status.ACTIVE, change.about,
+                         Visibility(visibility), sources, entry.change if entry else None)
 
     return check_all(proposed, ProposedAgentChange, rule)
 

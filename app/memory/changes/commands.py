@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from app.domain.agents import AGENT_KINDS, VISIBILITIES
+from app.domain.enums import Visibility
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
@@ -183,7 +184,7 @@ def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemembe
     if command.visibility not in VISIBILITIES:
         raise ValidationError(f"visibility is one of {', '.join(VISIBILITIES)}", "visibility")
     about = None if command.about is None else check_key(command.about, "about")
-    if command.visibility == "private":
+    if command.visibility == Visibility.PRIVATE:
         if about is None:
             raise ValidationError("a private entry names the person it is about", "visibility")
         if who.person is not None and about != who.person:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.config import Settings
-from app.domain.agents import Maker
-from app.domain.enums import JobStatus, SessionKind
+from app.domain.agents import MadeBy
+from app.domain.enums import JobStatus, Maker, SessionKind
 from app.domain.items import Item
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
@@ -169,7 +169,7 @@ class Learning:
             )
             uid_of = {i.id: i.uid for i in part.items}
             edits = [replace(k, sources=tuple(uid_of[s] for s in k.sources)) for k in kept]
-            maker = Maker("consolidation", job=job)
+            maker = MadeBy(Maker.CONSOLIDATION, job=job)
             await memory.apply(org, agent, version, maker, edits, now_ms(), part.session)
             read = [i for i in part.items if i.uid in still]
             await self._record(tx, job, part, model_name, read, dropped)

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from app.domain.enums import Kind, SessionKind, Status
+from app.domain.enums import ChangeOp, Kind, SessionKind, Status
 from app.domain.history import Change
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.principals import Principal
@@ -334,10 +334,11 @@ def _own_turns(kept: KeptView) -> bool:
 def _edit(who: Principal, command: Remember | Forget) -> MemoryEdit:
     """How a Remember or Forget is recorded: its change, and the item that records it."""
     if isinstance(command, Forget):  # S14: the change keeps the entry's content and kind
-        op, content, kind, status = "forget", None, None, Status.RETRACTED
+        op, content, kind, status = ChangeOp.FORGET, None, None, Status.RETRACTED
         text = f"Forget {command.key}"
     else:
-        op, content, kind, status = "remember", command.content, Kind(command.kind), Status.ACTIVE
+        op = ChangeOp.REMEMBER
+        content, kind, status = command.content, Kind(command.kind), Status.ACTIVE
         text = f"Remember {command.key} ({command.kind}): {command.content}"
     return MemoryEdit(
         op=op,
