@@ -337,8 +337,8 @@ def keep_newer_agent_edits(
 def named_persons(proposed: Sequence[Any]) -> set[str]:
     """The persons a model's proposed agent changes say they are `about`, as it sent them."""
     return {
-        change["about"] for change in proposed
-        if isinstance(change, dict) and isinstance(change.get("about"), str)
+        about for change in proposed
+        if isinstance(change, dict) and isinstance(about := change.get("about"), str)
     }
 
 

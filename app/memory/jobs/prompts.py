@@ -26,9 +26,11 @@ def _change_schema(kinds: Sequence[Kind], agent: bool) -> dict[str, Any]:
         "sources": {"type": "array", "items": {"type": "string"}},
     }
     if agent:
-        properties["about"] = {"type": ["string", "null"]}
         visibilities = [*(visibility.value for visibility in Visibility), None]
-        properties["visibility"] = {"type": ["string", "null"], "enum": visibilities}
+        properties |= {
+            "about": {"type": ["string", "null"]},
+            "visibility": {"type": ["string", "null"], "enum": visibilities},
+        }
     return {
         "type": "object",
         "properties": properties,
@@ -86,10 +88,11 @@ def parse_answer(content: str) -> list[Any]:
         raise ModelError(f"malformed answer: not JSON ({exc.msg})") from exc
     except RecursionError as exc:
         raise ModelError("malformed answer: nested too deeply") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("changes"), list):
-        raise ModelError('malformed answer: expected {"changes": [...]}')
-    changes: list[Any] = data["changes"]
-    return changes
+    match data:
+        case {"changes": list() as changes}:
+            return changes
+        case _:
+            raise ModelError('malformed answer: expected {"changes": [...]}')
 
 
 def failure_message(exc: BaseException, budget: float) -> str:
@@ -100,13 +103,12 @@ def failure_message(exc: BaseException, budget: float) -> str:
 
 
 def _item_line(item: Item, author: bool = False) -> dict[str, Any]:
-    line: dict[str, Any] = {"id": item.id, "type": item.type, "role": item.role}
-    if author:
-        line["author"] = item.author
-    if item.app:
-        line["app"] = item.app
-    line["content"] = item.content
-    return line
+    return {
+        "id": item.id, "type": item.type, "role": item.role,
+        **({"author": item.author} if author else {}),
+        **({"app": item.app} if item.app else {}),
+        "content": item.content,
+    }
 
 
 def consolidation_messages(entries: Sequence[Entry], items: Sequence[Item]) -> list[dict[str, str]]:
