@@ -39,8 +39,6 @@ from app.api.graphql.enums import (
     SessionKind,
     TurnStatus,
     Visibility,
-    enum,
-    maybe,
 )
 from app.api.graphql.execution import NOT_READ, NotRead, in_place
 from app.api.graphql.items import resolvers as items
@@ -162,7 +160,7 @@ class Turn:
         if turn is None:
             return None
         return made(cls, {
-            "id": turn.id, "status": enum(TurnStatus, turn.status), "model": turn.model,
+            "id": turn.id, "status": turn.status, "model": turn.model,
             "shown_keys": list(turn.shown), "shown_agent": list(turn.shown_agent),
             "at": turn.at, "completed_at": turn.completed_at, "session_id": turn.session,
         })
@@ -213,16 +211,16 @@ class Change:
     def from_domain(cls, change: history_values.Change) -> Change:
         return cls(
             id=change.id,
-            op=enum(ChangeOp, change.op),
-            maker=enum(Maker, change.maker),
+            op=change.op,
+            maker=change.maker,
             made_by=change.made_by,
             key=change.key,
             content=change.content,
-            kind=maybe(Kind, change.kind),
-            status=maybe(EntryStatus, change.status),
+            kind=change.kind,
+            status=change.status,
             before_content=change.before_content,
-            before_kind=maybe(Kind, change.before_kind),
-            before_status=maybe(EntryStatus, change.before_status),
+            before_kind=change.before_kind,
+            before_status=change.before_status,
             at=EpochMillis(change.at),
             revision=change.revision,
             head=change.head,
@@ -260,8 +258,8 @@ class Entry:
     @classmethod
     def from_domain(cls, entry: values.Entry) -> Entry:
         return made(cls, {
-            "key": entry.key, "content": entry.content, "kind": enum(Kind, entry.kind),
-            "status": enum(EntryStatus, entry.status), "updated_at": entry.updated_at,
+            "key": entry.key, "content": entry.content, "kind": entry.kind,
+            "status": entry.status, "updated_at": entry.updated_at,
             "sources": list(entry.items()),
             "change_id": entry.change,
         })
@@ -429,7 +427,7 @@ class Session:
         s = view.session
         return cls(
             id=s.id,
-            kind=enum(SessionKind, s.kind),
+            kind=s.kind,
             head=s.head,
             revision=s.revision,
             person=s.person,
@@ -540,7 +538,7 @@ class Run:
         finished = run.finished_at
         return cls(
             id=run.id,
-            status=enum(JobStatus, run.status),
+            status=run.status,
             model=run.model,
             trigger=run.trigger or "turn",
             error=run.error,
@@ -614,7 +612,7 @@ class LearningJob:
         finished, started = job.finished_at, job.started_at
         return cls(
             id=job.id,
-            status=enum(JobStatus, job.status),
+            status=job.status,
             model=job.model,
             error=job.error,
             queued_at=EpochMillis(job.queued_at),
@@ -671,16 +669,16 @@ class AgentChange:
         return cls(
             id=change.id,
             version=change.version,
-            op=enum(ChangeOp, change.op),
-            maker=enum(Maker, change.maker),
+            op=change.op,
+            maker=change.maker,
             person=change.person,
             key=change.key,
             before=change.before_content,
             content=change.content,
-            kind=enum(Kind, change.kind),
-            status=enum(EntryStatus, change.status),
+            kind=change.kind,
+            status=change.status,
             about=change.about,
-            visibility=enum(Visibility, change.visibility),
+            visibility=change.visibility,
             listed_as=change.name,
             at=EpochMillis(change.at),
             job_id=change.job,
@@ -711,10 +709,10 @@ class AgentEntry:
         return cls(
             key=entry.key,
             content=entry.content,
-            kind=enum(Kind, entry.kind),
-            status=enum(EntryStatus, entry.status),
+            kind=entry.kind,
+            status=entry.status,
             about=entry.about,
-            visibility=enum(Visibility, entry.visibility),
+            visibility=entry.visibility,
             listed_as=entry.name,
             updated_at=EpochMillis(entry.updated_at),
             sources=_sources(entry.sources),
@@ -842,7 +840,7 @@ class StoryStep:
     @classmethod
     def from_domain(cls, step: provenance_values.StoryStep) -> StoryStep:
         return cls(
-            maker=enum(Maker, step.change.maker),
+            maker=step.change.maker,
             person=step.person,
             run_id=step.run,
             run_model=step.run_model,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from app.api.graphql.enums import Maker, enum
+from app.api.graphql.enums import Maker
 from app.api.graphql.scalars import EpochMillis
 from app.domain.agents import LogEntry
 
@@ -33,6 +33,6 @@ class AgentLogEntry:
     @classmethod
     def from_domain(cls, entry: LogEntry) -> AgentLogEntry:
         return cls(
-            version=entry.version, at=EpochMillis(entry.at), maker=enum(Maker, entry.maker),
+            version=entry.version, at=EpochMillis(entry.at), maker=entry.maker,
             person=entry.person, keys=list(entry.keys),
         )

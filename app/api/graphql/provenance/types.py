@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import strawberry
 
-from app.api.graphql.enums import ChangeOp, EntryStatus, Kind, Visibility, maybe
+from app.api.graphql.enums import ChangeOp, EntryStatus, Kind, Visibility
 from app.api.graphql.scalars import EpochMillis
 from app.domain import provenance
 
@@ -34,11 +34,11 @@ class CitingEntry:
     @classmethod
     def from_domain(cls, row: provenance.Citing) -> CitingEntry:
         return cls(
-            key=row.key, listed_as=row.name, change_id=row.change, op=maybe(ChangeOp, row.op),
+            key=row.key, listed_as=row.name, change_id=row.change, op=row.op,
             content=row.content,
-            kind=maybe(Kind, row.kind), status=maybe(EntryStatus, row.status),
+            kind=row.kind, status=row.status,
             at=EpochMillis(row.at), session_id=row.session, agent_id=row.agent,
-            version=row.version, about=row.about, visibility=maybe(Visibility, row.visibility),
+            version=row.version, about=row.about, visibility=row.visibility,
         )
 
 
