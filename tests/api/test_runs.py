@@ -75,6 +75,30 @@ def test_completing_an_approved_turn_with_no_new_items_consolidates_the_turn(
     assert entries["budget"]["content"] == "The trip budget is 1500 EUR."
 
 
+def test_a_completing_steps_answer_is_the_turn_as_a_read_of_it_shows_it(api: Api) -> None:
+    # SPEC section 5: a turn that awaited approval is the same turn, completed later with the
+    # items of its second step; the step answers the whole turn, as a read of it then shows it
+    sid = api.session()["session"]["id"]
+    waiting = api.turn(
+        sid,
+        user("Book the 9:15 flight to Lisbon.", id="m-1"),
+        {"type": "tool_call", "role": "assistant", "content": "book(LH1234)", "id": "c-1"},
+        status="awaiting_approval",
+    )["turn"]
+    done = api.ok(api.post(f"/v1/sessions/{sid}/turns/{waiting['id']}/complete", {"items": [
+        {"type": "approval", "role": "user", "content": "approved", "id": "a-1"},
+        {"type": "tool_result", "role": "tool", "content": "booked", "id": "r-1"},
+    ]}))
+    read = api.ok(api.get(f"/v1/sessions/{sid}/turns/{waiting['id']}"))
+    assert done == read
+    assert done["turn"]["items"] == ["m-1", "c-1", "a-1", "r-1"]
+    assert done["turn"]["status"] == "completed"
+    assert done["turn"]["completedAt"] is not None
+    assert (done["turn"]["at"], done["turn"]["model"], done["turn"]["shown"]) == (
+        waiting["at"], waiting["model"], waiting["shown"])
+    api.wait_idle(sid)
+
+
 def test_a_run_queued_before_generate_was_turned_off_never_asks_the_model(
     api: Api, openai_stub: OpenAIStub
 ) -> None:
