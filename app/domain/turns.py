@@ -195,21 +195,6 @@ class NewTurn:
             items=tuple(item.id for item in self.items),
         )
 
-    def continuing(self, earlier: Turn, revision: int) -> Turn:
-        """The turn `earlier` as this completing step leaves it at `revision` (no read back):
-        its first step's time, model and what it was shown; this step's status, head and
-        items after its own."""
-        return replace(
-            earlier,
-            status=self.status,
-            completed_at=self.at if self.status == TurnStatus.COMPLETED else None,
-            head=self.head,
-            revision=revision,
-            items=earlier.items + tuple(item.id for item in self.items),
-            types=earlier.types + tuple(item.type for item in self.items),
-            apps=earlier.apps + tuple(item.app or "" for item in self.items),
-        )
-
 
 @dataclass(frozen=True, slots=True)
 class NewRun:

@@ -112,8 +112,9 @@ class Turns:
                 raise RuntimeError(f"record_turn wrote nothing on session {session_id}")
             learning = decided.learns and await queue_learning(tx, who.org, state.session.agent)
             answer = (
-                decided.turn.recorded(session_id, done.revision) if earlier is None
-                else decided.turn.continuing(earlier, done.revision)
+                await turns.turn(who, session_id, decided.turn.id)
+                if earlier is not None  # the turn's items are its earlier step's and these
+                else decided.turn.recorded(session_id, done.revision)
             )
             after = state.after(done) if found.own and fresh else None
             return Outcome(answer, True, decided.run_id, learning, after)
