@@ -36,7 +36,7 @@ import httpx
 from starlette.types import ASGIApp
 
 from app.config import Settings
-from app.domain.enums import JobStatus
+from app.domain.jobs import PENDING
 from app.errors import NotFound
 from app.memory.access.orgs import delete_org, org_exists, warmup_orgs
 from app.memory.access.tokens import Tokens
@@ -197,6 +197,6 @@ async def learned(call: Callable[..., Awaitable[Any]], agent: str) -> None:
     deadline = time.monotonic() + LEARNING_SECONDS
     while time.monotonic() < deadline:
         jobs = (await call("GET", f"/v1/agents/{agent}/learning"))["jobs"]
-        if all(job["status"] not in (JobStatus.QUEUED, JobStatus.RUNNING) for job in jobs):
+        if all(job["status"] not in PENDING for job in jobs):
             return
         await asyncio.sleep(0.05)

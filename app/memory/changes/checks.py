@@ -270,7 +270,7 @@ def _agent_problem(
         check_agent_key(change.key)
     except ValidationError as exc:
         return f"bad key: {exc.message}"
-    visibility = change.visibility or "shared"
+    visibility = change.visibility or Visibility.SHARED
     if visibility not in VISIBILITIES:
         return f"unknown visibility {_shown(visibility)}"
     if change.about is not None and change.about not in members:
@@ -303,7 +303,7 @@ def check_agent_changes(
 
     def rule(change: ProposedAgentChange, key: str) -> AgentEdit | str:
         problem = _agent_problem(change, person, members, readable)
-        visibility = change.visibility or "shared"
+        visibility = change.visibility or Visibility.SHARED
         owner = change.about if visibility == Visibility.PRIVATE and change.about else SHARED
         entry = entries.get((key, owner))
         if problem is None:

@@ -202,13 +202,13 @@ class Consolidation:
             await self._finish_in(tx, run_id, owner, JobStatus.SKIPPED, None)
             return []
         unprocessed = await jobs.unprocessed(session_id)
-        # what the model read may have been erased while it worked (an erasure, retention)
-        erased = bool(await jobs.erased(sorted(read_uids)))
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
             await self._finish_in(tx, run_id, owner, JobStatus.SUCCEEDED, None)
             return []
+        # what the model read may have been erased while it worked (an erasure, retention)
+        erased = bool(await jobs.erased(sorted(read_uids)))
         kept, dropped = session_changes(
             proposed, view.memory.entries, {item.id for item in readable},
             set(view.memory.processed), seen, erased,
