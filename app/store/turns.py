@@ -107,15 +107,18 @@ class TurnRepository:
         """Lock the session and read what a turn of `count` items is decided from: where some
         of the ids its client chose are on the branch already, those items and the turn they
         came in (the turn is a retry or a conflict: nothing more is read); else the turn
-        `turn_id` names (a completing step continues it) and the ids its new items take."""
+        `turn_id` names (a completing step continues it), whether its items are on the branch,
+        and the ids the new items take."""
         state, own = await self._lock(who, session_id, max_length)
         if client_ids:
             existing, first = await self._sent_before(who, session_id, client_ids)
             if existing:
                 return TurnInput(state, own, tuple(existing), first)
         earlier = None if turn_id is None else await self.turn(who, session_id, turn_id)
+        on_branch = earlier is not None and await self._on_branch(session_id, earlier)
         generated = await SessionRepository(self.tx).fresh_item_ids(state.session, count)
-        return TurnInput(state, own, earlier=earlier, generated=tuple(generated))
+        return TurnInput(state, own, earlier=earlier, earlier_on_branch=on_branch,
+                         generated=tuple(generated))
 
     async def _lock(
         self, who: Principal, session_id: str, max_length: int
@@ -148,6 +151,12 @@ class TurnRepository:
         if first is None:
             return existing, None
         return existing, await self.turn(who, session_id, first)
+
+    async def _on_branch(self, session_id: str, turn: Turn) -> bool:
+        """Whether every item of `turn` is on the branch of the session's head: a revert to a
+        version before the turn leaves it on a branch the session no longer continues."""
+        found = await SessionRepository(self.tx).branch_items(session_id, turn.items)
+        return {row.id for row in found if row.turn == turn.id} >= set(turn.items)
 
     async def record_at_once(
         self, who: Principal, session_id: str, turn: NewTurn, run: NewRun | None,

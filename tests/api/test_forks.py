@@ -171,6 +171,45 @@ def test_revert_to_an_abandoned_branch_and_item_ids_continue(api: Api) -> None:
     assert set(back["memory"]["entries"]) == {"budget"}
 
 
+def test_a_turn_a_revert_left_cannot_complete_until_the_session_is_back_on_its_branch(
+    api: Api, graph: Graph
+) -> None:
+    # S7: a turn awaiting approval completes on the branch its first step is on; after a revert
+    # to a version before it, its approval would follow a call the session's history no longer
+    # has, so completing it is a conflict that writes nothing.
+    session = api.session()["session"]["id"]
+    start = api.view(session)["session"]["head"]
+    recorded = api.turn(
+        session,
+        user("Book the 9:15 flight.", id="m-1"),
+        {"type": "tool_call", "role": "assistant", "content": "book(LH1234)", "id": "c-1"},
+        status="awaiting_approval",
+    )
+    first, with_turn = recorded["turn"], recorded["session"]["head"]
+    api.ok(revert(api, session, start))
+    before = api.view(session)["session"]
+    approval = {"items": [{"type": "approval", "role": "user", "content": "approved",
+                           "id": "a-1"}]}
+
+    refused = api.post(f"/v1/sessions/{session}/turns/{first['id']}/complete", approval)
+
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["_tag"] == "SessionConflict"
+    assert "not on the session's branch" in refused.json()["message"]
+    assert api.view(session)["session"] == before
+    turn = api.ok(api.get(f"/v1/sessions/{session}/turns/{first['id']}"))["turn"]
+    assert (turn["status"], turn["items"]) == ("awaiting_approval", ["m-1", "c-1"])
+    assert graph.value("MATCH (i:Item {id: 'a-1', session: $s}) RETURN count(i)", s=session) == 0
+
+    # Back on the turn's branch, it completes after its first step's items.
+    api.ok(revert(api, session, with_turn))
+    done = api.post(f"/v1/sessions/{session}/turns/{first['id']}/complete", approval)
+    assert done.status_code == 200, done.text
+    assert done.json()["turn"]["items"] == ["m-1", "c-1", "a-1"]
+    assert done.json()["turn"]["status"] == "completed"
+    api.wait_idle(session)
+
+
 def test_revert_with_stale_head_or_revision_is_409_and_changes_nothing(api: Api) -> None:
     session = api.session()["session"]["id"]
     start = api.view(session)["session"]

@@ -104,6 +104,11 @@ class Turns:
                 return Outcome(first, False)
             if earlier is not None and earlier.status != TurnStatus.AWAITING_APPROVAL:
                 raise SessionConflict(f"turn {turn_id} is {earlier.status}, not awaiting approval")
+            if earlier is not None and not found.earlier_on_branch:
+                raise SessionConflict(
+                    f"turn {turn_id} is not on the session's branch: the session was reverted "
+                    "to a version before it"
+                )
             decided = plan(state, items, found.generated, model, turn_status, self.max_length,
                            turn_id, earlier)
             done = await turns.record(session_id, decided.turn, decided.run,
