@@ -142,10 +142,10 @@ def _problem(
     if change.op == ChangeOp.FORGET:
         if current is None:
             return "forgets a key that memory does not hold"
-        if current.status == "retracted":
+        if current.status == Status.RETRACTED:
             return "forgets an entry that is already retracted"
         return None
-    if current is not None and current.status == "retracted":
+    if current is not None and current.status == Status.RETRACTED:
         return "revives a retracted entry (only a person's Remember can)"
     reason = credential_reason(change.key)
     if reason is not None:

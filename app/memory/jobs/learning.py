@@ -42,7 +42,7 @@ from app.store.sessions import SessionRepository
 log = logging.getLogger("openbot_memory.learning")
 
 
-def teaches(kind: str, generate: bool, agent_memory: bool, only_app_actions: bool) -> bool:
+def teaches(kind: SessionKind, generate: bool, agent_memory: bool, only_app_actions: bool) -> bool:
     """A2, S8: whether a completed turn's items are for the agent to learn from."""
     return kind != SessionKind.REVIEW and generate and agent_memory and not only_app_actions
 
