@@ -140,10 +140,10 @@ class TurnInput:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """What a recorded turn left: its id, and the session's revision, head, depth and items
-    after it."""
+    """What recording a turn left: the turn as answered, and the session's revision, head,
+    depth and items after it."""
 
-    turn: str
+    turn: Turn
     revision: int
     head: str
     depth: int

@@ -11,7 +11,15 @@ from app.domain.agents import AgentEntry
 from app.domain.items import BranchItem, Item
 from app.domain.principals import Principal
 from app.domain.sessions import Overrides, resolve_switches
-from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnInput, TurnState
+from app.domain.turns import (
+    NewRun,
+    NewTurn,
+    Reachable,
+    Recorded,
+    Turn,
+    TurnInput,
+    TurnState,
+)
 from app.errors import NotFound
 from app.store.catalog import together
 from app.store.database import Tx, read_whole
@@ -94,6 +102,7 @@ def run_params(run: NewRun | None) -> dict[str, Any] | None:
     return None if run is None else {"id": run.id, "model": run.model, "at": run.at}
 
 
+
 class TurnRepository:
     """Turns in one transaction, reached in the caller's scope."""
 
@@ -158,19 +167,6 @@ class TurnRepository:
         found = await SessionRepository(self.tx).branch_items(session_id, turn.items)
         return {row.id for row in found if row.turn == turn.id} >= set(turn.items)
 
-    async def record_at_once(
-        self, who: Principal, session_id: str, turn: NewTurn, run: NewRun | None,
-        at: TurnState,
-    ) -> Recorded | None:
-        """Lock the session and record `turn` (and queue its `run`), decided from the snapshot
-        `at`, in one statement, where the session is still as `at` had it (`unmoved`). None
-        where it recorded nothing (the session moved, or is not there for `who`)."""
-        row = await self.tx.row(
-            RECORD_AT_ONCE, **who.scope(), id=session_id,
-            turn=turn_params(turn, **unmoved(at)), run=run_params(run),
-        )
-        return None if row is None else recorded_of(row)
-
     async def reach(
         self, who: Principal, session_id: str, max_length: int, whole_ties: bool = False
     ) -> Reachable:
@@ -194,12 +190,29 @@ class TurnRepository:
         return await self.reach(who, session_id, max_length, whole_ties=True)
 
     async def record(
-        self, session_id: str, turn: NewTurn, run: NewRun | None, revision: int
+        self, who: Principal, session_id: str, turn: NewTurn, run: NewRun | None,
+        state: TurnState, locked: bool, continues: bool,
     ) -> Recorded | None:
-        """Record `turn` (and queue its `run`) where the session is still at `revision`."""
-        row = await self.tx.row("record_turn", id=session_id,
-                                turn=turn_params(turn, revision=revision), run=run_params(run))
-        return None if row is None else recorded_of(row)
+        """Record `turn` (and queue its `run`) where the session is still as `state` had it:
+        `locked` (the transaction holds the session's lock), at its revision; else (`state` is
+        a snapshot) in one statement that takes the lock and checks all the snapshot holds
+        (`unmoved`). Answers the turn as recorded; a completing step's (`continues`) is read
+        back, its items being its earlier step's and these. None where it recorded nothing
+        (the session moved, or is not there for `who`)."""
+        if locked:
+            row = await self.tx.row("record_turn", id=session_id, run=run_params(run),
+                                    turn=turn_params(turn, revision=state.session.revision))
+        else:
+            row = await self.tx.row(RECORD_AT_ONCE, **who.scope(), id=session_id,
+                                    run=run_params(run), turn=turn_params(turn, **unmoved(state)))
+        if row is None:
+            return None
+        answer = (
+            await self.turn(who, session_id, turn.id) if continues
+            else turn.recorded(session_id, row["revisionAfter"])
+        )
+        return Recorded(answer, row["revisionAfter"], row["headAfter"], row["depthAfter"],
+                        row["itemsAfter"])
 
     async def turn(self, who: Principal, session_id: str, turn: str) -> Turn:
         """A turn of the session with its items' ids, types and Apps; NotFound without it."""
@@ -223,7 +236,3 @@ class TurnRepository:
         rows = await self.tx.rows("turns_of_items", uids=list(uids))
         return {row["uid"]: row["turn"] for row in rows}
 
-
-def recorded_of(row: Mapping[str, Any]) -> Recorded:
-    return Recorded(row["recorded"], row["revisionAfter"], row["headAfter"], row["depthAfter"],
-                    row["itemsAfter"])

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from app.domain.enums import TurnStatus
 from app.domain.items import BranchItem, Item, next_item_ids
 from app.domain.principals import Principal
-from app.domain.turns import Turn, TurnItem, TurnState
+from app.domain.turns import Turn, TurnInput, TurnItem, TurnState
 from app.errors import SessionConflict, ValidationError
 from app.memory.jobs.learning import queue_learning
 from app.memory.model_names import check_model_name
@@ -46,7 +46,8 @@ class Turns:
     revision, its agent's memory version, its org's settings, an unshared head): in an
     auto-commit transaction (one round trip), or, for a turn that also queues learning, in a
     transaction with it. Where that statement wrote nothing, or there is no snapshot, the turn
-    is decided in a transaction from what the lock reads (app/memory/sessions/kept.py)."""
+    is decided in a transaction from what the lock reads (app/memory/sessions/kept.py). Both
+    record by the same steps (`work`)."""
 
     db: Database
     max_length: int
@@ -73,28 +74,23 @@ class Turns:
         client_ids = [item.id for item in items if item.id is not None]
         if len(set(client_ids)) != len(client_ids):
             raise ValidationError("item ids are unique within a turn", "items")
-        # A snapshot serves a new turn whose items take the session's next ids.
+        # A snapshot serves a new turn whose items take the session's next ids (while no client
+        # chose one of them).
         fresh = not client_ids and turn_id is None
         snapshot = self.kept.snapshot(session_id) if fresh else None
+        if snapshot is not None and snapshot.session.client_item_ids:
+            snapshot = None
 
-        async def at_once(tx: Tx, at: TurnState, decided: Plan) -> Outcome | None:
-            """The turn decided from the snapshot `at`, in the one statement that locks the
-            session and records it where the session is still as `at` had it; None where it
-            wrote nothing."""
-            done = await TurnRepository(tx).record_at_once(
-                who, session_id, decided.turn, decided.run, at
-            )
-            if done is None:
-                return None
-            learning = decided.learns and await queue_learning(tx, who.org, at.session.agent)
-            return Outcome(decided.turn.recorded(session_id, done.revision), True,
-                           decided.run_id, learning, at.after(done))
-
-        async def under_lock(tx: Tx) -> Outcome:
-            """The turn decided from what the session's lock reads."""
+        async def work(
+            tx: Tx, given: TurnInput | None = None, decided: Plan | None = None
+        ) -> Outcome | None:
+            """Load what the turn is decided from (what the session's lock reads, unless
+            `given` a snapshot's), decide it (unless `decided` from the snapshot already), and
+            record it: None where a snapshot's turn recorded nothing (the session moved)."""
             turns = TurnRepository(tx)
-            found = await turns.load(who, session_id, self.max_length, client_ids, turn_id,
-                                     len(items))
+            found = given if given is not None else await turns.load(
+                who, session_id, self.max_length, client_ids, turn_id, len(items)
+            )
             state, earlier = found.state, found.earlier
             if found.existing:  # a retry answers the first turn unchanged; else a conflict
                 first = found.first
@@ -109,33 +105,31 @@ class Turns:
                     f"turn {turn_id} is not on the session's branch: the session was reverted "
                     "to a version before it"
                 )
-            decided = plan(state, items, found.generated, model, turn_status, self.max_length,
-                           turn_id, earlier)
-            done = await turns.record(session_id, decided.turn, decided.run,
-                                      state.session.revision)
-            if done is None:  # the lock holds the revision; only a missing session is left
-                raise RuntimeError(f"record_turn wrote nothing on session {session_id}")
+            if decided is None:
+                decided = plan(state, items, found.generated, model, turn_status,
+                               self.max_length, turn_id, earlier)
+            done = await turns.record(who, session_id, decided.turn, decided.run, state,
+                                      locked=given is None, continues=earlier is not None)
+            if done is None:
+                return None
             learning = decided.learns and await queue_learning(tx, who.org, state.session.agent)
-            answer = (
-                await turns.turn(who, session_id, decided.turn.id)
-                if earlier is not None  # the turn's items are its earlier step's and these
-                else decided.turn.recorded(session_id, done.revision)
-            )
             after = state.after(done) if found.own and fresh else None
-            return Outcome(answer, True, decided.run_id, learning, after)
+            return Outcome(done.turn, True, decided.run_id, learning, after)
 
         outcome: Outcome | None = None
-        if snapshot is not None and not snapshot.session.client_item_ids:
+        if snapshot is not None:
             # Most turns find the session as the snapshot has it: their one statement, atomic
             # on its own and writing nothing where the session moved, runs in one round trip
             # (auto-commit). A turn that queues learning (a statement more) takes a transaction.
-            at = snapshot
-            generated = next_item_ids(at.session.items, len(items))
-            decided = plan(at, items, generated, model, turn_status, self.max_length)
-            write = self.db.write if decided.learns else self.db.write_once
-            outcome = await write(lambda tx: at_once(tx, at, decided))
+            at = TurnInput(snapshot, own=True,
+                           generated=tuple(next_item_ids(snapshot.session.items, len(items))))
+            planned = plan(snapshot, items, at.generated, model, turn_status, self.max_length)
+            write = self.db.write if planned.learns else self.db.write_once
+            outcome = await write(lambda tx: work(tx, at, planned))
         if outcome is None:
-            outcome = await self.db.write(under_lock)
+            outcome = await self.db.write(work)
+        if outcome is None:  # the lock holds the revision; only a missing session is left
+            raise RuntimeError(f"record_turn wrote nothing on session {session_id}")
         self.kept.keep_snapshot(session_id, outcome.after)
         if outcome.run is not None:
             self.queued_run()
