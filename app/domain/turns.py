@@ -140,10 +140,10 @@ class TurnInput:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """What recording a turn left: the turn as answered, and the session's revision, head,
-    depth and items after it."""
+    """What a recorded turn left: its id, and the session's revision, head, depth and items
+    after it."""
 
-    turn: Turn
+    turn: str
     revision: int
     head: str
     depth: int

@@ -11,15 +11,7 @@ from app.domain.agents import AgentEntry
 from app.domain.items import BranchItem, Item
 from app.domain.principals import Principal
 from app.domain.sessions import Overrides, resolve_switches
-from app.domain.turns import (
-    NewRun,
-    NewTurn,
-    Reachable,
-    Recorded,
-    Turn,
-    TurnInput,
-    TurnState,
-)
+from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnInput, TurnState
 from app.errors import NotFound
 from app.store.catalog import together
 from app.store.database import Tx, read_whole
@@ -100,7 +92,6 @@ def unmoved(at: TurnState) -> dict[str, Any]:
 
 def run_params(run: NewRun | None) -> dict[str, Any] | None:
     return None if run is None else {"id": run.id, "model": run.model, "at": run.at}
-
 
 
 class TurnRepository:
@@ -191,14 +182,13 @@ class TurnRepository:
 
     async def record(
         self, who: Principal, session_id: str, turn: NewTurn, run: NewRun | None,
-        state: TurnState, locked: bool, continues: bool,
+        state: TurnState, locked: bool,
     ) -> Recorded | None:
         """Record `turn` (and queue its `run`) where the session is still as `state` had it:
         `locked` (the transaction holds the session's lock), at its revision; else (`state` is
         a snapshot) in one statement that takes the lock and checks all the snapshot holds
-        (`unmoved`). Answers the turn as recorded; a completing step's (`continues`) is read
-        back, its items being its earlier step's and these. None where it recorded nothing
-        (the session moved, or is not there for `who`)."""
+        (`unmoved`). None where it recorded nothing (the session moved, or is not there for
+        `who`)."""
         if locked:
             row = await self.tx.row("record_turn", id=session_id, run=run_params(run),
                                     turn=turn_params(turn, revision=state.session.revision))
@@ -207,12 +197,8 @@ class TurnRepository:
                                     run=run_params(run), turn=turn_params(turn, **unmoved(state)))
         if row is None:
             return None
-        answer = (
-            await self.turn(who, session_id, turn.id) if continues
-            else turn.recorded(session_id, row["revisionAfter"])
-        )
-        return Recorded(answer, row["revisionAfter"], row["headAfter"], row["depthAfter"],
-                        row["itemsAfter"])
+        return Recorded(row["recorded"], row["revisionAfter"], row["headAfter"],
+                        row["depthAfter"], row["itemsAfter"])
 
     async def turn(self, who: Principal, session_id: str, turn: str) -> Turn:
         """A turn of the session with its items' ids, types and Apps; NotFound without it."""
@@ -235,4 +221,3 @@ class TurnRepository:
         """The turn id of each item (by uid) that came in a turn."""
         rows = await self.tx.rows("turns_of_items", uids=list(uids))
         return {row["uid"]: row["turn"] for row in rows}
-

@@ -109,12 +109,17 @@ class Turns:
                 decided = plan(state, items, found.generated, model, turn_status,
                                self.max_length, turn_id, earlier)
             done = await turns.record(who, session_id, decided.turn, decided.run, state,
-                                      locked=given is None, continues=earlier is not None)
+                                      locked=given is None)
             if done is None:
                 return None
             learning = decided.learns and await queue_learning(tx, who.org, state.session.agent)
+            answer = (
+                await turns.turn(who, session_id, decided.turn.id)
+                if earlier is not None  # the turn's items are its earlier step's and these
+                else decided.turn.recorded(session_id, done.revision)
+            )
             after = state.after(done) if found.own and fresh else None
-            return Outcome(done.turn, True, decided.run_id, learning, after)
+            return Outcome(answer, True, decided.run_id, learning, after)
 
         outcome: Outcome | None = None
         if snapshot is not None:
