@@ -3,7 +3,8 @@ S6)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import secrets
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -22,6 +23,12 @@ def item_id(seq: int) -> str:
 def next_item_ids(items: int, count: int) -> list[str]:
     """The ids of the `count` items after the `items` a branch has (where no client chose one)."""
     return [item_id(items + 1 + n) for n in range(count)]
+
+
+def untaken(candidate: str, taken: Collection[str]) -> str:
+    """`candidate`, or where a client took it already for an item of its own, `candidate` with
+    a random suffix (`i-03-1f2e3d`): ids are unique on a branch."""
+    return candidate if candidate not in taken else f"{candidate}-{secrets.token_hex(3)}"
 
 
 # An item's properties, as a view reads them (session_views' `$itemFields`), in Item's order.

@@ -126,8 +126,9 @@ class TurnInput:
     """What a turn is decided from under its session's lock: the lock's state, and whether its
     reach is the lock row's own (not read again); the turn's items already on the branch (by
     the ids the client chose) with the one turn they all came in, if one; or else the turn a
-    completing step continues and whether its items are on the session's branch, and the ids
-    the new items take."""
+    completing step continues and whether its items are on the session's branch, and the id
+    each item takes where its client chose none (the branch's next, but those the branch or
+    the turn's client ids hold already)."""
 
     state: TurnState
     own: bool

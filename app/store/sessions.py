@@ -3,13 +3,20 @@ and the statements of its memory commands, each answered as typed values."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from app.domain.enums import SessionKind, kind_of, status_of
 from app.domain.history import Change, MemoryAt
-from app.domain.items import ITEM_DIGITS, ITEM_FIELDS, ITEM_PREFIX, BranchItem, Item, next_item_ids
+from app.domain.items import (
+    ITEM_DIGITS,
+    ITEM_FIELDS,
+    ITEM_PREFIX,
+    BranchItem,
+    Item,
+    next_item_ids,
+    untaken,
+)
 from app.domain.principals import Principal
 from app.domain.sessions import (
     Configured,
@@ -207,10 +214,7 @@ class SessionRepository:
         if not state.client_item_ids:
             return wanted
         taken = {item.id for item in await self.branch_items(state.id, wanted)}
-        return [
-            candidate if candidate not in taken else f"{candidate}-{uuid.uuid4().hex[-6:]}"
-            for candidate in wanted
-        ]
+        return [untaken(candidate, taken) for candidate in wanted]
 
     async def with_view(
         self, who: Principal, session_id: str, name: str, items: bool = True, **params: Any

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.domain.agents import AgentEntry
-from app.domain.items import BranchItem, Item
+from app.domain.items import BranchItem, Item, next_item_ids, untaken
 from app.domain.principals import Principal
 from app.domain.sessions import Overrides, resolve_switches
 from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnInput, TurnState
@@ -108,17 +108,24 @@ class TurnRepository:
         of the ids its client chose are on the branch already, those items and the turn they
         came in (the turn is a retry or a conflict: nothing more is read); else the turn
         `turn_id` names (a completing step continues it), whether its items are on the branch,
-        and the ids the new items take."""
+        and the ids its items take where the client chose none (the branch's next, but those
+        the branch or the turn's client ids hold). One read of the branch answers both which of
+        the client's ids and which of the next ids are there (the next only where a client ever
+        chose an id)."""
         state, own = await self._lock(who, session_id, max_length)
-        if client_ids:
-            existing, first = await self._sent_before(who, session_id, client_ids)
-            if existing:
-                return TurnInput(state, own, tuple(existing), first)
+        wanted = next_item_ids(state.session.items, count)
+        asked = dict.fromkeys([*client_ids, *(wanted if state.session.client_item_ids else ())])
+        found = await SessionRepository(self.tx).branch_items(session_id, list(asked))
+        sent = set(client_ids)
+        existing = [row for row in found if row.id in sent]
+        if existing:
+            return TurnInput(state, own, tuple(existing),
+                             await self._came_in(who, session_id, existing))
         earlier = None if turn_id is None else await self.turn(who, session_id, turn_id)
         on_branch = earlier is not None and await self._on_branch(session_id, earlier)
-        generated = await SessionRepository(self.tx).fresh_item_ids(state.session, count)
+        taken = sent | {row.id for row in found}
         return TurnInput(state, own, earlier=earlier, earlier_on_branch=on_branch,
-                         generated=tuple(generated))
+                         generated=tuple(untaken(candidate, taken) for candidate in wanted))
 
     async def _lock(
         self, who: Principal, session_id: str, max_length: int
@@ -140,17 +147,13 @@ class TurnRepository:
         reach = await self.reach(who, session_id, max_length)
         return replace(state, reach=reach), False
 
-    async def _sent_before(
-        self, who: Principal, session_id: str, ids: Sequence[str]
-    ) -> tuple[list[BranchItem], Turn | None]:
-        """Those of `ids` that are items of the session's branch already, and the turn they
-        came in where they all came in one."""
-        existing = await SessionRepository(self.tx).branch_items(session_id, ids)
+    async def _came_in(
+        self, who: Principal, session_id: str, existing: Sequence[BranchItem]
+    ) -> Turn | None:
+        """The turn the items `existing` all came in, where they came in one."""
         turns = {row.turn for row in existing}
         first = turns.pop() if len(turns) == 1 else None
-        if first is None:
-            return existing, None
-        return existing, await self.turn(who, session_id, first)
+        return None if first is None else await self.turn(who, session_id, first)
 
     async def _on_branch(self, session_id: str, turn: Turn) -> bool:
         """Whether every item of `turn` is on the branch of the session's head: a revert to a

@@ -73,12 +73,12 @@ def plan(
     earlier: Turn | None = None,
 ) -> Plan:
     """Decide a turn from its session's state and reach: its items' ids (a client's own, else
-    the branch's next, `generated`), its model, what it is shown, and whether it queues a run
+    the one `generated` for its place), its model, what it is shown, and whether it queues a run
     and teaches the agent. A completing step (`earlier`: the turn it continues) is shown
     nothing more: what a turn was shown is fixed when it starts."""
     session = state.session
     client_ids = [item.id for item in items if item.id is not None]
-    ids = [item.id or _unique(generated[n], client_ids) for n, item in enumerate(items)]
+    ids = [item.id or generated[n] for n, item in enumerate(items)]
     # S8 over the whole turn, its earlier step included
     before = () if earlier is None else earlier.types
     apps = () if earlier is None else earlier.apps
@@ -122,6 +122,3 @@ def plan(
     run = NewRun(new_id("run"), run_model, at) if queued else None
     return Plan(turn, run, learn)
 
-
-def _unique(candidate: str, taken: Sequence[str]) -> str:
-    return candidate if candidate not in taken else f"{candidate}-{new_id('x')[-6:]}"
