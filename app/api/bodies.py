@@ -96,7 +96,7 @@ class ForgetBody(Strict):
     key: Key
 
     def to_command(self) -> commands.Command:
-        return commands.Forget(key=commands.check_key(self.key))
+        return commands.Forget(key=self.key)
 
 
 class ConfigureBody(Strict):
@@ -154,7 +154,7 @@ class AgentForgetBody(Strict):
     about: str | None = None
 
     def to_command(self) -> commands.AgentCommand:
-        return commands.AgentForget(commands.check_key(self.key), self.about)
+        return commands.AgentForget(self.key, self.about)
 
 
 class AgentMemoryCommand(Strict):

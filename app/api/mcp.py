@@ -151,7 +151,7 @@ def build(service: Service) -> MCPServer:
         session_id: SessionId, expected: Head, revision: Revision, key: Key, ctx: Context
     ) -> dict[str, Any]:
         with service_errors():
-            command = commands.Forget(key=commands.check_key(key))
+            command = commands.Forget(key=key)
             view = await service.sessions.command(
                 principal(ctx), session_id, expected, revision, command, items=False
             )
@@ -258,7 +258,7 @@ def build(service: Service) -> MCPServer:
         ] = None,
     ) -> dict[str, Any]:
         with service_errors():
-            command = commands.AgentForget(commands.check_key(key), about)
+            command = commands.AgentForget(key, about)
             memory = await service.agent_memory.command(
                 principal(ctx), agent_id, expected, command
             )

@@ -18,9 +18,11 @@ import pytest
 from tests.api.test_agent_memory import (
     CREDENTIAL,
     agent_changes,
+    agent_command,
     agent_log,
     agent_memory,
     agent_remember,
+    forget,
 )
 from tests.conftest import Api, Graph, RunningServer, flat, user
 
@@ -209,6 +211,26 @@ def test_remember_and_forget_for_agent(api: Api, graph: Graph) -> None:
     assert agent_memory(api, agent)["version"] == 3
     assert memory_of(api, agent)["version"] == 3
     assert [c["keys"] for c in agent_log(api, agent)] == [["seat"], ["seat"], ["seat"]]
+
+
+def test_a_forget_whose_key_is_not_visible_is_refused_over_rest_and_graphql(
+    api: Api, graph: Graph
+) -> None:
+    # S1 (A1): a key is a visible name. A Forget's key is checked by the service, as a
+    # Remember's is, so REST and GraphQL refuse it alike, naming the field; nothing changes.
+    agent = api.agent()["id"]
+    agent_remember(api, agent, "seat", "Ana prefers a window seat.")
+    hidden = "se\u200bat"
+    rest = agent_command(api, agent, forget(hidden))
+    assert rest.status_code == 400, rest.text
+    assert (rest.json()["_tag"], rest.json()["field"]) == ("ValidationError", "command.key")
+    answer = flat(api.graphql(forget_for_agent(agent, 1, hidden)))
+    assert answer.get("data") is None, answer
+    [error] = answer["errors"]
+    assert (error["extensions"]["code"], error["extensions"]["field"]) == (
+        "VALIDATION_ERROR", "key")
+    assert agent_memory(api, agent)["version"] == 1
+    assert agent_changes(graph) == 1
 
 
 def test_about_and_visibility_through_the_mutation(api: Api, member: Api) -> None:

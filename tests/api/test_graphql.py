@@ -344,6 +344,25 @@ def test_refresh_with_no_model_is_session_conflict(api: Api, graph: Graph) -> No
     assert current(api, sid) == (head, revision)
 
 
+def test_a_forget_whose_key_is_not_visible_is_refused_over_rest_and_graphql(
+    api: Api, graph: Graph
+) -> None:
+    # S1: a key is a visible name. A Forget's key is checked by the service, as a Remember's
+    # is, so REST and GraphQL refuse it alike, naming the field; nothing changes.
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    head, revision = current(api, sid)
+    hidden = "bud\u200bget"
+    rest = api.command(sid, {"_tag": "Forget", "key": hidden})
+    assert rest.status_code == 400, rest.text
+    assert (rest.json()["_tag"], rest.json()["field"]) == ("ValidationError", "command.key")
+    error = error_of(flat(api.graphql(FORGET, s=sid, e=head, r=revision, key=hidden)),
+                     "VALIDATION_ERROR")
+    assert error["extensions"]["field"] == "key"
+    assert current(api, sid) == (head, revision)
+    assert count(graph, "(:Change)") == 1
+
+
 def test_errors_carry_their_codes_and_write_nothing(api: Api, graph: Graph) -> None:
     sid = api.session()["session"]["id"]
     api.remember(sid, "budget", "The trip budget is 1500 EUR.")

@@ -32,6 +32,7 @@ from app.memory.changes.commands import (
     AgentForget,
     AgentRemember,
     check_agent_remember,
+    check_key,
     scanned,
 )
 from app.memory.ids import now_ms
@@ -114,6 +115,8 @@ class AgentMemories:
                 partial(check_agent_remember, command, who),
                 len(command.key) + len(command.content),
             )
+        if isinstance(command, AgentForget):
+            command = AgentForget(check_key(command.key), command.about)
 
         async def work(tx: Tx) -> AgentMemory:
             memory = AgentMemoryRepository(tx)

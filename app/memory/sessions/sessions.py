@@ -27,6 +27,7 @@ from app.memory.changes.commands import (
     Forget,
     Refresh,
     Remember,
+    check_key,
     check_remember,
     scanned,
 )
@@ -197,6 +198,8 @@ class Sessions:
             command = await scanned(
                 partial(check_remember, command), len(command.key) + len(command.content)
             )
+        if isinstance(command, Forget):
+            command = Forget(key=check_key(command.key))
 
         # A command made at the revision of the view this process last answered needs no view
         # read: that view and what the command wrote make the view after it. A Configure

@@ -54,6 +54,6 @@ class AgentMutation:
         about: str | None = None,
     ) -> AgentMemory:
         ctx = info.context
-        command = commands.AgentForget(commands.check_key(key), about)
+        command = commands.AgentForget(key, about)
         memory = await ctx.service.agent_memory.command(ctx.who, str(agent_id), expected, command)
         return AgentMemory.from_domain(str(agent_id), memory)

@@ -32,7 +32,7 @@ class MemoryMutation:
     async def forget(
         self, info: GraphInfo, session_id: strawberry.ID, expected: str, revision: int, key: str
     ) -> Session:
-        command = commands.Forget(key=commands.check_key(key))
+        command = commands.Forget(key=key)
         return await _command(info, str(session_id), expected, revision, command)
 
     @strawberry.mutation(
