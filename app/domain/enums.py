@@ -1,6 +1,7 @@
 """The closed sets of the domain, declared once. Each member is its word as stored and answered
-(a `StrEnum` member is that `str`), and REST, GraphQL and the model prompts build theirs from
-these."""
+(a `StrEnum` member is that `str`). GraphQL, the model prompts and REST's kinds build theirs
+from these; REST's bodies spell an agent entry's visibility and the statuses a client may send
+a turn with as `Literal` types of the same words (tests/api/test_openapi.py holds them equal)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from app.store.database import Tx, read_whole
 from app.store.records import record
 
 
-def _reader(org: str, person: str | None) -> dict[str, Any]:
+def reader(org: str, person: str | None) -> dict[str, Any]:
     """The parameters that filter agent entries for a reader: a person sees shared entries and
     their own private ones; no person (a service) sees all (A9)."""
     return {"org": org, "person": person, "all": person is None}
@@ -70,7 +70,7 @@ class AgentMemoryRepository:
         """For each agent: its memory's version, whether it is shared, and the entries the reader
         may see (the current state, one statement, read again until read whole)."""
         rows = await read_whole(
-            lambda some: self.tx.rows("agent_entries", **_reader(org, person), agents=some),
+            lambda some: self.tx.rows("agent_entries", **reader(org, person), agents=some),
             agents,
             key=lambda row: str(row["aid"]),
             settled=_settled,
@@ -135,7 +135,7 @@ class AgentMemoryRepository:
     ) -> list[LogEntry]:
         """A11: the versions after `after` (a keyset), at most `limit`, oldest first."""
         rows = await self.tx.rows(
-            "agent_log", **_reader(org, person), agent=agent, after=after, limit=limit
+            "agent_log", **reader(org, person), agent=agent, after=after, limit=limit
         )
         return [
             LogEntry(
@@ -150,6 +150,6 @@ class AgentMemoryRepository:
     ) -> dict[str, list[AgentChange]]:
         """For each current change id, the entry's changes, newest first."""
         rows = await self.tx.rows(
-            "agent_entry_histories", **_reader(org, person), ids=list(change_ids)
+            "agent_entry_histories", **reader(org, person), ids=list(change_ids)
         )
         return {row["cid"]: [record(AgentChange, c) for c in row["changes"]] for row in rows}

@@ -21,6 +21,7 @@ from app.domain.jobs import (
     RunContext,
     SessionInput,
 )
+from app.store.agent_memory import reader
 from app.store.database import Tx
 from app.store.records import item, record
 
@@ -253,7 +254,7 @@ class JobRepository:
     ) -> dict[str, LearningJob]:
         """Learning jobs by id, as the reader may see them (A9)."""
         rows = await self.tx.rows(
-            "find_learning_jobs", org=org, person=person, all=person is None, ids=list(ids)
+            "find_learning_jobs", **reader(org, person), ids=list(ids)
         )
         return {row["job"]["id"]: record(LearningJob, row["job"]) for row in rows}
 

@@ -16,6 +16,7 @@ from app.domain.agents import Agent, AgentChange
 from app.domain.history import Change, Version
 from app.domain.items import Item
 from app.domain.principals import Principal
+from app.store.agent_memory import reader
 from app.store.database import Tx
 from app.store.records import item, record
 
@@ -78,8 +79,8 @@ class PageRepository:
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
     ) -> dict[str, list[AgentChange]]:
         """For each agent entry's current change, its story newest first, after `after`."""
-        reader = {"org": who.org, "person": who.person, "all": who.person is None}  # A9
-        found = await self._lists("agent_entry_changes_page", "cid", "changes", **reader,
+        found = await self._lists("agent_entry_changes_page", "cid", "changes",
+                                  **reader(who.org, who.person),
                                   ids=list(change_ids), after=after, first=first)
         return {cid: [record(AgentChange, c) for c in rows] for cid, rows in found.items()}
 

@@ -10,6 +10,16 @@ import httpx
 from starlette.routing import Route
 
 from app.api.rest import routes
+from app.domain.enums import (
+    AGENT_KINDS,
+    JobStatus,
+    Kind,
+    SessionKind,
+    Status,
+    TurnStatus,
+    Visibility,
+)
+from app.memory.turns.turns import TURN_STATUSES
 from tests.conftest import Api, RunningServer
 
 
@@ -98,3 +108,24 @@ def test_the_bookmark_header_is_declared_on_every_operation_and_on_every_write(
     assert re.fullmatch(pattern, bookmark), (pattern, bookmark)
     read = api.get(f"/v1/agents/{created.json()['id']}", headers={"OpenBot-Bookmark": bookmark})
     assert read.status_code == 200, read.text
+
+
+def test_the_closed_sets_it_names_are_the_domains(server: RunningServer) -> None:
+    # The words a client may send and is answered are the domain's sets, declared once
+    # (app/domain/enums.py); the request bodies spell the visibility and a turn's status as
+    # `Literal` types, which must say the same words.
+    schemas = httpx.get(f"{server.url}/openapi.json").json()["components"]["schemas"]
+
+    def words(schema: str, field: str) -> list[str]:
+        found: list[str] = schemas[schema]["properties"][field]["enum"]
+        return found
+
+    assert words("RecordTurn", "status") == list(TURN_STATUSES)
+    assert words("Turn", "status") == list(TurnStatus)
+    assert words("AgentRememberBody", "visibility") == list(Visibility)
+    assert words("AgentEntry", "visibility") == list(Visibility)
+    assert words("RememberBody", "kind") == list(Kind)
+    assert words("AgentRememberBody", "kind") == list(AGENT_KINDS)
+    assert words("Session", "kind") == list(SessionKind)
+    assert words("Entry", "status") == list(Status)
+    assert words("Run", "status") == list(JobStatus)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from app.domain.agents import (
     SHARED,
@@ -44,10 +43,6 @@ from app.store.principals import PrincipalRepository
 
 MAX_LOG_PAGE = 200
 
-
-def reader(who: Principal) -> dict[str, Any]:
-    """The parameters that filter agent entries for `who` (A9)."""
-    return {"org": who.org, "person": who.person, "all": who.person is None}
 
 
 def edit_of(
