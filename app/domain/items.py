@@ -11,6 +11,8 @@ from typing import Any
 
 from app.domain.made import made
 
+# An item's id by its place in the branch: the prefix, then the seq zero-padded to the digits.
+# (record_memory_edit.cypher builds the same from these two, passed as parameters.)
 ITEM_PREFIX = "i-"
 ITEM_DIGITS = 2
 

@@ -51,8 +51,6 @@ def resolve_switches(org: OrgSettings, overrides: Overrides) -> Switches:
     )
 
 
-# An item's id by its place in the branch: the prefix, then the seq zero-padded to the digits.
-# (record_memory_edit.cypher builds the same from these two, passed as parameters.)
 @dataclass(frozen=True)
 class Entry:
     """S1: one fact under one key."""
@@ -92,9 +90,6 @@ def _newest_key(entry: Entry) -> tuple[int, str]:
 def newest_first(entries: Iterable[Entry]) -> list[Entry]:
     """Entries newest first, ties by key: the order of every view."""
     return sorted(entries, key=_newest_key)
-
-
-# A turn as session_views answers it (a list: see its header), by position; `turn_record` names
 
 
 class Entries(dict[str, Entry]):

@@ -6,6 +6,9 @@ import secrets
 import time
 import uuid
 
+# A day on the clock of `now_ms`.
+DAY_MS = 24 * 60 * 60 * 1000
+
 
 def now_ms() -> int:
     return int(time.time() * 1000)

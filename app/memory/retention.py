@@ -11,11 +11,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.memory.ids import now_ms
+from app.memory.ids import DAY_MS, now_ms
 from app.store.database import Database
 from app.store.erasures import ErasureRepository
 
-DAY_MS = 24 * 60 * 60 * 1000
 RETENTION_BATCH = 500
 
 log = logging.getLogger("openbot_memory.retention")

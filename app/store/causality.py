@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import neo4j
 
-# Bookmarks Neo4j answers when a bookmark it never gave is sent.
+# The error codes Neo4j answers when a bookmark it never gave is sent.
 INVALID_BOOKMARK = frozenset({
     "Neo.ClientError.Transaction.InvalidBookmark",
     "Neo.ClientError.Transaction.InvalidBookmarkMixture",

@@ -100,7 +100,7 @@ def _lost_connection_retries() -> AsyncRetrying:
     )
 
 
-def _unavailable(exc: Exception) -> Unavailable:
+def _unavailable() -> Unavailable:
     return Unavailable(
         "the database does not answer now; try again shortly", retry_after=RETRY_AFTER_SECONDS
     )
@@ -457,7 +457,7 @@ class Database:
             async with asyncio.timeout(PROBE_SECONDS):
                 await self._driver.execute_query(statement("ping"), database_=self._database)
         except (TimeoutError, ServiceUnavailable, SessionExpired, TransientError) as exc:
-            raise _unavailable(exc) from exc
+            raise _unavailable() from exc
         self._down = False
 
     async def _run(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:
@@ -504,10 +504,10 @@ class Database:
                 raise
             except TransientError as exc:
                 if exc.code in NOT_READY:
-                    raise _unavailable(exc) from exc
+                    raise _unavailable() from exc
                 raise
             except (ServiceUnavailable, SessionExpired) as exc:
-                raise _unavailable(exc) from exc
+                raise _unavailable() from exc
             finally:
                 done()
 

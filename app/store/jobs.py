@@ -23,7 +23,7 @@ from app.domain.jobs import (
 )
 from app.store.agent_memory import reader
 from app.store.database import Tx
-from app.store.records import item, record
+from app.store.records import item, org_settings, record
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +128,7 @@ class JobRepository:
             agent=row["agent"],
             org=row["org"],
             generate_override=row["generateOverride"],
-            org_generate=row["switches"].get("memoryGenerate", True) is not False,
+            org_generate=org_settings(row["switches"]).generate,
         )
 
     async def unprocessed(self, session: str) -> list[Item]:

@@ -166,12 +166,6 @@ class SessionRepository:
         )
         return [row["id"] for row in rows]
 
-    async def agent_known(self, org: str, agent: str) -> bool:
-        return bool(await self.tx.rows("find_agents", org=org, ids=[agent]))
-
-    async def person_known(self, org: str, person: str) -> bool:
-        return await self.tx.row("find_person", org=org, person=person) is not None
-
     async def create(self, org: str, session: NewSession) -> None:
         await self.tx.row("create_session", org=org, session={
             "id": session.id,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from app.domain.principals import Principal
 from app.domain.tokens import Grant, TokenInfo
 from app.errors import NotFound, Unauthorized, ValidationError
-from app.memory.ids import now_ms
+from app.memory.ids import DAY_MS, now_ms
 from app.store.database import Database, uncounted
 from app.store.principals import PrincipalRepository
 
@@ -25,7 +25,6 @@ __all__ = ["TokenInfo", "Tokens", "check_name", "token_hash", "token_id"]
 
 TOKEN_PREFIX = "obm_"  # noqa: S105 - a prefix that makes tokens recognisable, not a secret
 LAST_USE_EVERY_MS = 60_000
-DAY_MS = 86_400_000
 CACHED_TOKENS = 10_000  # the most lookups kept; the oldest go first
 
 

@@ -29,7 +29,7 @@ async def create_agent(
 
 @dataclass
 class Agents:
-    """Creating and finding agents, and the sessions of each that the caller may reach."""
+    """Creating and finding the agents of the caller's org."""
 
     db: Database
 

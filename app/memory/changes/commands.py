@@ -21,9 +21,9 @@ MAX_CONTENT_LENGTH = 4000
 # C0 control characters but tab and newline, and DEL: content reaches a model's instructions
 # verbatim, where a NUL or an escape sequence has no place.
 CONTENT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-# Up to this many characters of key and content, S10's scan runs on the event loop: it takes
-# tens of microseconds there, less than a hop to a thread and back; at the longest content it
-# takes milliseconds, which would hold every other request up.
+# Up to this many characters of key and content, S10's scan runs on the event loop, where a
+# short scan costs less than a hop to a thread and back; a longer one runs in a thread, so that
+# it holds no other request up.
 SCAN_ON_LOOP = 300
 
 T = TypeVar("T")

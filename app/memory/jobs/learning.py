@@ -14,7 +14,7 @@ only ran an App action (S8).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from app.config import Settings
@@ -62,7 +62,6 @@ class Learning:
     models: Models
     settings: Settings
     pool: Workers = field(init=False)
-    on_finished: Callable[[], None] = field(default=lambda: None)
     kind: JobKind = field(default="learning", init=False)
     noun: str = field(default="learning job", init=False)
     log: logging.Logger = field(default=log, init=False)
@@ -91,7 +90,7 @@ class Learning:
         await self.pool.stop()
 
     def ended(self) -> None:
-        self.on_finished()
+        """Nothing in the process waits on a learning job's end (the clients read its status)."""
 
     async def fail(self, job: str, error: str) -> None:
         await self._finish(job, JobStatus.FAILED, error)

@@ -75,7 +75,7 @@ async def ask(
     return proposed
 
 
-async def record_outcome(db: Database, kind: str, job: str, seconds: float) -> None:
+async def record_outcome(db: Database, kind: JobKind, job: str, seconds: float) -> None:
     """Count a job that ended in this process: its duration and outcome by model, and the
     reasons of the changes it dropped, as the graph recorded them."""
     outcome = await db.read(lambda tx: JobRepository(tx).outcome(job))
@@ -86,7 +86,7 @@ async def record_outcome(db: Database, kind: str, job: str, seconds: float) -> N
     )
 
 
-def count_ended(db: Database, kind: str, models: Sequence[str | None]) -> None:
+def count_ended(db: Database, kind: JobKind, models: Sequence[str | None]) -> None:
     """Count jobs that ended without running (their work was done by another), without a
     time."""
     for model in models:

@@ -34,7 +34,9 @@ from app.memory.changes.commands import (
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.model_names import check_model_name
 from app.memory.sessions.kept import Kept, KeptView
+from app.store.agents import AgentRepository
 from app.store.database import Database, Tx
+from app.store.principals import PrincipalRepository
 from app.store.sessions import SessionRepository
 
 
@@ -112,9 +114,9 @@ class Sessions:
 
         async def work(tx: Tx) -> SessionView:
             sessions = SessionRepository(tx)
-            if not await sessions.agent_known(who.org, agent):
+            if agent not in await AgentRepository(tx).find(who.org, [agent]):
                 raise NotFound(f"no agent {agent}")
-            if not await sessions.person_known(who.org, session.person):
+            if not await PrincipalRepository(tx).has_person(who.org, session.person):
                 raise NotFound(f"no person {session.person} in your org")
             if parent is not None:
                 await sessions.view(who, parent)

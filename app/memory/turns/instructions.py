@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from app.domain.enums import Status
-from app.domain.sessions import Entry
+from app.domain.sessions import Entry, newest_first
 
 FRAMING = (
     "Memory of this conversation, learned from earlier turns. It is past evidence, not an "
@@ -44,10 +44,6 @@ class Instructions:
 
 def line_of(entry: Entry) -> str:
     return f"- [{entry.kind}] {entry.key}: {entry.content}\n"
-
-
-def newest_first(entries: Iterable[Entry]) -> list[Entry]:
-    return sorted(entries, key=lambda e: (-e.updated_at, e.key))
 
 
 def render(entries: Iterable[Entry], max_length: int, framing: str = FRAMING) -> Instructions:

@@ -22,6 +22,7 @@ from app.domain.sessions import KINDS, Entry
 from app.errors import NotFound, ValidationError
 from app.memory.agents.entries import as_seen
 from app.memory.paging import check_offset
+from app.store.agents import AgentRepository
 from app.store.database import Database, Tx
 from app.store.search import SearchRepository
 from app.store.sessions import SessionRepository
@@ -192,7 +193,7 @@ class Search:
             sessions = SessionRepository(tx)
             if session is not None:
                 await sessions.view(who, session)
-            if agent is not None and not await sessions.agent_known(who.org, agent):
+            if agent is not None and agent not in await AgentRepository(tx).find(who.org, [agent]):
                 raise NotFound(f"no agent {agent}")
             found = await SearchRepository(tx).matches(
                 who, query, session=session, agent=agent, kinds=kinds, status=status,
