@@ -371,6 +371,31 @@ def test_a_turn_that_queues_learning_after_a_turn_here_is_one_statement_and_the_
     ]
 
 
+def test_a_turn_with_client_ids_reads_the_branch_once_under_the_lock(two: Two) -> None:
+    # A turn whose client chose item ids is decided under the lock. One read of the branch says
+    # which of its ids are there already (a retry, or a conflict), and, where a client chose
+    # ids before in the session, which of the next ids `i-NN` a client took: an item sent
+    # without an id skips one that is taken.
+    here, exporter = two.here, two.exporter
+    with claims_nothing(*two.servers):
+        sid = here.session()["session"]["id"]
+        here.turn(sid, user("Hello.", id="i-02"))
+        second = here.turn(sid, user("Book it."), user("Thanks.", id="m-2"))
+        again = here.post(f"/v1/sessions/{sid}/turns", {"items": [user("Hi.", id="m-2")]})
+        spans = finished_spans(exporter, "POST /v1/sessions/{id}/turns", count=3)
+    assert again.status_code == 409, again.text
+    assert again.json()["_tag"] == "SessionConflict"
+    generated, chosen = second["turn"]["items"]
+    assert generated.startswith("i-02-")
+    assert chosen == "m-2"
+    lock = "lock_session+instruction_entries"
+    assert statements_of(spans, "POST /v1/sessions/{id}/turns") == [
+        [lock, "branch_item_ids", "record_turn"],
+        [lock, "branch_item_ids", "record_turn"],
+        [lock, "branch_item_ids", "turn_view"],  # m-2 is taken: the turn it came in
+    ]
+
+
 def head_items(graph: Graph, sid: str) -> list[str]:
     """The ids of the items on the session's head, in order."""
     return [row["id"] for row in graph.rows(
