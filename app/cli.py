@@ -127,7 +127,7 @@ def _print_login(server: local_server.LocalServer) -> None:
     print(f"  password:    {server.password}")
 
 
-def _progress(what: str, total: int | None) -> Progress:
+def _progress(what: str) -> Progress:
     """A progress bar on stderr (rich), quiet when stderr is not a terminal."""
     return Progress(
         TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -140,7 +140,7 @@ async def _export(settings: Settings, org: str, out: Path | None) -> None:
 
     db = await Database.connect(resolve_target(settings))
     try:
-        with _progress(f"export {org}", None) as bar:
+        with _progress(f"export {org}") as bar:
             task = bar.add_task("records", total=None)
             counts = await export_org(db, org, out, lambda n: bar.advance(task, n))
     finally:
@@ -159,7 +159,7 @@ async def _import(settings: Settings, path: Path, org: str | None) -> None:
     target = org or str(header["org"])
     db = await Database.connect(resolve_target(settings))
     try:
-        with _progress(f"import into {target}", total) as bar:
+        with _progress(f"import into {target}") as bar:
             task = bar.add_task("records", total=total)
             counts = await import_org(db, path, org, lambda n: bar.advance(task, n))
         await keep_missing_states(db)  # an export made before the head's state was kept
@@ -191,7 +191,7 @@ async def _delete_org(settings: Settings, org: str) -> str:
 
     db = await Database.connect(resolve_target(settings))
     try:
-        with _progress(f"delete {org}", None) as bar:
+        with _progress(f"delete {org}") as bar:
             task = bar.add_task("nodes", total=None)
             deleted = await delete_org(db, org, lambda n: bar.advance(task, n))
     finally:
@@ -234,7 +234,9 @@ def parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export", help="write one org's whole record as JSON Lines")
     export.add_argument("--org", required=True)
     export.add_argument("--out", type=Path, help="the file to write (default: stdout)")
-    restore = commands.add_parser("import", help="read an export into a new (or empty) org")
+    restore = commands.add_parser(
+        "import", help="read an export into a new org (or finish this file's interrupted import)"
+    )
     restore.add_argument("file", type=Path)
     restore.add_argument("--org", help="the org to create (default: the exported org's name)")
     erase = commands.add_parser(

@@ -14,6 +14,15 @@
 
 from __future__ import annotations
 
+# The `_tag` of an HTTP refusal made before the service's own code ran (no such route, a method
+# the route does not take, a body that cannot be read): any other status is an `HTTPError`.
+HTTP_TAGS = {400: "ValidationError", 404: "NotFound", 405: "MethodNotAllowed"}
+
+
+def http_tag(status: int) -> str:
+    """The `_tag` of an HTTP refusal with `status`."""
+    return HTTP_TAGS.get(status, "HTTPError")
+
 
 class ServiceError(Exception):
     """An error a client can act on: it carries its `_tag`, HTTP status and GraphQL code."""

@@ -27,16 +27,20 @@ from app.api.limits import BodyLimit
 from app.api.mcp import McpEndpoint
 from app.api.metrics import metrics
 from app.api.rest import routes
-from app.api.telemetry import ERROR_KEY, RequestTelemetry, route_of
+from app.api.telemetry import (
+    ERROR_KEY,
+    RequestTelemetry,
+    error_answer,
+    internal_error_answer,
+    route_of,
+)
 from app.config import Settings
-from app.errors import AgentConflict, ServiceError, SessionConflict, Unavailable
+from app.errors import AgentConflict, ServiceError, SessionConflict, http_tag
 from app.memory.service import Service
 from app.store.database import Database, Target, resolve_target
 from app.telemetry import Telemetry, tracer_provider_from_environment
 
 log = logging.getLogger("openbot_memory")
-
-HTTP_TAGS = {404: "NotFound", 405: "MethodNotAllowed", 400: "ValidationError"}
 
 
 async def service_error(request: Request, exc: Exception) -> Response:
@@ -46,13 +50,12 @@ async def service_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, SessionConflict | AgentConflict):
         telemetry: Telemetry = request.app.state.telemetry
         telemetry.metrics.conflicts.labels(route_of(request.scope), exc.tag).inc()
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Unavailable) else None
-    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+    return error_answer(exc)
 
 
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    tag = HTTP_TAGS.get(exc.status_code, "HTTPError")
+    tag = http_tag(exc.status_code)
     message = "no such route" if exc.status_code == 404 else str(exc.detail)
     return JSONResponse(
         {"_tag": tag, "message": message}, status_code=exc.status_code, headers=exc.headers
@@ -61,7 +64,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 async def unexpected_error(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.url.path)
-    return JSONResponse({"_tag": "InternalError", "message": "internal error"}, status_code=500)
+    return internal_error_answer()
 
 
 class ServiceProxy:

@@ -18,14 +18,13 @@ from app.memory.changes import commands
 
 Body = TypeVar("Body", bound=BaseModel)
 
-MAX_PAGE = 200  # `?limit=` of a page
 MAX_WAIT_SECONDS = 30.0  # `?wait=` for a consolidation run
 
 
 # What the OpenAPI document says of fields the service checks itself
-# (app/memory/changes/commands.py, model_names.py): documentation only, so the service's own
-# messages stay. Rules no JSON Schema can say (S10 no credential, S1 no control or invisible
-# character in a key, a known `about`) are in the 400's description.
+# (app/memory/changes/commands.py, app/memory/model_names.py): documentation only, so the
+# service's own messages stay. Rules no JSON Schema can say (S10 no credential, S1 no control
+# or invisible character in a key, a known `about`) are in the 400's description.
 def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:
     return WithJsonSchema(
         {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": pattern}

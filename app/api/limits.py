@@ -60,7 +60,7 @@ class BodyLimit:
         try:
             await self.app(scope, counting_receive, watching_send)
         except PayloadTooLarge:
-            # A reader outside Starlette's exception handlers (none today) let it through.
+            # A reader outside Starlette's exception handlers, were there one, let it through.
             if started:
                 raise
             await self._refuse(scope, send)

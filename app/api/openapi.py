@@ -19,9 +19,9 @@ from starlette.routing import BaseRoute, Route
 from typing_extensions import TypedDict, Unpack
 
 from app.api.auth import PUBLIC_PATHS
-from app.api.bodies import INT64_MAX, MAX_PAGE, MAX_WAIT_SECONDS
+from app.api.bodies import INT64_MAX, MAX_WAIT_SECONDS
 from app.api.bookmarks import BOOKMARK, HEADER, MAX_BOOKMARKS
-from app.memory.paging import MAX_OFFSET
+from app.memory.paging import DEFAULT_PAGE, MAX_OFFSET, MAX_PAGE
 
 Param = tuple[str, dict[str, Any], str]  # (name, JSON Schema, description)
 Endpoint = Callable[[Request], Awaitable[Response]]
@@ -115,7 +115,8 @@ def integer(low: int, high: int = INT64_MAX) -> dict[str, Any]:
 
 PAGE: tuple[Param, ...] = (
     ("offset", integer(0, MAX_OFFSET), "items to skip (default 0)"),
-    ("limit", integer(1, MAX_PAGE), f"items to answer, 1 to {MAX_PAGE} (default 50)"))
+    ("limit", integer(1, MAX_PAGE),
+     f"items to answer, 1 to {MAX_PAGE} (default {DEFAULT_PAGE})"))
 WAIT: tuple[Param, ...] = (
     ("wait", {"type": "number", "minimum": 0, "maximum": MAX_WAIT_SECONDS},
      f"seconds to wait for the consolidation run to end, 0 to {MAX_WAIT_SECONDS:.0f}"),)

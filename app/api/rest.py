@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from app.api import bodies, openapi, responses
 from app.api.auth import principal_of
-from app.api.bodies import INT64_MAX, INT64_MIN, MAX_PAGE, MAX_WAIT_SECONDS
+from app.api.bodies import INT64_MAX, INT64_MIN, MAX_WAIT_SECONDS
 from app.api.encoding import JsonResponse
 from app.api.openapi import NOT_YOURS, PAGE, WAIT, Operations, integer
 from app.api.responses import agents as agent_answers
@@ -21,7 +21,7 @@ from app.api.responses import turns as turn_answers
 from app.domain.enums import TurnStatus
 from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
-from app.memory.paging import MAX_OFFSET, check_offset
+from app.memory.paging import DEFAULT_PAGE, MAX_OFFSET, MAX_PAGE, check_offset
 from app.memory.service import Service
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
 
@@ -57,7 +57,7 @@ def wait_of(request: Request) -> float:
 def page_of(request: Request) -> tuple[int, int]:
     """`?offset=&limit=` paging with a sane default and a ceiling."""
     offset = _int_param(request, "offset", "0")
-    limit = _int_param(request, "limit", "50")
+    limit = _int_param(request, "limit", str(DEFAULT_PAGE))
     check_offset(offset, "offset")
     if not 1 <= limit <= MAX_PAGE:
         raise ValidationError(f"limit is between 1 and {MAX_PAGE}", "limit")
@@ -150,11 +150,12 @@ async def post_agent_memory(request: Request) -> Response:
                 agent_answers.AgentLog,
                 query=(("after", integer(0, MAX_OFFSET), "versions after this one (default 0)"),
                        ("limit", integer(1, MAX_LOG_PAGE),
-                        f"versions to answer, 1 to {MAX_LOG_PAGE} (default 50)")))
+                        f"versions to answer, 1 to {MAX_LOG_PAGE} "
+                        f"(default {DEFAULT_PAGE})")))
 async def get_agent_log(request: Request) -> Response:
     who = principal_of(request)
     after = _int_param(request, "after", "0")
-    limit = _int_param(request, "limit", "50")
+    limit = _int_param(request, "limit", str(DEFAULT_PAGE))
     log = await service_of(request).agent_memory.log(who, request.path_params["id"], after, limit)
     return json({"changes": [agent_answers.log_entry_json(entry) for entry in log]})
 

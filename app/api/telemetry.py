@@ -18,6 +18,7 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from starlette.datastructures import MutableHeaders
+from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.auth import PrincipalUser
@@ -27,17 +28,18 @@ from app.telemetry import Telemetry
 
 log = logging.getLogger("openbot_memory.http")
 
-HEADER = "x-request-id"
+# The header a client may name its request by, and in which every answer names it.
+HEADER = "X-Request-Id"
+HEADER_KEY = HEADER.lower().encode()  # as ASGI spells a header's name
 SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
-SCOPE_KEY = "openbot.request_id"
 ERROR_KEY = "openbot.error"  # the `_tag` of the ServiceError a handler answered, if any
 
 
 def request_id_of(scope: Scope) -> str:
     """The client's id when it is sane, else a new one."""
     for name, value in scope.get("headers", []):
-        if name == b"x-request-id":
+        if name == HEADER_KEY:
             sent = bytes(value).decode("latin-1")
             if SANE_ID.fullmatch(sent):
                 return sent
@@ -69,7 +71,6 @@ class RequestTelemetry:
             await self.app(scope, receive, send)
             return
         rid = request_id_of(scope)
-        scope[SCOPE_KEY] = rid
         token = request_id.set(rid)
         method = scope["method"] if scope["method"] in METHODS else "OTHER"
         started = time.perf_counter()
@@ -80,7 +81,7 @@ class RequestTelemetry:
             if message["type"] == "http.response.start":
                 answer["status"] = message["status"]
                 answer["started"] = True
-                MutableHeaders(scope=message).append("X-Request-Id", rid)
+                MutableHeaders(scope=message).append(HEADER, rid)
                 if message["status"] >= 400 and _is_json(message):
                     held.append(message)  # its body gets `requestId` before it goes out
                     return
@@ -107,7 +108,7 @@ class RequestTelemetry:
                 scope[ERROR_KEY] = exc.tag
                 if answer["started"]:
                     raise
-                await _service_error(send_with_id, exc)
+                await error_answer(exc)(scope, receive, send_with_id)
             except Exception:
                 log.exception(
                     "unexpected error on %s %s", method, route_of(scope),
@@ -115,7 +116,7 @@ class RequestTelemetry:
                 )
                 span.set_status(Status(StatusCode.ERROR, "unexpected error"))
                 if not answer["started"]:
-                    await _internal_error(send_with_id)
+                    await internal_error_answer()(scope, receive, send_with_id)
             finally:
                 route = route_of(scope)
                 status = int(answer["status"])
@@ -169,24 +170,12 @@ def _with_request_id(held: list[Message], rid: str) -> list[Message]:
     return [start, {"type": "http.response.body", "body": out, "more_body": False}]
 
 
-async def _service_error(send: Send, exc: ServiceError) -> None:
-    body = json.dumps(exc.body()).encode()
-    headers = [(b"content-type", b"application/json"),
-               (b"content-length", str(len(body)).encode())]
-    if isinstance(exc, Unavailable):
-        headers.append((b"retry-after", str(exc.retry_after).encode()))
-    await send({"type": "http.response.start", "status": exc.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+def error_answer(exc: ServiceError) -> JSONResponse:
+    """A ServiceError's answer: its status and body (and, for Unavailable, when to retry)."""
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Unavailable) else None
+    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
 
 
-async def _internal_error(send: Send) -> None:
-    body = json.dumps({"_tag": "InternalError", "message": "internal error"}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 500,
-            "headers": [(b"content-type", b"application/json"),
-                        (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+def internal_error_answer() -> JSONResponse:
+    """The answer to an error the service did not expect, which tells nothing of it."""
+    return JSONResponse({"_tag": "InternalError", "message": "internal error"}, status_code=500)

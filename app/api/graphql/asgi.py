@@ -35,12 +35,11 @@ from app.api.encoding import dumps
 from app.api.graphql.context import Context
 from app.api.graphql.schema import schema
 from app.domain.principals import Principal
-from app.errors import Unauthorized
+from app.errors import Unauthorized, http_tag
 from app.memory.service import Service
 
 PLAYGROUND = Path(__file__).resolve().parents[1] / "playground"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
-REFUSALS = {400: "ValidationError", 404: "NotFound", 405: "MethodNotAllowed"}
 OVER_HTTP = (
     "subscriptions are served over WebSocket (graphql-transport-ws) at /graphql, "
     "not over plain HTTP"
@@ -110,7 +109,7 @@ class GraphQLApp(GraphQL[Context, None]):
                         "message": "GET runs queries only: send mutations with POST"}
                 response = JSONResponse(body, status_code=405, headers={"Allow": "POST"})
             else:
-                tag = REFUSALS.get(exc.status_code, "HTTPError")
+                tag = http_tag(exc.status_code)
                 body = {"_tag": tag, "message": exc.reason}
                 if tag == "ValidationError":
                     body["field"] = "body"

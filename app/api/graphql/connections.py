@@ -20,10 +20,9 @@ from typing import Any, Generic, TypeVar
 import strawberry
 
 from app.api.bodies import INT64_MAX, INT64_MIN
-from app.api.graphql.scalars import MAX_PAGE
 from app.errors import ValidationError
+from app.memory.paging import MAX_PAGE
 
-DEFAULT_FIRST = 50
 CURSOR_VERSION = 1
 
 N = TypeVar("N")

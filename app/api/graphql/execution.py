@@ -19,8 +19,8 @@ a value its scalar refuses, a list that is none, a read that raises), nothing of
 run yet, and the field, or for a leaf its whole object, runs the ordinary way, which reports it
 as graphql-core reports it.
 
-The setting `graphql_fast_path` (on by default) turns the shortcuts off: every field then runs
-as graphql-core runs it, which the GraphQL tests check gives the same answers.
+The setting `graphql_fast_path` (on by default) turns the shortcuts on: with it off, every field
+runs as graphql-core runs it, which the GraphQL tests check gives the same answers.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Limits on what one GraphQL document may ask, each refused with its own `extensions.code`.
+"""Limits on what one GraphQL document may ask.
 
 - `TokenLimit`: at most `graphql_max_tokens` lexical tokens (and MAX_COMMENTS comments),
   enforced by the parser itself, so a huge document costs no more than reading that many
@@ -9,6 +9,8 @@
   MAX_PAGE when it is a variable). Inside a connection, `edges` and `nodes` are that page, so
   they multiply by nothing more. A list without pages multiplies by UNPAGED_LIST. Over
   `graphql_max_cost` is refused with `QUERY_TOO_COSTLY`.
+- `DepthLimit` and `AliasLimit`: at most MAX_DEPTH levels of nested fields and MAX_ALIASES
+  aliases, by Strawberry's own validators, whose errors carry no `extensions.code`.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from strawberry.extensions.query_depth_limiter import (
 )
 
 from app.api.graphql.context import settings_of
-from app.api.graphql.scalars import MAX_PAGE
+from app.memory.paging import MAX_PAGE
 
 MAX_COMMENTS = 500
 MAX_DEPTH = 12

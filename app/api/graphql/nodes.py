@@ -22,7 +22,6 @@ from app.api.graphql.agents import resolvers as agents
 from app.api.graphql.agents.resolvers import AGENT_CHANGES, AGENT_ENTRIES, JOBS, LOG
 from app.api.graphql.agents.types import AgentLogEntry, LearnedDrop
 from app.api.graphql.connections import (
-    DEFAULT_FIRST,
     Connection,
     Page,
     connection,
@@ -69,6 +68,7 @@ from app.domain.agents import Agent as AgentValue
 from app.domain.history import Version
 from app.domain.made import made
 from app.domain.turns import Turn as RecordedTurn
+from app.memory.paging import DEFAULT_PAGE
 
 
 def _turn_read_ahead(item: timeline.Item, context: Context) -> Turn | NotRead | None:
@@ -279,7 +279,7 @@ class Entry:
         "replaced (through forks on into the entry it was copied from)."
     )
     async def changes(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Change]:
         page = page_of(CHANGES, first, after)
         found = await sessions.changes(info.context, self.change_id, page)
@@ -350,7 +350,7 @@ class Memory:
 
     @strawberry.field(description="S2: the entries, retracted ones too, by key.")
     async def entries(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Entry]:
         return await entries_connection(info, self.by_key, first, after)
 
@@ -389,7 +389,7 @@ class SessionVersion:
 
     @strawberry.field(description="The memory entries as they were at this version, by key.")
     async def entries(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Entry]:
         found = await sessions.memory_at(info.context, self.id)
         by_key = {e.key: Entry.from_domain(e) for e in found}
@@ -400,7 +400,7 @@ class SessionVersion:
         graphql_type=Connection[Item],
     )
     async def items(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[timeline.Item]:
         return await items_connection(info, self.id, page_of(ITEMS, first, after))
 
@@ -462,7 +462,7 @@ class Session:
 
     @strawberry.field(description="Consolidation runs, newest first.")
     async def runs(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Run]:
         page = page_of(RUNS, first, after)
         rows = await runs.runs(info.context, self.id, page)
@@ -473,7 +473,7 @@ class Session:
         description="The turns recorded in the session, on any branch, oldest first."
     )
     async def turns(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Turn]:
         page = page_of(TURNS, first, after)
         found = [t for t in map(Turn.maybe, await items.turns(info.context, self.id, page)) if t]
@@ -481,7 +481,7 @@ class Session:
 
     @strawberry.field(description="Every head the session ever had, oldest first.")
     async def versions(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[SessionVersion]:
         page = page_of(VERSIONS, first, after)
         found = await sessions.versions(info.context, self.id, page)
@@ -500,7 +500,7 @@ class Session:
         description="The timeline up to the head, oldest first.", graphql_type=Connection[Item]
     )
     async def items(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[timeline.Item]:
         return await items_connection(info, self.head, page_of(ITEMS, first, after))
 
@@ -721,7 +721,7 @@ class AgentEntry:
 
     @strawberry.field(description="The entry's changes, newest first.")
     async def changes(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[AgentChange]:
         page = page_of(AGENT_CHANGES, first, after)
         found = await agents.changes(info.context, self.change_id, page)
@@ -749,7 +749,7 @@ class AgentMemory:
         "or key@person for a private entry, beside the shared one of its key)."
     )
     def entries(
-        self, first: int = DEFAULT_FIRST, after: str | None = None
+        self, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[AgentEntry]:
         page = page_of(AGENT_ENTRIES, first, after)
         rows = keyed_page(self.by_key, page)
@@ -759,7 +759,7 @@ class AgentMemory:
 
     @strawberry.field(description="A11: the versions of the memory, oldest first.")
     async def log(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[AgentLogEntry]:
         page = page_of(LOG, first, after)
         found = await agents.log(info.context, self.agent_id, page)
@@ -789,7 +789,7 @@ class Agent:
 
     @strawberry.field(description="The agent's sessions the caller may reach, oldest first.")
     async def sessions(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Session]:
         page = page_of(SESSIONS, first, after)
         ids = await agents.session_ids(info.context, self.id, page)
@@ -797,7 +797,7 @@ class Agent:
 
     @strawberry.field(description="A2: the agent's learning jobs, newest first.")
     async def learning_jobs(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[LearningJob]:
         page = page_of(JOBS, first, after)
         rows = await agents.jobs(info.context, self.id, page)

@@ -1,4 +1,4 @@
-"""The `EpochMillis` scalar and the page bound every paged field shares."""
+"""The `EpochMillis` scalar."""
 
 from __future__ import annotations
 
@@ -13,6 +13,4 @@ EPOCH_MILLIS = strawberry.scalar(
     parse_value=int,
     description="Milliseconds since the Unix epoch (beyond GraphQL's 32-bit Int).",
 )
-
-MAX_PAGE = 200
 

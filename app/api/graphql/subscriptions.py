@@ -1,10 +1,11 @@
 """Live views: GraphQL subscriptions over `graphql-transport-ws` on `/graphql`.
 
 Each subscription registers a watch with the process's hub (`app.memory.views.live`), which hears
-this process's writes at once and other processes' within a second, and then reads what
-changed through the same loaders and principal scope as queries: a session or agent the
-caller may not reach is NotFound, exactly as a query's would be. The socket's one context gets
-fresh loaders before each event (`Context.renew`), so nested fields read the graph anew.
+this process's writes at once and other processes' at its next poll (`live_poll_seconds`), and
+then reads what changed through the same loaders and principal scope as queries: a session or
+agent the caller may not reach is NotFound, exactly as a query's would be. The socket's one
+context gets fresh loaders before each event (`Context.renew`), so nested fields read the graph
+anew.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The JSON Schema of a field that holds one word of a domain enum: the domain keeps such a
-field as `str`, the answer schema names its words."""
+field as a `StrEnum` member, which is its word; the answer carries the word, and its schema
+names the words."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from app.domain.enums import Kind, Status
 
 
 def words(enum: type[StrEnum]) -> WithJsonSchema:
-    """The JSON Schema of a field that holds one word of `enum` (the domain keeps it as str)."""
+    """The JSON Schema of a field that holds one word of `enum`."""
     return WithJsonSchema({"type": "string", "enum": [member.value for member in enum]})
 
 

@@ -6,9 +6,10 @@ import strawberry
 
 from app.api.graphql.agents import resolvers
 from app.api.graphql.agents.resolvers import AGENTS
-from app.api.graphql.connections import DEFAULT_FIRST, Connection, connection, page_of
+from app.api.graphql.connections import Connection, connection, page_of
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.nodes import Agent
+from app.memory.paging import DEFAULT_PAGE
 
 
 @strawberry.type
@@ -19,7 +20,7 @@ class AgentQuery:
 
     @strawberry.field(description="The org's agents, oldest first.")
     async def agents(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Agent]:
         page = page_of(AGENTS, first, after)
         found = await resolvers.agents(info.context, page)

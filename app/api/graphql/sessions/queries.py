@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import strawberry
 
-from app.api.graphql.connections import DEFAULT_FIRST, Connection, page_of
+from app.api.graphql.connections import Connection, page_of
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.nodes import Session, sessions_connection
 from app.api.graphql.selections import asked
 from app.api.graphql.sessions import resolvers
 from app.api.graphql.sessions.resolvers import SESSIONS
+from app.memory.paging import DEFAULT_PAGE
 
 
 @strawberry.type
@@ -21,7 +22,7 @@ class SessionQuery:
     @strawberry.field(description="The sessions the caller may reach (one agent's, with "
                       "`agent`), oldest first.")
     async def sessions(
-        self, info: GraphInfo, first: int = DEFAULT_FIRST, after: str | None = None,
+        self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None,
         agent: str | None = None,
     ) -> Connection[Session]:
         page = page_of(SESSIONS, first, after)
