@@ -79,13 +79,14 @@ def principal(ctx: Context) -> Principal:
 SessionId = Annotated[str, Field(description="The session's id (ses-…).")]
 AgentId = Annotated[str, Field(description="The agent's id (agt-…).")]
 Head = Annotated[str, Field(description="The session's `head` as you last read it.")]
-# Neo4j's integers are 64-bit: as over REST (bodies.Integer), a wider one is refused as input.
+# Neo4j's integers are 64-bit: as over REST (bodies.Integer, bodies.Count), a wider one is
+# refused as input, and so is a negative version.
 Revision = Annotated[int, Field(
     ge=bodies.INT64_MIN, le=bodies.INT64_MAX,
     description="The session's `revision` as you last read it.",
 )]
 Version = Annotated[int, Field(
-    ge=bodies.INT64_MIN, le=bodies.INT64_MAX,
+    ge=0, le=bodies.INT64_MAX,
     description="The agent memory's `version` as you last read it.",
 )]
 Key = Annotated[

@@ -23,6 +23,7 @@ from tests.api.test_agent_memory import (
     agent_memory,
     agent_remember,
     forget,
+    post_agent,
 )
 from tests.conftest import Api, Graph, RunningServer, flat, user
 
@@ -229,6 +230,24 @@ def test_a_forget_whose_key_is_not_visible_is_refused_over_rest_and_graphql(
     [error] = answer["errors"]
     assert (error["extensions"]["code"], error["extensions"]["field"]) == (
         "VALIDATION_ERROR", "key")
+    assert agent_memory(api, agent)["version"] == 1
+    assert agent_changes(graph) == 1
+
+
+def test_a_negative_expected_is_bad_input_over_rest_and_graphql(api: Api, graph: Graph) -> None:
+    # A10: a version is 0 or more. A negative `expected` is refused as input naming the field
+    # on both paths (not an AgentConflict on one of them), and nothing changes.
+    agent = api.agent()["id"]
+    agent_remember(api, agent, "seat", "Ana prefers a window seat.")
+    rest = post_agent(api, agent, -1, forget("seat"))
+    assert rest.status_code == 400, rest.text
+    assert (rest.json()["_tag"], rest.json()["field"]) == ("ValidationError", "expected")
+    for document in (
+        remember_for_agent(agent, -1, "tone", "Keep answers friendly."),
+        forget_for_agent(agent, -1, "seat"),
+    ):
+        error = error_of(flat(api.graphql(document)), "VALIDATION_ERROR")
+        assert error["extensions"]["field"] == "expected"
     assert agent_memory(api, agent)["version"] == 1
     assert agent_changes(graph) == 1
 

@@ -236,6 +236,26 @@ def test_a_revision_wider_than_neo4js_integers_is_refused_as_input(
     assert api.view(sid) == before
 
 
+def test_a_negative_version_is_refused_as_input(server: RunningServer, api: Api) -> None:
+    # A10, as over REST and GraphQL: a version is 0 or more, so a negative `expected` is bad
+    # input naming the argument (not an AgentConflict), and nothing changes
+    agent = api.agent("desk")["id"]
+    agent_remember(api, agent, "seat", "Ana prefers window seats.")
+    before = agent_memory(api, agent)
+    for name, arguments in (
+        ("remember_for_agent", {"content": "Keep answers short.", "kind": "procedure"}),
+        ("forget_for_agent", {}),
+    ):
+        result = call(server, api.token, name, agent_id=agent, expected=-1, key="seat",
+                      **arguments)
+        assert result.is_error, result.content
+        [content] = result.content
+        assert isinstance(content, mcp.types.TextContent)
+        assert "expected" in content.text
+        assert "AgentConflict" not in content.text
+    assert agent_memory(api, agent) == before
+
+
 def test_agent_tools_answer_what_rest_answers_and_conflict_like_it(
     server: RunningServer, api: Api, graph: Graph
 ) -> None:

@@ -104,7 +104,10 @@ class AgentMemories:
         command: AgentCommand,
     ) -> AgentMemory:
         """A10: a person's Remember or Forget, checked against the expected version (a
-        ValidationError names the command's field: `check_agent_remember`)."""
+        ValidationError names the command's field: `check_agent_remember`). A version is 0 or
+        more, so a negative `expected` is bad input on every path, not a stale read."""
+        if expected < 0:
+            raise ValidationError("expected is an agent memory version: 0 or more", "expected")
         if isinstance(command, AgentRemember):
             command = await scanned(
                 partial(check_agent_remember, command, who),
