@@ -67,7 +67,7 @@ class Strict(BaseModel):
 
 
 class CreateAgent(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=200)]
+    name: Annotated[str, Field(min_length=1, max_length=commands.MAX_NAME_LENGTH)]
     shared: bool = False
     model: ModelName = None
 
@@ -192,13 +192,16 @@ class OrgSettingsPatch(Strict):
 
 
 @contextmanager
-def nested_command() -> Iterator[None]:
+def nested_command(command: BaseModel) -> Iterator[None]:
     """For a body that nests its command (`{expected, command}`): the domain names a command's
     field as the command has it (`content`), and such a body's client reads it as
-    `command.content`."""
+    `command.content`. A field outside the command (`expected`, a header) keeps its name."""
     try:
         yield
     except ValidationError as exc:
+        fields = {info.alias or name for name, info in type(command).model_fields.items()}
+        if exc.field not in fields:
+            raise
         raise ValidationError(exc.message, f"command.{exc.field}") from exc
 
 
@@ -313,7 +316,7 @@ class Fork(Strict):
 
 
 class Promote(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    name: Annotated[str, Field(min_length=1, max_length=commands.MAX_NAME_LENGTH)] | None = None
 
 
 class Revert(Strict):

@@ -189,6 +189,29 @@ def test_promoting_a_chat_or_review_session_is_a_conflict_and_creates_nothing(
     assert agents_in_graph(graph) == before
 
 
+def test_a_name_out_of_bounds_is_bad_input_over_rest_and_graphql(api: Api, graph: Graph) -> None:
+    # A12: the promoted agent's name is 1 to 200 characters on both paths (an empty name is
+    # not the default one); nothing is created, and the session is promoted afterwards
+    _, sid = subagent(api)
+    fill(api, sid)
+    before = agents_in_graph(graph)
+    for name in ("", "n" * 201):
+        assert_error(api.post(f"/v1/sessions/{sid}/promote", {"name": name}), 400,
+                     "ValidationError", "name")
+        body = flat(api.graphql(
+            "mutation($s: ID!, $n: String) { promote(sessionId: $s, name: $n) { agent { id } } }",
+            s=sid, n=name,
+        ))
+        assert body.get("data") is None or body["data"].get("promote") is None, body
+        [error] = body["errors"]
+        assert (error["extensions"]["code"], error["extensions"]["field"]) == (
+            "VALIDATION_ERROR", "name")
+    assert agents_in_graph(graph) == before
+    assert graph.value("MATCH (c:AgentChange) RETURN count(c)") == 0
+    promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "n" * 200}), 201)
+    assert promoted["agent"]["name"] == "n" * 200
+
+
 def test_promoting_twice_is_a_conflict(api: Api, graph: Graph) -> None:
     # A12: a session is promoted once
     _, sid = subagent(api)

@@ -259,3 +259,15 @@ def test_a_client_reads_its_own_write_on_another_replica_with_the_bookmark(
     refused = other.get(f"/v1/agents/{agent}", headers={BOOKMARK: "FB:bogus"})
     assert refused.status_code == 400, refused.text
     assert refused.json()["field"] == BOOKMARK
+    # a memory command names the header too (its command's own fields are `command.…`), and
+    # writes nothing
+    view = other.get(f"/v1/sessions/{session['id']}").json()
+    refused = other.post(
+        f"/v1/sessions/{session['id']}/memory",
+        {"expected": view["session"]["head"], "revision": view["session"]["revision"],
+         "command": {"_tag": "Forget", "key": "seat"}},
+        headers={BOOKMARK: "FB:bogus"},
+    )
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["field"] == BOOKMARK
+    assert other.get(f"/v1/sessions/{session['id']}").json() == view

@@ -43,8 +43,9 @@ class Promotion:
                     f"session {session_id} was promoted already, to agent {earlier}"
                 )
             view = await sessions.view(who, session_id)
+            default = f"subagent of {session_id}"
             agent = await create_agent(
-                tx, who, name or f"subagent of {session_id}", False, view.session.model
+                tx, who, default if name is None else name, False, view.session.model
             )
             edits = [
                 AgentEdit(

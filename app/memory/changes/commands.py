@@ -17,6 +17,7 @@ from app.errors import ValidationError
 from app.memory.changes.credentials import credential_reason
 
 MAX_KEY_LENGTH = 200
+MAX_NAME_LENGTH = 200  # an agent's name
 MAX_CONTENT_LENGTH = 4000
 # C0 control characters but tab and newline, and DEL: content reaches a model's instructions
 # verbatim, where a NUL or an escape sequence has no place.
@@ -82,6 +83,14 @@ def check_key(key: str, field: str = "key") -> str:
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in key):
         raise ValidationError("a key has no control or invisible characters", field)
     return key
+
+
+def check_name(name: str, field: str = "name") -> str:
+    """An agent's name: 1 to MAX_NAME_LENGTH characters of text storage can keep."""
+    check_text(name, field)
+    if not 1 <= len(name) <= MAX_NAME_LENGTH:
+        raise ValidationError(f"a name has 1 to {MAX_NAME_LENGTH} characters", field)
+    return name
 
 
 def refuse_credential(text: str, field: str) -> str:
