@@ -192,14 +192,14 @@ class OrgSettingsPatch(Strict):
 
 
 @contextmanager
-def nested_command(command: BaseModel) -> Iterator[None]:
+def nested_command(command: type[BaseModel]) -> Iterator[None]:
     """For a body that nests its command (`{expected, command}`): the domain names a command's
     field as the command has it (`content`), and such a body's client reads it as
     `command.content`. A field outside the command (`expected`, a header) keeps its name."""
     try:
         yield
     except ValidationError as exc:
-        fields = {info.alias or name for name, info in type(command).model_fields.items()}
+        fields = {info.alias or name for name, info in command.model_fields.items()}
         if exc.field not in fields:
             raise
         raise ValidationError(exc.message, f"command.{exc.field}") from exc

@@ -138,7 +138,7 @@ async def get_agent_memory(request: Request) -> Response:
 async def post_agent_memory(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.AgentMemoryCommand)
-    with bodies.nested_command(body.command):
+    with bodies.nested_command(type(body.command)):
         memory = await service_of(request).agent_memory.command(
             who, request.path_params["id"], body.expected, body.command.to_command()
         )
@@ -218,7 +218,7 @@ async def get_memory(request: Request) -> Response:
 async def post_memory(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.MemoryCommand)
-    with bodies.nested_command(body.command):
+    with bodies.nested_command(type(body.command)):
         view = await service_of(request).sessions.command(
             who, request.path_params["id"], body.expected, body.revision,
             body.command.to_command(), items=False,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from app.api.bodies import nested_command
+from app.api.bodies import AgentRememberBody, nested_command
 from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry, Source
 from app.domain.enums import Kind, Status, Visibility
 from app.domain.principals import Principal
@@ -129,7 +129,8 @@ def test_ben_sees_his_seat_and_the_shared_tone_not_anas_seat() -> None:
 def test_an_agent_key_with_an_at_sign_is_refused() -> None:
     # A9: every reader sees private entries as `key@person`, so no agent key may look like
     # one (else a shared `seat@ana` and ana's private `seat` would collide in a view)
-    with pytest.raises(ValidationError) as caught, nested_command():  # as a REST body names it
+    # as a REST body names it
+    with pytest.raises(ValidationError) as caught, nested_command(AgentRememberBody):
         check_agent_remember(AgentRemember("seat@ana", "The seat plan.", "decision"), SERVICE)
     assert caught.value.field == "command.key"
 
@@ -228,7 +229,7 @@ def remember(
 
 def field_of(command: AgentRemember, who: Principal) -> str:
     """The field a refused command names, as a REST body that nests it names it."""
-    with pytest.raises(ValidationError) as caught, nested_command():
+    with pytest.raises(ValidationError) as caught, nested_command(AgentRememberBody):
         check_agent_remember(command, who)
     return caught.value.field
 
