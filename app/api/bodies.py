@@ -218,7 +218,7 @@ def validation_error(exc: pydantic.ValidationError) -> ValidationError:
     return ValidationError(f"{field}: {first['msg']}", field)
 
 
-def _broken_text(data: Any, path: tuple[str, ...] = ()) -> str | None:
+def broken_text(data: Any, path: tuple[str, ...] = ()) -> str | None:
     """The field of the first string JSON let through that is not text: an escaped half of a
     surrogate pair (`"\\ud800"`), which no store can encode."""
     if isinstance(data, str):
@@ -234,7 +234,7 @@ def _broken_text(data: Any, path: tuple[str, ...] = ()) -> str | None:
     else:
         return None
     for key, value in pairs:
-        found = _broken_text(key, path) or _broken_text(value, (*path, key))
+        found = broken_text(key, path) or broken_text(value, (*path, key))
         if found is not None:
             return found
     return None
@@ -276,7 +276,7 @@ async def parse(request: Request, model: type[Body], empty_ok: bool = False) -> 
     data = load_json(raw or b"null")
     if not isinstance(data, dict):
         raise ValidationError("the body must be a JSON object", "body")
-    broken = _broken_text(data)
+    broken = broken_text(data)
     if broken is not None:
         raise ValidationError(f"{broken}: not valid Unicode text (a lone surrogate)", broken)
     try:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -60,3 +61,45 @@ def test_a_field_error_keeps_200_and_its_data_entry(api: Api) -> None:
     [error] = answer["errors"]
     assert error["path"] == ["forget"]
     assert error["extensions"]["code"] == "NOT_FOUND"
+
+
+BROKEN = "half \ud800 of a pair"  # JSON escapes it as \ud800: valid JSON, not text
+
+
+@pytest.mark.parametrize(
+    ("argument", "query"),
+    [
+        ("expected", """mutation($s: ID!, $r: Int!, $x: String!) {
+            remember(sessionId: $s, expected: $x, revision: $r, key: "k", content: "c",
+                     kind: FACT) { id } }"""),
+        ("to", """mutation($s: ID!, $r: Int!, $x: String!) {
+            revert(sessionId: $s, expected: "v", revision: $r, to: $x) { id } }"""),
+        ("at", "mutation($s: ID!, $x: String) { fork(sessionId: $s, at: $x) { id } }"),
+        ("id", "query($x: ID!) { session(id: $x) { id } }"),
+        ("query", "query($x: String!) { search(query: $x) { hits { score } } }"),
+    ],
+)
+def test_a_lone_surrogate_in_any_variable_is_a_request_error_naming_its_argument(
+    api: Api, argument: str, query: str
+) -> None:
+    # Text storage cannot keep is refused before the operation runs, naming the argument the
+    # variable fills, whichever argument it is; nothing is written.
+    session = api.session()["session"]
+    sessions = api.ok(api.get("/v1/sessions", params={"limit": 200}))["sessions"]
+    variables = {"s": session["id"], "r": session["revision"], "x": BROKEN}
+    body = {"query": query, "variables": {k: v for k, v in variables.items() if f"${k}" in query}}
+    for accept, status in ((MEDIA, 400), ("application/json", 200)):
+        # JSON escapes the lone surrogate as \ud800, as a client's JSON encoder would
+        response = api.http.post("/graphql", content=json.dumps(body), headers={
+            "content-type": "application/json", "accept": accept})
+        answer = response.json()
+        assert response.status_code == status, answer
+        assert answer.get("data") is None
+        [error] = answer["errors"]
+        assert error["extensions"] == {
+            "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": argument
+        }
+        assert "Unicode" in error["message"]
+    after = api.view(session["id"])["session"]
+    assert (after["revision"], after["head"]) == (session["revision"], session["head"])
+    assert api.ok(api.get("/v1/sessions", params={"limit": 200}))["sessions"] == sessions

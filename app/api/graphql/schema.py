@@ -29,6 +29,7 @@ from app.api.graphql.search.queries import SearchQuery
 from app.api.graphql.sessions.mutations import HistoryMutation, MemoryMutation
 from app.api.graphql.sessions.queries import SessionQuery
 from app.api.graphql.subscriptions import Subscription
+from app.api.graphql.variables import TextVariables
 
 
 @strawberry.type
@@ -63,6 +64,7 @@ schema = Schema(
         DepthLimit,
         AliasLimit,
         CostLimit,
+        TextVariables,
         # After the limits' rules: each document is validated once, then reused.
         lambda: ValidationCache(maxsize=DOCUMENTS_CACHED),
     ],
