@@ -295,6 +295,7 @@ def build(service: Service) -> MCPServer:
     )
     async def fact_story(session_id: SessionId, key: Key, ctx: Context) -> dict[str, Any]:
         with service_errors():
+            key = commands.check_key(key)  # as a write names it
             story = await service.provenance.fact_story(principal(ctx), session_id, key)
             changes = [session_answers.change_json(change) for change in story]
             return {"key": key, "changes": changes}

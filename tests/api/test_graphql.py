@@ -617,3 +617,20 @@ def test_a_nested_view_reads_of_its_items_what_it_asks_and_answers_it_whole(
     assert sources(both, "lean") == {i: {"id": i, "turn": timeline[i]["turn"]} for i in whole}
     assert whole["m-1"]["app"] == "travel"
     assert [s["author"] for s in whole.values() if s["turn"] is None] == ["ana"]  # the edit's
+
+
+def test_an_entry_is_looked_up_by_its_key_as_a_write_names_it(api: Api) -> None:
+    # S1: a write trims its key, so a lookup does too; a key no write could name is bad input
+    sid = api.session()["session"]["id"]
+    api.remember(sid, " budget ", "The trip budget is 1500 EUR.")
+    query = ("query($s: ID!, $k: String!) "
+             "{ session(id: $s) { memory { entry(key: $k) { key content } } } }")
+    found = api.graphql(query, s=sid, k="  budget ")
+    assert found == {"data": {"session": {"memory": {"entry": {
+        "key": "budget", "content": "The trip budget is 1500 EUR."}}}}}
+    assert api.graphql(query, s=sid, k="hotel") == {
+        "data": {"session": {"memory": {"entry": None}}}}
+    for bad in ("   ", "k" * 201):
+        [error] = api.graphql(query, s=sid, k=bad)["errors"]
+        assert error["extensions"] == {
+            "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "key"}

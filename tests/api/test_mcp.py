@@ -256,6 +256,21 @@ def test_a_negative_version_is_refused_as_input(server: RunningServer, api: Api)
     assert agent_memory(api, agent) == before
 
 
+def test_a_facts_story_is_found_by_its_key_as_a_write_names_it(
+    server: RunningServer, api: Api
+) -> None:
+    # S1: a write trims its key, so fact_story's lookup does too; an empty key is bad input
+    sid = api.session()["session"]["id"]
+    api.remember(sid, " budget ", "The trip budget is 1500 EUR.")
+    story = answer(call(server, api.token, "fact_story", session_id=sid, key="  budget "))
+    assert story["key"] == "budget"
+    assert [(c["op"], c["key"], c["content"]) for c in story["changes"]] == [
+        ("remember", "budget", "The trip budget is 1500 EUR.")
+    ]
+    empty = error(call(server, api.token, "fact_story", session_id=sid, key="  "))
+    assert (empty["_tag"], empty["field"]) == ("ValidationError", "key")
+
+
 def test_agent_tools_answer_what_rest_answers_and_conflict_like_it(
     server: RunningServer, api: Api, graph: Graph
 ) -> None:

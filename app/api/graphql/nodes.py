@@ -68,6 +68,7 @@ from app.domain.agents import Agent as AgentValue
 from app.domain.history import Version
 from app.domain.made import made
 from app.domain.turns import Turn as RecordedTurn
+from app.memory.changes.commands import check_key
 from app.memory.paging import DEFAULT_PAGE
 
 
@@ -356,7 +357,7 @@ class Memory:
 
     @strawberry.field
     def entry(self, key: str) -> Entry | None:
-        return self.by_key.get(key)
+        return self.by_key.get(check_key(key))  # as a write names it
 
 
 @strawberry.type(name="Version")
