@@ -12,9 +12,11 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, Literal
 
+import pydantic
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import Field
 from starlette.requests import Request
 from starlette.routing import Route
@@ -68,6 +70,25 @@ def service_errors() -> Iterator[None]:
         raise tool_error(exc) from exc
 
 
+class MemoryServer(MCPServer):
+    """The SDK's server, where arguments a tool's input schema refuses read as a refusal by
+    the service does: the REST error body, a ValidationError naming the argument at fault."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            refused = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(
+                refused, pydantic.ValidationError
+            ):
+                raise
+            body = tool_error(bodies.validation_error(refused))
+            raise ToolError(f"Error executing tool {name}: {body}") from refused
+
+
 def principal(ctx: Context) -> Principal:
     """The principal of the HTTP request that carried this call."""
     request = ctx.request_context.request
@@ -108,7 +129,7 @@ def switch(value: bool | str | None) -> tuple[bool, bool | None]:
 
 def build(service: Service) -> MCPServer:
     """The MCP server: its tools and resources, each calling the service for the caller."""
-    server: MCPServer = MCPServer("openbot-memory", instructions=INSTRUCTIONS)
+    server = MemoryServer("openbot-memory", instructions=INSTRUCTIONS)
 
     @server.tool(
         description="Read a session: its `head` and `revision` (needed to change its memory) "

@@ -256,6 +256,34 @@ def test_a_negative_version_is_refused_as_input(server: RunningServer, api: Api)
     assert agent_memory(api, agent) == before
 
 
+def test_arguments_the_schema_refuses_answer_a_validation_error_naming_them(
+    server: RunningServer, api: Api
+) -> None:
+    # A refusal by a tool's input schema reads as a refusal by the service does: the REST
+    # error body (`_tag` ValidationError and the argument at fault), and nothing changes.
+    session = api.view(api.session()["session"]["id"])
+    sid, head = session["session"]["id"], session["session"]["head"]
+    agent = api.agent("desk")["id"]
+    before = (api.view(sid), agent_memory(api, agent))
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("remember", {"session_id": sid, "expected": head, "revision": 2**63, "key": "k",
+                      "content": "c", "kind": "fact"}, "revision"),
+        ("remember_for_agent", {"agent_id": agent, "expected": -1, "key": "k", "content": "c",
+                                "kind": "procedure"}, "expected"),
+        ("remember_for_agent", {"agent_id": agent, "expected": 0, "key": "k", "content": "c",
+                                "kind": "procedure", "visibility": "secret"}, "visibility"),
+        ("record_turn", {"session_id": sid, "items": []}, "items"),
+        ("record_turn", {"session_id": sid, "items": [{"type": "message", "role": "user"}]},
+         "items.0.content"),
+        ("search_memory", {"query": "budget", "limit": 0}, "limit"),
+    ]
+    for name, arguments, field in cases:
+        refused = error(call(server, api.token, name, **arguments))
+        assert (refused["_tag"], refused["field"]) == ("ValidationError", field), (name, refused)
+        assert refused["message"].startswith(f"{field}: "), refused
+    assert (api.view(sid), agent_memory(api, agent)) == before
+
+
 def test_a_facts_story_is_found_by_its_key_as_a_write_names_it(
     server: RunningServer, api: Api
 ) -> None:
