@@ -264,3 +264,25 @@ def cursors_are_opaque_and_bad_arguments_name_their_field(api: Api, world: World
     empty = ask(api, "Session.items", 0, None, world.ids("Session"))
     assert empty["nodes"] == []
     assert empty["pageInfo"] == {"hasNextPage": True, "endCursor": None}
+
+
+def forged(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("name", "after"),
+    [
+        ("Query.agents", forged('{"v":1,"l":"agents","k":[0,"\\ud800"]}')),  # not text
+        ("Query.sessions", forged('{"v":1,"l":"sessions","k":[0,"\\udfff"]}')),
+        ("Query.agents", forged("[" * 50_000)),  # nests deeper than any parser goes
+    ],
+    ids=["agents-surrogate", "sessions-surrogate", "agents-deep"],
+)
+def test_a_forged_cursor_is_bad_input_on_after(api: Api, name: str, after: str) -> None:
+    # a cursor the list did not give names `after`, however it was made
+    query, _ = CONNECTIONS[name]
+    answer = api.graphql(query, first=2, after=after)
+    [error] = answer["errors"]
+    assert error["extensions"] == {
+        "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "after"}, error

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import strawberry
 
-from app.api.bodies import INT64_MAX, INT64_MIN
+from app.api.bodies import INT64_MAX, INT64_MIN, broken_text
 from app.errors import ValidationError
 from app.memory.paging import MAX_PAGE
 
@@ -51,7 +51,7 @@ class Keyset:
         try:
             raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
             decoded = json.loads(raw)
-        except (binascii.Error, ValueError) as exc:
+        except (binascii.Error, ValueError, RecursionError) as exc:
             raise ValidationError("after is not a cursor this list gave", "after") from exc
         if not (
             isinstance(decoded, dict)
@@ -66,10 +66,13 @@ class Keyset:
 
 
 def _is(value: Any, part: type) -> bool:
-    """Whether a key's part has its type; an integer one fits Neo4j's 64 bits."""
+    """Whether a key's part has its type; an integer one fits Neo4j's 64 bits, a string one is
+    text storage can keep."""
     if part is int:
         return isinstance(value, int) and not isinstance(value, bool) and (
             INT64_MIN <= value <= INT64_MAX)
+    if part is str:
+        return isinstance(value, str) and broken_text(value) is None
     return isinstance(value, part)
 
 
