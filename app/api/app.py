@@ -14,13 +14,14 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.api import warmup
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.bookmarks import Bookmarks
+from app.api.encoding import JsonResponse
 from app.api.graphql import GraphQLApp
 from app.api.graphql.asgi import PLAYGROUND
 from app.api.limits import BodyLimit
@@ -57,7 +58,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     tag = http_tag(exc.status_code)
     message = "no such route" if exc.status_code == 404 else str(exc.detail)
-    return JSONResponse(
+    return JsonResponse(
         {"_tag": tag, "message": message}, status_code=exc.status_code, headers=exc.headers
     )
 

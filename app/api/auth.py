@@ -15,9 +15,10 @@ from starlette.authentication import (
     BaseUser,
 )
 from starlette.requests import HTTPConnection
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api.encoding import JsonResponse
 from app.domain.principals import Principal
 from app.errors import Unauthorized
 
@@ -57,7 +58,7 @@ class BearerTokens(AuthenticationBackend):
 
 
 def refused(conn: HTTPConnection, exc: AuthenticationError) -> Response:
-    return JSONResponse(Unauthorized(str(exc)).body(), status_code=401)
+    return JsonResponse(Unauthorized(str(exc)).body(), status_code=401)
 
 
 def is_public(scope: Scope) -> bool:
@@ -92,7 +93,7 @@ class RequirePrincipal:
             return
         if denied:
             error = Unauthorized("send Authorization: Bearer <token>")
-            await JSONResponse(error.body(), status_code=401)(scope, receive, send)
+            await JsonResponse(error.body(), status_code=401)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

@@ -12,8 +12,9 @@ import logging
 
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
+from app.api.encoding import JsonResponse
 from app.errors import Forbidden, Unauthorized
 from app.memory.jobs.runner import pending_jobs
 from app.memory.service import Service
@@ -38,11 +39,11 @@ def refusal(request: Request, token: str | None) -> Response | None:
         if hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
             return None
         error: Unauthorized | Forbidden = Unauthorized("send Authorization: Bearer <metrics token>")
-        return JSONResponse(error.body(), status_code=error.status)
+        return JsonResponse(error.body(), status_code=error.status)
     if _loopback(request.client.host if request.client else None):
         return None
     error = Forbidden("metrics answer loopback clients only, unless OPENBOT_MEMORY_METRICS_TOKEN")
-    return JSONResponse(error.body(), status_code=error.status)
+    return JsonResponse(error.body(), status_code=error.status)
 
 
 async def metrics(request: Request) -> Response:

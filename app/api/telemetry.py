@@ -18,10 +18,10 @@ from typing import Any
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from starlette.datastructures import MutableHeaders
-from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.auth import PrincipalUser
+from app.api.encoding import JsonResponse, dumps
 from app.errors import ServiceError, Unavailable
 from app.logs import FIELDS, request_id
 from app.telemetry import Telemetry
@@ -164,18 +164,18 @@ def _with_request_id(held: list[Message], rid: str) -> list[Message]:
         return held
     if not isinstance(body, dict):
         return held
-    out = json.dumps({**body, "requestId": rid}, ensure_ascii=False).encode()
+    out = dumps({**body, "requestId": rid})
     headers = MutableHeaders(scope=start)
     headers["content-length"] = str(len(out))
     return [start, {"type": "http.response.body", "body": out, "more_body": False}]
 
 
-def error_answer(exc: ServiceError) -> JSONResponse:
+def error_answer(exc: ServiceError) -> JsonResponse:
     """A ServiceError's answer: its status and body (and, for Unavailable, when to retry)."""
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Unavailable) else None
-    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+    return JsonResponse(exc.body(), status_code=exc.status, headers=headers)
 
 
-def internal_error_answer() -> JSONResponse:
+def internal_error_answer() -> JsonResponse:
     """The answer to an error the service did not expect, which tells nothing of it."""
-    return JSONResponse({"_tag": "InternalError", "message": "internal error"}, status_code=500)
+    return JsonResponse({"_tag": "InternalError", "message": "internal error"}, status_code=500)

@@ -103,3 +103,14 @@ def test_a_lone_surrogate_in_any_variable_is_a_request_error_naming_its_argument
     after = api.view(session["id"])["session"]
     assert (after["revision"], after["head"]) == (session["revision"], session["head"])
     assert api.ok(api.get("/v1/sessions", params={"limit": 200}))["sessions"] == sessions
+
+
+def test_an_unknown_operation_name_that_is_not_text_is_still_a_400(api: Api) -> None:
+    # the refusal quotes the name it was given; its answer is valid JSON all the same
+    body = {"query": "query A { __typename }", "operationName": "B\ud800"}
+    response = api.http.post("/graphql", content=json.dumps(body), headers={
+        "content-type": "application/json"})
+    assert response.status_code == 400, response.text
+    answer = response.json()
+    assert answer["_tag"] == "ValidationError"
+    assert "B\ud800" in answer["message"]

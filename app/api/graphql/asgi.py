@@ -18,7 +18,7 @@ from pathlib import Path
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError, OperationType, get_operation_ast, parse
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -31,7 +31,7 @@ from strawberry.types.unset import UnsetType
 
 from app.api.auth import authorization_in, principal_of
 from app.api.bodies import load_json
-from app.api.encoding import dumps
+from app.api.encoding import JsonResponse, dumps
 from app.api.graphql.context import Context
 from app.api.graphql.schema import schema
 from app.domain.principals import Principal
@@ -102,18 +102,18 @@ class GraphQLApp(GraphQL[Context, None]):
             response = await self.run(Request(scope=scope, receive=receive))
         except SubscriptionOverHttp as exc:
             body = {"_tag": "ValidationError", "field": "query", "message": exc.reason}
-            response = JSONResponse(body, status_code=exc.status_code)
+            response = JsonResponse(body, status_code=exc.status_code)
         except HTTPException as exc:
             if isinstance(exc.__cause__, InvalidOperationTypeError) and scope["method"] == "GET":
                 body = {"_tag": "MethodNotAllowed",
                         "message": "GET runs queries only: send mutations with POST"}
-                response = JSONResponse(body, status_code=405, headers={"Allow": "POST"})
+                response = JsonResponse(body, status_code=405, headers={"Allow": "POST"})
             else:
                 tag = http_tag(exc.status_code)
                 body = {"_tag": tag, "message": exc.reason}
                 if tag == "ValidationError":
                     body["field"] = "body"
-                response = JSONResponse(body, status_code=exc.status_code)
+                response = JsonResponse(body, status_code=exc.status_code)
         await response(scope, receive, send)
 
     async def execute_single(
