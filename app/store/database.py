@@ -253,15 +253,29 @@ async def read_whole(
 
 SEARCH_QUERY_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
 LUCENE_PARSE = re.compile(r"Cannot parse '.*?': (.*?)(?:\n|$)", re.DOTALL)
+# A /regular expression/ term Lucene cannot compile fails past its parser, as the exception of
+# the regular expression itself, which the full-text procedure passes on.
+LUCENE_REGEXP = re.compile(
+    r"db\.index\.fulltext\.query\w*`: Caused by: [\w.$]*"
+    r"(?:IllegalArgumentException|TooComplexToDeterminizeException): (.*?)(?:\n|$)",
+    re.DOTALL,
+)
 
 
 def query_syntax_error(exc: ClientError) -> ValidationError | None:
-    """A full-text query Lucene cannot parse, as the client's ValidationError on `query`."""
+    """A full-text query Lucene cannot parse, or whose regular expression it cannot compile, as
+    the client's ValidationError on `query`."""
     message = exc.message or ""
-    if exc.code != SEARCH_QUERY_FAILED or "parse" not in message.lower():
+    if exc.code != SEARCH_QUERY_FAILED:
         return None
-    found = LUCENE_PARSE.search(message)
-    reason = found.group(1).strip() if found else "it is not valid Lucene query syntax"
+    regexp = LUCENE_REGEXP.search(message)
+    if regexp is not None:
+        reason = f"a regular expression in it is not valid: {regexp.group(1).strip()}"
+    elif "parse" in message.lower():
+        found = LUCENE_PARSE.search(message)
+        reason = found.group(1).strip() if found else "it is not valid Lucene query syntax"
+    else:
+        return None
     return ValidationError(f"the search query cannot be parsed: {reason}", "query")
 
 

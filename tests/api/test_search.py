@@ -269,3 +269,17 @@ def test_graphql_names_outside_the_enums_are_graphqls_own_errors(
     assert answer.get("data") is None, answer
     [error] = answer["errors"]
     assert f"'{enum}'" in error["message"], error  # the schema's check, before the service
+
+
+@pytest.mark.parametrize(
+    "q",
+    ["/[/", "a/(b/", "/a{2,1}/",
+     "/(a|b)*a" + "(a|b)" * 16 + "/"],  # 2^16 states: past what Lucene builds of one
+)
+def test_a_regular_expression_lucene_refuses_is_a_400_on_q(api: Api, graph: Graph, q: str) -> None:
+    # a /regex/ term is Lucene's too: one it cannot compile is the client's query at fault
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The budget is 1500 EUR.")
+    response = api.get("/v1/search", params={"q": q})
+    assert response.status_code == 400, response.text
+    assert (response.json()["_tag"], response.json()["field"]) == ("ValidationError", "q")
