@@ -22,10 +22,11 @@ from app.api.encoding import JsonResponse
 from app.domain.principals import Principal
 from app.errors import Unauthorized
 
+# Paths that answer everyone the same, so a token sent with them is not looked at (a health
+# probe that carries one stays a health check, also while the database is down); /metrics
+# reads its Authorization header as its own token.
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/metrics"})
 PUBLIC_PREFIXES = ("/graphql/assets/",)  # GraphiQL's scripts and styles
-# Paths whose Authorization header is their own (the metrics token), not a principal's.
-OWN_CREDENTIALS = frozenset({"/metrics"})
 
 
 class PrincipalUser(BaseUser):
@@ -48,13 +49,17 @@ class BearerTokens(AuthenticationBackend):
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         header = conn.headers.get("authorization")
-        if header is None or conn.scope["path"] in OWN_CREDENTIALS:
+        if header is None or _answers_everyone(conn.scope["path"]):
             return None
         try:
             principal = await conn.app.state.service.tokens.principal(header)
         except Unauthorized as exc:
             raise AuthenticationError(exc.message) from exc
         return AuthCredentials(["authenticated"]), PrincipalUser(principal)
+
+
+def _answers_everyone(path: str) -> bool:
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
 
 
 def refused(conn: HTTPConnection, exc: AuthenticationError) -> Response:
@@ -69,7 +74,7 @@ def is_public(scope: Scope) -> bool:
         return bool(scope["path"] == "/graphql")
     if scope["type"] != "http":
         return False
-    if scope["path"] in PUBLIC_PATHS or scope["path"].startswith(PUBLIC_PREFIXES):
+    if _answers_everyone(scope["path"]):
         return True
     if scope["path"] != "/graphql" or scope["method"] != "GET":
         return False

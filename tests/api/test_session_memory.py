@@ -970,6 +970,24 @@ def test_no_or_bad_token_is_401_on_every_call(
     assert api.ok(api.get("/v1/org/settings"))["memory"] == {"use": True, "generate": True}
 
 
+@pytest.mark.parametrize(
+    "authorization", ["Bearer obm_not-a-token", "Basic YW5hOnNlY3JldA==", "bearer"]
+)
+def test_what_answers_everyone_answers_whatever_the_token(
+    server: RunningServer, authorization: str
+) -> None:
+    # health checks and the API's description answer the same to everyone: a token sent with
+    # them, good or not, is not looked at (a probe that carries one stays a health check)
+    with httpx.Client(base_url=server.url, headers={"Authorization": authorization},
+                      timeout=30) as client:
+        assert client.get("/healthz").status_code == 200
+        assert client.get("/readyz").status_code == 200
+        described = client.get("/openapi.json")
+        assert described.status_code == 200
+        assert described.json()["openapi"].startswith("3.")
+        assert client.get("/graphql/assets/graphiql.min.js").status_code == 200
+
+
 @pytest.mark.parametrize("key", ["budget\x00", "a\u200bb", "line\nbreak"])
 def test_a_key_with_control_or_invisible_characters_is_400(api: Api, key: str) -> None:
     # S1: a key is a stable name; characters no one can see or type make it unstable.
