@@ -114,3 +114,36 @@ def test_an_unknown_operation_name_that_is_not_text_is_still_a_400(api: Api) -> 
     answer = response.json()
     assert answer["_tag"] == "ValidationError"
     assert "B\ud800" in answer["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": "query A { __typename }", "operationName": "B"}, "operationName"),
+        ({"variables": {}}, "query"),
+    ],
+    ids=["unknown-name", "no-query"],
+)
+def test_a_request_graphql_cannot_run_names_the_part_at_fault(
+    api: Api, body: dict[str, Any], field: str
+) -> None:
+    response = api.post("/graphql", body)
+    assert response.status_code == 400, response.text
+    answer = response.json()
+    assert (answer["_tag"], answer["field"]) == ("ValidationError", field), answer
+
+
+def test_a_document_of_several_operations_needs_an_operation_name(api: Api) -> None:
+    # GraphQL's GetOperation: with more than one operation and no name, no operation runs
+    body = {"query": "query A { __typename } query B { __typename }"}
+    status, _, answer = ask(api, body, MEDIA)
+    assert status == 400, answer
+    assert "data" not in answer
+    [error] = answer["errors"]
+    assert error["extensions"] == {
+        "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "operationName"}
+    status, _, old = ask(api, body, "application/json")
+    assert (status, old["data"], old["errors"]) == (200, None, answer["errors"])
+    named = ask(api, {**body, "operationName": "A"}, MEDIA)
+    assert named[0] == 200
+    assert named[2] == {"data": {"__typename": "Query"}}

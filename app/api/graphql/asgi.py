@@ -22,9 +22,9 @@ from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
-from strawberry.exceptions import ConnectionRejectionError
+from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
-from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
 from strawberry.types.unset import UnsetType
@@ -63,6 +63,16 @@ def asks_subscription(data: GraphQLRequestData) -> bool:
     except GraphQLError:
         return False
     return operation is not None and operation.operation == OperationType.SUBSCRIPTION
+
+
+def refused_part(exc: HTTPException) -> str:
+    """The part of a request Strawberry refused before running it: the operation name that
+    names no operation, the query that is missing, else the body."""
+    if isinstance(exc.__cause__, CannotGetOperationTypeError):
+        return "operationName"
+    if isinstance(exc.__cause__, MissingQueryError):
+        return "query"
+    return "body"
 
 
 class SubResponse(Response):
@@ -112,7 +122,7 @@ class GraphQLApp(GraphQL[Context, None]):
                 tag = http_tag(exc.status_code)
                 body = {"_tag": tag, "message": exc.reason}
                 if tag == "ValidationError":
-                    body["field"] = "body"
+                    body["field"] = refused_part(exc)
                 response = JsonResponse(body, status_code=exc.status_code)
         await response(scope, receive, send)
 

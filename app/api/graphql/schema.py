@@ -24,12 +24,12 @@ from app.api.graphql.limits import (
     TokenLimit,
 )
 from app.api.graphql.operations import OperationMetrics
+from app.api.graphql.requests import RequestChecks
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search.queries import SearchQuery
 from app.api.graphql.sessions.mutations import HistoryMutation, MemoryMutation
 from app.api.graphql.sessions.queries import SessionQuery
 from app.api.graphql.subscriptions import Subscription
-from app.api.graphql.variables import TextVariables
 
 
 @strawberry.type
@@ -64,7 +64,7 @@ schema = Schema(
         DepthLimit,
         AliasLimit,
         CostLimit,
-        TextVariables,
+        RequestChecks,
         # After the limits' rules: each document is validated once, then reused.
         lambda: ValidationCache(maxsize=DOCUMENTS_CACHED),
     ],

@@ -1,0 +1,96 @@
+"""What an operation's request must hold before the operation runs: the name of the operation
+to run where its document has several, and variables whose text storage can keep."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from graphql import (
+    ArgumentNode,
+    DocumentNode,
+    ExecutionResult,
+    GraphQLError,
+    ListValueNode,
+    ObjectFieldNode,
+    OperationDefinitionNode,
+    ValueNode,
+    VariableNode,
+    Visitor,
+    visit,
+)
+from strawberry.extensions import SchemaExtension
+
+from app.api.bodies import broken_text
+from app.errors import ValidationError
+
+
+class RequestChecks(SchemaExtension):
+    """Refuses, before the operation runs, as a request error (no data, a ValidationError):
+    - a document of several operations without `operationName` (GraphQL's GetOperation;
+      Strawberry would run the first), on `operationName`;
+    - a variable holding a lone surrogate (JSON's escaped half of a pair), whichever argument
+      it fills, on that argument (and the path inside the variable's value), as REST names the
+      body's field."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context
+        document = context.graphql_document
+        if document is not None:
+            # the name the request gave: `operation_name` falls back to the first operation's
+            asked: str | None = context._provided_operation_name
+            error = _unnamed_choice(document, asked) or _broken_variable(
+                document, context.variables
+            )
+            if error is not None:
+                context.result = ExecutionResult(
+                    None, [GraphQLError(error.message, original_error=error)]
+                )
+        yield
+
+
+def _unnamed_choice(document: DocumentNode, name: str | None) -> ValidationError | None:
+    if name is not None:
+        return None
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    if len(operations) < 2:
+        return None
+    return ValidationError(
+        "the document holds several operations: name the one to run in operationName",
+        "operationName",
+    )
+
+
+def _broken_variable(
+    document: DocumentNode, variables: dict[str, Any] | None
+) -> ValidationError | None:
+    broken = broken_text(variables) if variables else None
+    if broken is None:
+        return None
+    variable, _, inside = broken.partition(".")
+    argument = _argument_of(document, variable)
+    field = f"{argument}.{inside}" if inside else argument
+    return ValidationError(f"{field}: not valid Unicode text (a lone surrogate)", field)
+
+
+def _argument_of(document: DocumentNode, variable: str) -> str:
+    """The name of the first argument (or input field) the variable fills; else its own."""
+    found: list[str] = []
+
+    class Uses(Visitor):
+        def enter_argument(self, node: ArgumentNode, *_: Any) -> None:
+            if _fills(node.value, variable):
+                found.append(node.name.value)
+
+        def enter_object_field(self, node: ObjectFieldNode, *_: Any) -> None:
+            if _fills(node.value, variable):
+                found.append(node.name.value)
+
+    visit(document, Uses())
+    return found[0] if found else variable
+
+
+def _fills(value: ValueNode, variable: str) -> bool:
+    if isinstance(value, VariableNode):
+        return value.name.value == variable
+    return isinstance(value, ListValueNode) and any(_fills(v, variable) for v in value.values)
