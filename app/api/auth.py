@@ -24,7 +24,8 @@ from app.errors import Unauthorized
 
 # Paths that answer everyone the same, so a token sent with them is not looked at (a health
 # probe that carries one stays a health check, also while the database is down); /metrics
-# reads its Authorization header as its own token.
+# reads its Authorization header as its own token. GraphiQL's page is public too (`is_public`),
+# but shares its path with signed GraphQL requests, whose token is looked at.
 PUBLIC_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/metrics"})
 PUBLIC_PREFIXES = ("/graphql/assets/",)  # GraphiQL's scripts and styles
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.encoding import dumps
 from app.api.telemetry import ERROR_KEY
 from app.errors import PayloadTooLarge
 
@@ -68,7 +67,7 @@ class BodyLimit:
     async def _refuse(self, scope: Scope, send: Send) -> None:
         error = self.error()
         scope[ERROR_KEY] = error.tag
-        body = json.dumps(error.body()).encode()
+        body = dumps(error.body())
         await send(
             {
                 "type": "http.response.start",

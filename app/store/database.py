@@ -196,7 +196,7 @@ class Tx:
                 result = await self._tx.run(self._db.plans.text(name), params)
                 return [plain(record) async for record in result]
             except ClientError as exc:
-                error = query_syntax_error(exc)
+                error = query_syntax_error(exc, params.get("query"))
                 if error is None:
                     raise
                 raise error from exc
@@ -254,7 +254,10 @@ async def read_whole(
 SEARCH_QUERY_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
 LUCENE_PARSE = re.compile(r"Cannot parse '.*?': (.*?)(?:\n|$)", re.DOTALL)
 # A /regular expression/ term Lucene cannot compile fails past its parser, as the exception of
-# the regular expression itself, which the full-text procedure passes on.
+# the regular expression itself, which the full-text procedure passes on. Only a query with a
+# `/` holds such a term; an index being made again (at a start) is missing for a moment, and
+# fails with an IllegalArgumentException too, which is not the query's fault.
+MISSING_INDEX = "no such fulltext schema index"
 LUCENE_REGEXP = re.compile(
     r"db\.index\.fulltext\.query\w*`: Caused by: [\w.$]*"
     r"(?:IllegalArgumentException|TooComplexToDeterminizeException): (.*?)(?:\n|$)",
@@ -262,13 +265,17 @@ LUCENE_REGEXP = re.compile(
 )
 
 
-def query_syntax_error(exc: ClientError) -> ValidationError | None:
+def query_syntax_error(exc: ClientError, query: object = None) -> ValidationError | None:
     """A full-text query Lucene cannot parse, or whose regular expression it cannot compile, as
-    the client's ValidationError on `query`."""
+    the client's ValidationError on `query` (the statement's `$query`)."""
     message = exc.message or ""
     if exc.code != SEARCH_QUERY_FAILED:
         return None
-    regexp = LUCENE_REGEXP.search(message)
+    regexp = (
+        LUCENE_REGEXP.search(message)
+        if isinstance(query, str) and "/" in query and MISSING_INDEX not in message
+        else None
+    )
     if regexp is not None:
         reason = f"a regular expression in it is not valid: {regexp.group(1).strip()}"
     elif "parse" in message.lower():

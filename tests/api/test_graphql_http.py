@@ -147,3 +147,15 @@ def test_a_document_of_several_operations_needs_an_operation_name(api: Api) -> N
     named = ask(api, {**body, "operationName": "A"}, MEDIA)
     assert named[0] == 200
     assert named[2] == {"data": {"__typename": "Query"}}
+
+
+def test_a_broken_variable_names_the_argument_of_the_operation_that_runs(api: Api) -> None:
+    # two operations use $x for different arguments: the one named runs, so its argument is named
+    query = ("query A($x: ID!) { session(id: $x) { id } } "
+             "query B($x: String!) { search(query: $x) { hits { score } } }")
+    body = {"query": query, "operationName": "B", "variables": {"x": BROKEN}}
+    response = api.http.post("/graphql", content=json.dumps(body), headers={
+        "content-type": "application/json", "accept": MEDIA})
+    assert response.status_code == 400, response.text
+    [error] = response.json()["errors"]
+    assert error["extensions"]["field"] == "query"

@@ -367,3 +367,33 @@ def test_a_subscription_sent_over_plain_http_is_refused_naming_the_socket(api: A
     answer = api.post("/graphql", {"query": named, "operationName": "Q", "variables": {"id": sid}})
     assert answer.status_code == 200, answer.text
     assert answer.json() == {"data": {"session": {"id": sid}}}
+
+
+def test_a_subscription_holding_what_graphql_refuses_is_refused_before_it_runs(
+    api: Api, server: RunningServer, sockets: Callable[..., Socket],
+) -> None:
+    # as over HTTP: a variable that is not text names its argument, and a document of several
+    # operations needs the name of the one to run; the socket stays open for the next
+    sid = api.session()["session"]["id"]
+    socket = sockets(server, api.token).ack()
+    unnamed = (SESSION.replace("subscription(", "subscription Memory(") + " "
+               + RUNS.replace("subscription(", "subscription Runs("))
+    for id, query, variables, field in (
+        ("1", SESSION, {"id": "ses-\ud800"}, "sessionId"),  # JSON escapes it as \ud800
+        ("2", AGENT, {"id": "agt-\udfff"}, "agentId"),
+        ("3", "query($id: ID!) { session(id: $id) { id } }", {"id": "\ud800"}, "id"),
+        ("4", unnamed, {"id": sid}, "operationName"),
+    ):
+        socket.subscribe(id, query, **variables)
+        answer = socket.message(id)
+        if answer["type"] == "error":  # refused before it started: the protocol's last word
+            errors = answer["payload"]
+        else:  # a subscription's stream answers the refusal, then completes
+            assert answer["type"] == "next", answer
+            assert answer["payload"]["data"] is None, answer
+            errors = answer["payload"]["errors"]
+            assert socket.message(id) == {"id": id, "type": "complete"}
+        assert [e["extensions"] for e in errors] == [
+            {"code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": field}], answer
+    socket.subscribe("5", SESSION, id=sid)
+    assert socket.next("5")["data"]["memoryChanged"]["id"] == sid

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
-from app.store.database import Database, Target
+from neo4j.exceptions import ClientError, Neo4jError
+
+from app.store.database import SEARCH_QUERY_FAILED, Database, Target, query_syntax_error
 from tests.api.test_agent_memory import agent_remember
 from tests.api.test_search import search
 from tests.conftest import Api, Graph, RunningServer
@@ -74,3 +76,26 @@ def test_indexes_made_with_other_options_are_made_again_at_start(
     assert [hit["entry"]["content"] for hit in search(api, "budget")["hits"]] == [
         "The budget is 1500 EUR."
     ]
+
+
+def failed_search(message: str) -> ClientError:
+    error = Neo4jError._hydrate_neo4j(code=SEARCH_QUERY_FAILED, message=message)
+    assert isinstance(error, ClientError)
+    return error
+
+
+def test_only_the_querys_own_regular_expression_is_the_clients_fault() -> None:
+    # a search fails past Lucene's parser for a /regular expression/ it cannot compile (the
+    # client's query), and for an index being made again (the service's moment)
+    procedure = "Failed to invoke procedure `db.index.fulltext.queryNodes`: Caused by: "
+    bad_regexp = failed_search(procedure + "java.lang.IllegalArgumentException: unexpected end")
+    refused = query_syntax_error(bad_regexp, "/[/")
+    assert refused is not None
+    assert (refused.field, refused.message) == (
+        "query", "the search query cannot be parsed: a regular expression in it is not valid: "
+        "unexpected end")
+    missing = failed_search(
+        procedure + "java.lang.IllegalArgumentException: There is no such fulltext schema "
+        "index: change_text")
+    assert query_syntax_error(missing, "/a/") is None
+    assert query_syntax_error(missing, "budget") is None

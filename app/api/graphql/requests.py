@@ -10,6 +10,7 @@ from graphql import (
     ArgumentNode,
     DocumentNode,
     ExecutionResult,
+    FragmentDefinitionNode,
     GraphQLError,
     ListValueNode,
     ObjectFieldNode,
@@ -17,8 +18,10 @@ from graphql import (
     ValueNode,
     VariableNode,
     Visitor,
+    get_operation_ast,
     visit,
 )
+from starlette.websockets import WebSocket
 from strawberry.extensions import SchemaExtension
 
 from app.api.bodies import broken_text
@@ -37,12 +40,16 @@ class RequestChecks(SchemaExtension):
         context = self.execution_context
         document = context.graphql_document
         if document is not None:
-            # the name the request gave: `operation_name` falls back to the first operation's
-            asked: str | None = context._provided_operation_name
+            # the name the request gave (`operation_name` falls back to the first operation's)
+            asked: str | None = getattr(context, "_provided_operation_name", None)
             error = _unnamed_choice(document, asked) or _broken_variable(
-                document, context.variables
+                document, asked, context.variables
             )
             if error is not None:
+                if isinstance(getattr(context.context, "request", None), WebSocket):
+                    # a stream (the WebSocket) answers the error its on_execute raises; it does
+                    # not read `result`
+                    raise error
                 context.result = ExecutionResult(
                     None, [GraphQLError(error.message, original_error=error)]
                 )
@@ -62,19 +69,20 @@ def _unnamed_choice(document: DocumentNode, name: str | None) -> ValidationError
 
 
 def _broken_variable(
-    document: DocumentNode, variables: dict[str, Any] | None
+    document: DocumentNode, asked: str | None, variables: dict[str, Any] | None
 ) -> ValidationError | None:
     broken = broken_text(variables) if variables else None
     if broken is None:
         return None
     variable, _, inside = broken.partition(".")
-    argument = _argument_of(document, variable)
+    argument = _argument_of(document, asked, variable)
     field = f"{argument}.{inside}" if inside else argument
     return ValidationError(f"{field}: not valid Unicode text (a lone surrogate)", field)
 
 
-def _argument_of(document: DocumentNode, variable: str) -> str:
-    """The name of the first argument (or input field) the variable fills; else its own."""
+def _argument_of(document: DocumentNode, asked: str | None, variable: str) -> str:
+    """The name of the first argument (or input field) the variable fills in the operation that
+    runs, then in the fragments; else the variable's own name."""
     found: list[str] = []
 
     class Uses(Visitor):
@@ -86,7 +94,10 @@ def _argument_of(document: DocumentNode, variable: str) -> str:
             if _fills(node.value, variable):
                 found.append(node.name.value)
 
-    visit(document, Uses())
+    operation = get_operation_ast(document, asked)
+    fragments = [d for d in document.definitions if isinstance(d, FragmentDefinitionNode)]
+    for node in (*([operation] if operation is not None else []), *fragments):
+        visit(node, Uses())
     return found[0] if found else variable
 
 
