@@ -93,6 +93,18 @@ def test_token_create_rejects_a_bad_name() -> None:
     ]
 
 
+def test_token_create_rejects_a_name_that_cannot_stand_in_a_path() -> None:
+    # a person's name is a segment of /v1/org/persons/{person}/erase: a / would split it, and
+    # a client's URL resolves . and .. away
+    for person in ("team/ana", ".", ".."):
+        answer = run_cli("token", "create", "--org", "acme", "--person", person,
+                         env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        assert answer.returncode == 1, person
+        assert answer.stderr.splitlines() == [
+            "openbot-memory: error: person is a name without / that is not . or .."
+        ], person
+
+
 def test_neo4j_status_prints_how_to_log_in_to_the_browser(
     neo4j_target: Target, local_neo4j: LocalServer
 ) -> None:

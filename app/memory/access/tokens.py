@@ -38,9 +38,14 @@ def token_hash(token: str) -> str:
 
 
 def check_name(value: str, field: str) -> str:
+    """An org's, person's or service's name. A person's stands in a URL's path
+    (`/v1/org/persons/{person}/erase`), so no name holds a `/` or is `.` or `..`, which a
+    client's URL would split or resolve away."""
     value = value.strip()
     if not value or len(value) > 100 or any(ch.isspace() for ch in value):
         raise ValidationError(f"{field} is a name of 1 to 100 characters without spaces", field)
+    if "/" in value or value in (".", ".."):
+        raise ValidationError(f"{field} is a name without / that is not . or ..", field)
     return value
 
 
