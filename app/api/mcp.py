@@ -85,8 +85,9 @@ class MemoryServer(MCPServer):
                 refused, pydantic.ValidationError
             ):
                 raise
-            body = tool_error(bodies.validation_error(refused))
-            raise ToolError(f"Error executing tool {name}: {body}") from refused
+            # the text a tool's own refusal has: the SDK's prefix, then the REST error body
+            answer = tool_error(bodies.validation_error(refused))
+            raise ToolError(f"Error executing tool {name}: {answer}") from refused
 
 
 def principal(ctx: Context) -> Principal:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from app.domain.agents import Agent
 from app.domain.principals import Principal
 from app.errors import NotFound
-from app.memory.changes.commands import check_name
+from app.memory.changes.commands import check_agent_name
 from app.memory.ids import new_id, now_ms
 from app.memory.model_names import check_model_name
 from app.store.agents import AgentRepository
@@ -19,7 +19,7 @@ async def create_agent(
     tx: Tx, who: Principal, name: str, shared: bool, model: str | None
 ) -> Agent:
     """A new agent of the caller's org, in the caller's transaction."""
-    name = check_name(name)
+    name = check_agent_name(name)
     model = check_model_name(model, "model")
     agent = await AgentRepository(tx).create(
         who.org, new_id("agt"), name, shared, model, now_ms()

@@ -85,7 +85,7 @@ def check_key(key: str, field: str = "key") -> str:
     return key
 
 
-def check_name(name: str, field: str = "name") -> str:
+def check_agent_name(name: str, field: str = "name") -> str:
     """An agent's name: 1 to MAX_NAME_LENGTH characters of text storage can keep."""
     check_text(name, field)
     if not 1 <= len(name) <= MAX_NAME_LENGTH:
