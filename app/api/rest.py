@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.requests import Request
@@ -31,13 +32,21 @@ def service_of(request: Request) -> Service:
     return service
 
 
+# A query parameter's number is written as JSON writes one, in ASCII digits: Python's int()
+# and float() would also read "1_0", " 5", "+5" or other scripts' digits.
+_INTEGER = re.compile(r"-?[0-9]+")
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
+
+
 def _int_param(request: Request, name: str, default: str) -> int:
     """An integer query parameter; a bad one is a ValidationError naming it."""
-    try:
-        value = int(request.query_params.get(name, default))
-    except ValueError as exc:
-        raise ValidationError(f"{name} is an integer", name) from exc
-    if not INT64_MIN <= value <= INT64_MAX:  # Neo4j's integers are 64-bit
+    raw = request.query_params.get(name, default)
+    if not _INTEGER.fullmatch(raw):
+        raise ValidationError(f"{name} is an integer", name)
+    # Neo4j's integers are 64-bit (19 digits); int() refuses more than 4,300 digits
+    digits = raw.lstrip("-").lstrip("0") or "0"
+    value = None if len(digits) > 19 else int(digits) * (-1 if raw.startswith("-") else 1)
+    if value is None or not INT64_MIN <= value <= INT64_MAX:
         raise ValidationError(f"{name} is an integer of 64 bits", name)
     return value
 
@@ -45,11 +54,10 @@ def _int_param(request: Request, name: str, default: str) -> int:
 def wait_of(request: Request) -> float:
     """`?wait=S`: how long to wait for a consolidation run to finish (0 to 30 s, default 0)."""
     raw = request.query_params.get("wait", "0")
-    try:
-        seconds = float(raw)
-    except ValueError as exc:
-        raise ValidationError("wait is a number of seconds", "wait") from exc
-    if not 0 <= seconds <= MAX_WAIT_SECONDS:  # also refuses nan
+    if not _NUMBER.fullmatch(raw):
+        raise ValidationError("wait is a number of seconds", "wait")
+    seconds = float(raw)
+    if not 0 <= seconds <= MAX_WAIT_SECONDS:
         raise ValidationError(f"wait is between 0 and {MAX_WAIT_SECONDS:.0f} seconds", "wait")
     return seconds
 

@@ -58,3 +58,27 @@ def test_graphql_cursors_past_the_bound_are_refused_on_after(api: Api) -> None:
         "query($after: String) { agents(after: $after) { nodes { id } } }", after=cursor
     )
     _refused_on_after(answer)
+
+
+def test_an_integer_parameter_is_written_as_json_writes_an_integer(api: Api) -> None:
+    # Python's int() reads "1_0" as 10, "+5" as 5 and an Arabic-Indic five as 5; the
+    # parameter's schema is JSON's integer, which is written in ASCII digits alone
+    agent_id = api.session()["session"]["agent"]
+    for bad in ("1_0", "+5", "٥", " 5", "5 ", "0x10", "5.0", ""):
+        for path, name in (("/v1/sessions", "limit"), ("/v1/agents", "offset"),
+                           (f"/v1/agents/{agent_id}/memory/log", "after")):
+            answer = api.get(path, params={name: bad})
+            refused(answer.status_code, answer.json(), name)
+            assert answer.json()["message"] == f"{name} is an integer", bad
+    # what JSON writes is served
+    assert api.get("/v1/sessions", params={"limit": "05", "offset": "0"}).status_code == 200
+    refused(*_answer(api.get("/v1/agents", params={"offset": "-1"})), "offset")
+    # past int()'s 4,300 digits, still the 64-bit refusal
+    for many in ("9" * 5000, "-" + "9" * 5000):
+        answer = api.get("/v1/sessions", params={"limit": many})
+        refused(answer.status_code, answer.json(), "limit")
+    assert api.get("/v1/sessions", params={"limit": "0" * 5000 + "1"}).status_code == 200
+
+
+def _answer(response: Any) -> tuple[int, dict[str, object]]:
+    return response.status_code, response.json()

@@ -342,6 +342,24 @@ def test_wait_answers_once_the_turns_run_has_ended(api: Api, openai_stub: OpenAI
     assert api.view(sid)["memory"]["processed"] == ["w-1", "w-2"]
 
 
+def test_a_wait_is_a_number_as_json_writes_one(api: Api) -> None:
+    # Python's float() reads "1_0" as 10, " 2" as 2 and an Arabic-Indic five as 5; the
+    # parameter's schema is JSON's number, written in ASCII digits
+    sid = api.session()["session"]["id"]
+    for bad in ("1_0", " 2", "٥", "+1", "0x1", ".5", "5.", "infinity", ""):
+        response = api.post(f"/v1/sessions/{sid}/turns", {"items": [user("Hi.")]},
+                            params={"wait": bad})
+        assert response.status_code == 400, (bad, response.text)
+        body = response.json()
+        assert (body["_tag"], body["field"], body["message"]) == (
+            "ValidationError", "wait", "wait is a number of seconds"), bad
+    assert api.ok(api.get(f"/v1/sessions/{sid}"))["session"]["revision"] == 0  # nothing written
+    for good in ("0.5", "1e-1", "0"):
+        answer = api.post(f"/v1/sessions/{sid}/turns", {"items": [user("Hi.")]},
+                          params={"wait": good})
+        assert answer.status_code == 201, (good, answer.text)
+
+
 def test_a_bad_wait_is_400_naming_it(api: Api) -> None:
     sid = api.session()["session"]["id"]
     for bad in ("soon", "-1", "31", "nan"):
