@@ -269,3 +269,50 @@ def test_the_client_sends_back_the_bookmark_of_its_last_write(
             OpenBotMemory(server.url, ana_token, http_client=http) as other:
         other.get_agent(agent.id)
     assert sent[-1] == (f"GET /v1/agents/{agent.id}", None)
+
+
+def test_a_command_after_a_turn_that_waited_for_its_run_is_sent_at_the_session_after_it(
+    client: OpenBotMemory, graph: Graph,
+) -> None:
+    # S7: the run a turn queued moves the session past what the turn's answer says; a turn
+    # answered with its run (`wait`) leaves the client to read the session before its next
+    # command, so the command is not refused as stale
+    sid = client.create_session(client.create_agent("a").id).session.id
+    turn = client.record_turn(sid, FIRST_TURN, wait=30)
+    assert turn.run is not None
+    assert turn.run.status == "succeeded"
+    after_run = graph.value("MATCH (s:Session {id: $sid}) RETURN s.revision", sid=sid)
+    assert after_run > turn.session.revision
+    view = client.remember(sid, "car", "No rental car.")
+    assert view.session.revision == after_run + 1
+    assert view.memory.entries["car"].status == "active"
+
+
+def test_update_raises_a_conflict_that_reading_again_does_not_mend_at_once(
+    server: RunningServer, ana_token: str,
+) -> None:
+    sent: list[str] = []
+
+    def heard(request: httpx.Request) -> None:
+        sent.append(request.method)
+
+    with httpx.Client(timeout=60, event_hooks={"request": [heard]}) as http, \
+            OpenBotMemory(server.url, ana_token, http_client=http) as client, \
+            OpenBotMemory(server.url, ana_token) as racer:
+        sid = client.create_session(client.create_agent("a").id).session.id
+        sent.clear()
+        # forgetting a key the memory does not have conflicts at any revision: the session
+        # read again is the one the command was sent at, so no retry can land it
+        with pytest.raises(SessionConflict) as conflict:
+            client.update(sid, lambda view: Forget(key="nothing-here"))
+        assert "no key" in conflict.value.message
+        assert sent == ["GET", "POST", "GET"]
+        # a conflict from a writer that moved the session is still retried
+        moved: list[int] = []
+
+        def once(view: m.SessionView) -> Remember:
+            if not moved:
+                moved.append(racer.remember(sid, "seat", "Window.").session.revision)
+            return Remember(key="car", content="No rental car.")
+
+        assert sorted(client.update(sid, once).memory.entries) == ["car", "seat"]

@@ -28,7 +28,9 @@ from openbot_memory_client import (
     ValidationError,
 )
 from openbot_memory_client.core import Call, graphql_data
+from openbot_memory_client.errors import graphql_error_of
 
+from app.errors import ServiceError
 from app.store.database import Target
 from tests import conftest
 from tests.conftest import Graph, RunningServer
@@ -76,13 +78,31 @@ def test_every_error_tag_is_its_own_class(
     assert str(invalid).startswith("ValidationError: ")
 
     # GraphQL errors: by their `extensions.code`, or GraphQLError with the code.
-    with pytest.raises(SessionConflict):
+    # Each carries the request id of the answer it came in.
+    with pytest.raises(SessionConflict) as stale:
         client.graphql(
             'mutation($s: ID!) { forget(sessionId: $s, expected: "v-0", revision: 0, '
             'key: "budget") { revision } }', {"s": sid})
+    assert stale.value.request_id
     with pytest.raises(GraphQLError) as unknown:
         client.graphql("{ nothing }")
     assert unknown.value.message
+    assert unknown.value.request_id
+
+
+def test_each_error_code_graphql_answers_is_raised_as_the_class_of_its_tag() -> None:
+    # GraphQL answers a ServiceError in a 200, by `extensions.code`: the client knows every
+    # code the service has (app/errors.py), as the class its REST `_tag` is raised as
+    codes = {cls.code: cls.tag for cls in _subclasses(ServiceError)}
+    assert codes  # the service's tree is read
+    for code, tag in codes.items():
+        error = graphql_error_of({"message": "m", "extensions": {"code": code, "_tag": tag}},
+                                 "rid-1")
+        assert (error.tag, error.code, error.request_id) == (tag, code, "rid-1"), code
+
+
+def _subclasses(cls: type[ServiceError]) -> list[type[ServiceError]]:
+    return [one for sub in cls.__subclasses__() for one in (sub, *_subclasses(sub))]
 
 
 class Proxy:
@@ -182,6 +202,11 @@ def test_a_503_is_retried_a_bounded_number_of_times(
         assert statuses[-3:] == [503, 503, 503]  # the first answer and two retries
         assert down.value.status == 503
         assert down.value.request_id
+        # over GraphQL the database's absence is an error of the answer, of the same class
+        with pytest.raises(Unavailable) as down_graphql:
+            client.graphql("query($a: ID!) { agent(id: $a) { id } }", {"a": agent.id})
+        assert down_graphql.value.request_id
+        assert down_graphql.value.message == down.value.message
 
         # Neo4j comes back after the first 503: the retry is answered.
         statuses.clear()

@@ -16,7 +16,7 @@ from websockets.typing import Subprotocol
 
 from openbot_memory_client import live
 from openbot_memory_client import models as m
-from openbot_memory_client.core import DEFAULT_URL, KEEP, Call, Core, Keep
+from openbot_memory_client.core import DEFAULT_URL, KEEP, Call, Core, Keep, unmoved
 from openbot_memory_client.errors import SessionConflict
 
 T = TypeVar("T")
@@ -202,21 +202,25 @@ class AsyncOpenBotMemory:
     async def update(self, session_id: str, fn: Update, retries: int = 5) -> m.SessionView:
         """Read the session, send the command `fn` (plain or async) makes of it (None: nothing
         to do) at what was read, and on SessionConflict read again and retry, at most `retries`
-        times."""
+        times. A conflict where the session did not move (a key the memory lacks) is raised at
+        once."""
+        view = await self.get_session(session_id)
         attempt = 0
         while True:
-            view = await self.get_session(session_id)
             made = fn(view)
             command = await made if inspect.isawaitable(made) else made
             if command is None:
                 return view
             try:
                 return await self.command(session_id, command, expected=view.session.head,
-                                    revision=view.session.revision)
+                                          revision=view.session.revision)
             except SessionConflict:
                 if attempt >= retries:
                     raise
                 attempt += 1
+                sent, view = view, await self.get_session(session_id)
+                if unmoved(sent, view):
+                    raise
 
     # -- history -------------------------------------------------------------------------
     async def versions(self, session_id: str) -> list[m.Version]:

@@ -15,7 +15,7 @@ from websockets.typing import Subprotocol
 
 from openbot_memory_client import live
 from openbot_memory_client import models as m
-from openbot_memory_client.core import DEFAULT_URL, KEEP, Call, Core, Keep
+from openbot_memory_client.core import DEFAULT_URL, KEEP, Call, Core, Keep, unmoved
 from openbot_memory_client.errors import SessionConflict
 
 T = TypeVar("T")
@@ -198,10 +198,11 @@ class OpenBotMemory:
 
     def update(self, session_id: str, fn: Update, retries: int = 5) -> m.SessionView:
         """Read the session, send the command `fn` makes of it (None: nothing to do) at what
-        was read, and on SessionConflict read again and retry, at most `retries` times."""
+        was read, and on SessionConflict read again and retry, at most `retries` times. A
+        conflict where the session did not move (a key the memory lacks) is raised at once."""
+        view = self.get_session(session_id)
         attempt = 0
         while True:
-            view = self.get_session(session_id)
             command = fn(view)
             if command is None:
                 return view
@@ -212,6 +213,9 @@ class OpenBotMemory:
                 if attempt >= retries:
                     raise
                 attempt += 1
+                sent, view = view, self.get_session(session_id)
+                if unmoved(sent, view):
+                    raise
 
     # -- history -------------------------------------------------------------------------
     def versions(self, session_id: str) -> list[m.Version]:

@@ -13,7 +13,7 @@ import httpx
 from pydantic import BaseModel
 
 from openbot_memory_client import models as m
-from openbot_memory_client.errors import error_of, graphql_error_of
+from openbot_memory_client.errors import OpenBotMemoryError, error_of, graphql_error_of
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -43,6 +43,14 @@ class Call(Generic[T]):
     params: dict[str, Any] | None = None
     body: dict[str, Any] | None = None
     timeout: float | None = None
+
+
+def unmoved(sent: m.SessionView, read: m.SessionView) -> bool:
+    """Whether a session read again after a SessionConflict is still at what the command was
+    sent at: the conflict is not a race (a key the memory lacks, a run still going), and
+    sending it again cannot land."""
+    return (read.session.head, read.session.revision) == (sent.session.head,
+                                                          sent.session.revision)
 
 
 def model(cls: type[M]) -> Callable[[Any], M]:
@@ -115,12 +123,20 @@ class Core:
             data = {"message": response.text}
         if response.status_code >= 400:
             raise error_of(response.status_code, data, request_id)
-        value = call.read(data)
+        try:
+            value = call.read(data)
+        except OpenBotMemoryError as error:  # an error a GraphQL answer holds
+            error.request_id = error.request_id or request_id
+            raise
         self.saw(value)
         return value
 
     def saw(self, value: object) -> None:
-        if isinstance(value, m.SessionView | m.TurnView):
+        if isinstance(value, m.TurnView) and value.run is not None:
+            # A turn answered with its run (`wait`) says the session as the turn left it, and
+            # the run may have moved it since: the next command reads it first.
+            self.seen.pop(value.session.id, None)
+        elif isinstance(value, m.SessionView | m.TurnView):
             self.saw_session(value.session.id, value.session.head, value.session.revision)
         elif isinstance(value, list):
             for one in value:

@@ -22,6 +22,7 @@ class OpenBotMemoryError(Exception):
     """An error the service answered: its `_tag`, message, field, request id and HTTP status."""
 
     tag = "OpenBotMemoryError"
+    code: str | None = None  # GraphQL's `extensions.code` for it
 
     def __init__(
         self,
@@ -46,27 +47,27 @@ class OpenBotMemoryError(Exception):
 
 
 class SessionConflict(OpenBotMemoryError):
-    tag = "SessionConflict"
+    tag, code = "SessionConflict", "SESSION_CONFLICT"
 
 
 class AgentConflict(OpenBotMemoryError):
-    tag = "AgentConflict"
+    tag, code = "AgentConflict", "AGENT_CONFLICT"
 
 
 class NotFound(OpenBotMemoryError):
-    tag = "NotFound"
+    tag, code = "NotFound", "NOT_FOUND"
 
 
 class Unauthorized(OpenBotMemoryError):
-    tag = "Unauthorized"
+    tag, code = "Unauthorized", "UNAUTHORIZED"
 
 
 class Forbidden(OpenBotMemoryError):
-    tag = "Forbidden"
+    tag, code = "Forbidden", "FORBIDDEN"
 
 
 class ValidationError(OpenBotMemoryError):
-    tag = "ValidationError"
+    tag, code = "ValidationError", "VALIDATION_ERROR"
 
 
 class MethodNotAllowed(OpenBotMemoryError):
@@ -74,11 +75,11 @@ class MethodNotAllowed(OpenBotMemoryError):
 
 
 class PayloadTooLarge(OpenBotMemoryError):
-    tag = "PayloadTooLarge"
+    tag, code = "PayloadTooLarge", "PAYLOAD_TOO_LARGE"
 
 
 class Unavailable(OpenBotMemoryError):
-    tag = "Unavailable"
+    tag, code = "Unavailable", "UNAVAILABLE"
 
 
 class GraphQLError(OpenBotMemoryError):
@@ -102,11 +103,8 @@ BY_STATUS: dict[int, type[OpenBotMemoryError]] = {
     404: NotFound, 401: Unauthorized, 403: Forbidden, 400: ValidationError,
     405: MethodNotAllowed, 413: PayloadTooLarge, 503: Unavailable,
 }
-# GraphQL's `extensions.code` of each class that has one.
 CODES: dict[str, type[OpenBotMemoryError]] = {
-    "SESSION_CONFLICT": SessionConflict, "AGENT_CONFLICT": AgentConflict,
-    "NOT_FOUND": NotFound, "UNAUTHORIZED": Unauthorized, "FORBIDDEN": Forbidden,
-    "VALIDATION_ERROR": ValidationError,
+    cls.code: cls for cls in ERRORS.values() if cls.code is not None
 }
 
 
