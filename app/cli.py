@@ -160,8 +160,10 @@ async def _import(settings: Settings, path: Path, org: str | None) -> None:
     db = await Database.connect(resolve_target(settings))
     try:
         with _progress(f"import into {target}") as bar:
+            check = bar.add_task("checked", total=total)
             task = bar.add_task("records", total=total)
-            counts = await import_org(db, path, org, lambda n: bar.advance(task, n))
+            counts = await import_org(db, path, org, lambda n: bar.advance(task, n),
+                                      checked=lambda n: bar.advance(check, n))
         await keep_missing_states(db)  # an export made before the head's state was kept
     finally:
         await db.close()
@@ -209,12 +211,18 @@ def _confirmed(org: str) -> bool:
     return answer.strip() == org
 
 
+def _port(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port (0 to 65535)")
+    return int(text)
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="openbot-memory", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve REST and GraphQL")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=_port, default=8000)
     neo4j = commands.add_parser("neo4j", help="the local Neo4j server")
     neo4j.add_argument("action", choices=["start", "stop", "status"])
     token = commands.add_parser("token", help="bearer tokens")
@@ -257,7 +265,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parser().parse_args(argv)
     try:
-        settings = Settings()
+        settings = Settings.from_environment()
         if args.command == "serve":
             _serve(settings, args.host, args.port)
         elif args.command == "neo4j":

@@ -5,14 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import ValidationError as SettingsRefused
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.domain.model_names import is_model_name
+from app.errors import SetupError
+
+PREFIX = "OPENBOT_MEMORY_"
 
 
 class Settings(BaseSettings):
-    """Everything the service reads from its environment (prefix `OPENBOT_MEMORY_`)."""
+    """Everything the service reads from its environment (prefix `OPENBOT_MEMORY_`). A
+    variable set empty (`NAME=` in a .env or compose file) leaves its setting at its default;
+    no number is infinite or NaN."""
 
-    model_config = SettingsConfigDict(env_prefix="OPENBOT_MEMORY_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX, extra="ignore", env_ignore_empty=True, allow_inf_nan=False
+    )
 
     neo4j_uri: str | None = Field(default=None, validation_alias=AliasChoices("NEO4J_URI"))
     neo4j_user: str = Field(default="neo4j", validation_alias=AliasChoices("NEO4J_USER"))
@@ -40,6 +50,7 @@ class Settings(BaseSettings):
     # graphql-core's per-field round (app/api/graphql/execution.py); off, every field runs
     # as graphql-core runs it.
     graphql_fast_path: bool = True
+    # The model and helper model of an org that a token creates (`builtin` or `openai:<name>`).
     default_model: str | None = "builtin"
     model_timeout_seconds: float = Field(default=30.0, gt=0)
     model_retries: int = Field(default=2, ge=0)
@@ -94,3 +105,28 @@ class Settings(BaseSettings):
     retention_poll_seconds: float = Field(default=3600.0, gt=0)
     # With a token, `GET /metrics` needs `Authorization: Bearer <it>`; without, loopback only.
     metrics_token: SecretStr | None = None
+
+    @field_validator("default_model")
+    @classmethod
+    def _a_model(cls, name: str | None) -> str | None:
+        if name is not None and not is_model_name(name):
+            raise ValueError("a model is `builtin` or `openai:<model name>`")
+        return name
+
+    @classmethod
+    def from_environment(cls) -> Settings:
+        """The settings the environment gives; a bad one is a SetupError of one line that
+        names its variable, its value and what it takes."""
+        try:
+            return cls()
+        except SettingsRefused as exc:
+            raise SetupError("; ".join(
+                f"{_variable(str(error['loc'][0]))} is {error['input']!r}: "
+                + error["msg"].removeprefix("Value error, ")
+                for error in exc.errors()
+            )) from None
+
+
+def _variable(name: str) -> str:
+    """The environment variable of a setting (or of an alias, which is its own name)."""
+    return f"{PREFIX}{name}".upper() if name in Settings.model_fields else name.upper()

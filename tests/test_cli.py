@@ -122,3 +122,51 @@ def test_neo4j_status_when_none_runs(tmp_path: Path) -> None:
     answer = run_cli("neo4j", "status", env={"OPENBOT_MEMORY_STATE_DIR": str(tmp_path)})
     assert answer.returncode == 3
     assert "not running" in answer.stdout
+
+
+def test_a_bad_setting_is_one_line_naming_its_variable() -> None:
+    bad = {
+        "OPENBOT_MEMORY_ITEM_RETENTION_DAYS": "-1",
+        "OPENBOT_MEMORY_WORKER_POLL_SECONDS": "inf",  # a worker that would never look again
+        "OPENBOT_MEMORY_DEFAULT_MODEL": "gpt-4o",  # a model is builtin or openai:<name>
+        "OPENBOT_MEMORY_WORKERS": "two",
+    }
+    for name, value in bad.items():
+        answer = run_cli("schema", env={name: value})
+        assert answer.returncode == 1, (name, answer.stdout[:200])
+        lines = answer.stderr.splitlines()
+        assert len(lines) == 1, answer.stderr
+        assert lines[0].startswith(f"openbot-memory: error: {name} "), lines
+        assert answer.stdout == ""
+
+
+def test_an_empty_setting_is_one_left_unset() -> None:
+    # `NAME=` in a .env or compose file: the setting takes its default
+    answer = run_cli("schema", env={"OPENBOT_MEMORY_ITEM_RETENTION_DAYS": "",
+                                    "OPENBOT_MEMORY_WORKERS": ""})
+    assert answer.returncode == 0, answer.stderr
+    assert answer.stdout == (Path(ROOT) / "schema.graphql").read_text()
+
+
+def test_a_port_out_of_range_is_refused_before_anything_starts() -> None:
+    for port in ("70000", "-1", "http"):
+        answer = run_cli("serve", "--port", port, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        assert answer.returncode == 2, port
+        assert "Traceback" not in answer.stderr
+        assert answer.stderr.splitlines()[-1] == (
+            f"openbot-memory serve: error: argument --port: {port} is not a port (0 to 65535)")
+
+
+def test_import_of_what_is_not_an_export_is_one_line(tmp_path: Path) -> None:
+    headerless = tmp_path / "headerless.jsonl"
+    headerless.write_text('{"format": "openbot-memory-export", "version": 1, "org": "acme"}\n')
+    cases = {
+        str(tmp_path / "nope.jsonl"): f"cannot read {tmp_path / 'nope.jsonl'}: "
+                                      "No such file or directory",
+        str(tmp_path): f"cannot read {tmp_path}: Is a directory",
+        str(headerless): f"{headerless} is not an openbot-memory export",
+    }
+    for path, message in cases.items():
+        answer = run_cli("import", path, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        assert answer.returncode == 1, path
+        assert answer.stderr.splitlines() == [f"openbot-memory: error: {message}"], path

@@ -100,7 +100,7 @@ def create_app(
     """The service as an ASGI app. Connects to Neo4j (or starts the local one) at startup, then
     serves at once, and warms up (app/api/warmup.py): `/readyz` answers 503 until it is warm.
     Traces go to `tracer_provider`, else where the `OTEL_*` environment says, else nowhere."""
-    settings = settings or Settings()
+    settings = settings or Settings.from_environment()
     proxy = ServiceProxy()
     own_provider = None if tracer_provider else tracer_provider_from_environment()
     telemetry = Telemetry.with_provider(tracer_provider or own_provider)

@@ -22,7 +22,7 @@ MAX_WAIT_SECONDS = 30.0  # `?wait=` for a consolidation run
 
 
 # What the OpenAPI document says of fields the service checks itself
-# (app/memory/changes/commands.py, app/memory/model_names.py): documentation only, so the
+# (app/memory/changes/commands.py, app/domain/model_names.py): documentation only, so the
 # service's own messages stay. Rules no JSON Schema can say (S10 no credential, S1 no control
 # or invisible character in a key, a known `about`) are in the 400's description.
 def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:

@@ -32,6 +32,7 @@ from app.errors import SessionConflict, SetupError
 from app.store.database import Database, Tx
 
 FORMAT = "openbot-memory-export"
+CHANGED = "the file is cut or changed"
 VERSION = 1
 REFS_PER_READ = 500
 
@@ -78,8 +79,18 @@ async def _export_into(tx: Tx, org: str, out: IO[str], advance: Advance) -> Coun
     return Counts(len(refs), relationships)
 
 
+def _check_destination(path: Path) -> None:
+    if path.is_dir():
+        raise SetupError(f"{path} is a folder: name the file to write")
+    if not path.parent.is_dir():
+        raise SetupError(f"there is no folder {path.parent}")
+
+
 async def export_org(db: Database, org: str, path: Path | None, advance: Advance) -> Counts:
-    """Write the org's whole record to `path` (stdout when None), in one read transaction."""
+    """Write the org's whole record to `path` (stdout when None), in one read transaction; a
+    path that cannot be written is refused before anything is read."""
+    if path is not None:
+        _check_destination(path)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as body:
         counts = await db.read_in_one(lambda tx: _export_into(tx, org, body, advance))
         header = {"format": FORMAT, "version": VERSION, "org": org, "exportedAt": now_ms(),
@@ -91,24 +102,97 @@ async def export_org(db: Database, org: str, path: Path | None, advance: Advance
             sys.stdout.flush()
             return counts
         partial = path.with_name(path.name + ".partial")
-        with partial.open("w", encoding="utf-8") as out:
-            out.write(_line(header))
-            shutil.copyfileobj(body, out)
-        os.replace(partial, path)  # a file at `path` is always a whole export
+        try:
+            with partial.open("w", encoding="utf-8") as out:
+                out.write(_line(header))
+                shutil.copyfileobj(body, out)
+            os.replace(partial, path)  # a file at `path` is always a whole export
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise SetupError(f"cannot write {path}: {exc.strerror}") from exc
     return counts
 
 
 def read_header(path: Path) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as lines:
-        try:
-            header = json.loads(lines.readline())
-        except ValueError:
-            header = None
+    try:
+        with path.open(encoding="utf-8") as lines:
+            first = lines.readline()
+    except OSError as exc:
+        raise SetupError(f"cannot read {path}: {exc.strerror}") from exc
+    except ValueError:  # not UTF-8 text
+        first = ""
+    try:
+        header = json.loads(first)
+    except ValueError:
+        header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise SetupError(f"{path} is not an openbot-memory export")
     if header.get("version") != VERSION:
         raise SetupError(f"{path} is export version {header.get('version')}; this reads {VERSION}")
+    if not (isinstance(header.get("org"), str) and _count(header.get("nodes"))
+            and _count(header.get("relationships"))):
+        raise SetupError(f"{path} is not an openbot-memory export")
     return header
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_record(record: object) -> bool:
+    """Whether a line holds a node or a relationship as an export writes them."""
+    if not isinstance(record, dict) or not isinstance(record.get("properties"), dict):
+        return False
+    if "node" in record:
+        labels = record.get("labels")
+        return (isinstance(record["node"], str) and isinstance(labels, list)
+                and all(isinstance(label, str) for label in labels))
+    return all(isinstance(record.get(key), str) for key in ("relationship", "start", "end"))
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for each record of the file, past its header; blank lines are no
+    records. A line that is not one is a SetupError."""
+    try:
+        with path.open(encoding="utf-8") as lines:
+            lines.readline()
+            for number, line in enumerate(lines, start=2):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    record = None
+                if not _is_record(record):
+                    raise SetupError(f"{path}: line {number} is not a record of an export: "
+                                     f"{CHANGED}")
+                yield number, record
+    except UnicodeDecodeError as exc:
+        raise SetupError(f"{path} is not UTF-8 text: {CHANGED}") from exc
+
+
+def check_export(path: Path, header: dict[str, Any], advance: Advance) -> None:
+    """Read the whole file before anything of it is written: every line a record, the nodes
+    first, each relationship between nodes that stand before it, and as many of each as its
+    header says. A file that is cut or changed is refused whole."""
+    refs: set[str] = set()
+    relationships = 0
+    for number, record in _records(path):
+        if "node" in record:
+            if relationships or record["node"] in refs:
+                raise SetupError(f"{path}: line {number} is not where an export puts it: "
+                                 f"{CHANGED}")
+            refs.add(record["node"])
+        elif record["start"] in refs and record["end"] in refs:
+            relationships += 1
+        else:
+            raise SetupError(f"{path}: line {number} names a node the file does not hold "
+                             f"before it: {CHANGED}")
+        advance(1)
+    held, said = (len(refs), relationships), (header["nodes"], header["relationships"])
+    if held != said:
+        raise SetupError(f"{path} holds {held[0]} nodes and {held[1]} relationships, its header "
+                         f"says {said[0]} and {said[1]}: {CHANGED}")
 
 
 def _digest(path: Path) -> str:
@@ -132,31 +216,33 @@ def renamed(record: dict[str, Any], old: str, new: str) -> dict[str, Any]:
 def _batches(
     path: Path, skip: int, size: int
 ) -> Iterator[tuple[str, int, list[dict[str, Any]]]]:
-    """(kind, position of the first record, records): runs of nodes or of relationships."""
-    with path.open(encoding="utf-8") as lines:
-        lines.readline()
-        kind, first, batch = "", 0, list[dict[str, Any]]()
-        for n, line in enumerate(lines):
-            if n < skip or not line.strip():
-                continue
-            record = json.loads(line)
-            this = "node" if "node" in record else "relationship"
-            if batch and (this != kind or len(batch) >= size):
-                yield kind, first, batch
-                batch = []
-            if not batch:
-                kind, first = this, n
-            batch.append(record)
-        if batch:
+    """(kind, position of the first record, records): runs of nodes or of relationships,
+    past the first `skip` records."""
+    kind, first, batch = "", 0, list[dict[str, Any]]()
+    for n, (_, record) in enumerate(_records(path)):
+        if n < skip:
+            continue
+        this = "node" if "node" in record else "relationship"
+        if batch and (this != kind or len(batch) >= size):
             yield kind, first, batch
+            batch = []
+        if not batch:
+            kind, first = this, n
+        batch.append(record)
+    if batch:
+        yield kind, first, batch
 
 
 async def import_org(
-    db: Database, path: Path, org: str | None, advance: Advance, batch: int = 500
+    db: Database, path: Path, org: str | None, advance: Advance, batch: int = 500,
+    checked: Advance = lambda n: None,
 ) -> Counts:
     """Read an export into the org `org` (the file's own name when None), which must not
-    exist unless this is the same file's unfinished import; answers what the file held."""
+    exist unless this is the same file's unfinished import; answers what the file held. The
+    whole file is checked first (`checked` counts its records), so a file that is cut or
+    changed writes nothing."""
     header = read_header(path)
+    check_export(path, header, checked)
     source, target = str(header["org"]), org or str(header["org"])
     digest = _digest(path)
     prefix = digest[:16] + ":"

@@ -172,3 +172,73 @@ def test_an_org_round_trips_through_export_and_an_interrupted_import(
     for client in (ana, ben, platform, ana2, platform2):
         client.http.close()
     assert os.path.exists(out)
+
+
+def test_an_export_that_is_cut_or_changed_is_refused_before_anything_is_written(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    ana = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    session = ana.session()["session"]["id"]
+    ana.turn(session, user("Hi, my name is Ana. Our budget is 1500 EUR."), assistant("Noted."))
+    ana.wait_idle(session)
+    ana.http.close()
+    wait_idle(graph)
+    out = tmp_path / "acme.jsonl"
+    assert run_cli("export", "--org", "acme", "--out", str(out),
+                   env=env(neo4j_target)).returncode == 0
+    lines = out.read_text().splitlines(keepends=True)
+    nodes = json.loads(lines[0])["nodes"]
+    in_graph = counts(graph)
+    cut_mid_line = tmp_path / "mid-line.jsonl"
+    cut_mid_line.write_text("".join(lines[:-3]) + lines[-3][:20])
+    cut_at_a_line = tmp_path / "at-a-line.jsonl"
+    cut_at_a_line.write_text("".join(lines[:nodes]))  # the last node and every relationship gone
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_text("".join([lines[0], lines[-1], *lines[1:-1]]))
+    refused = {
+        cut_mid_line: f"{cut_mid_line}: line {len(lines) - 2} is not a record of an export: "
+                      "the file is cut or changed",
+        cut_at_a_line: f"{cut_at_a_line} holds {nodes - 1} nodes and 0 relationships, its "
+                       f"header says {nodes} and {in_graph[1]}: the file is cut or changed",
+        shuffled: f"{shuffled}: line 2 names a node the file does not hold before it: "
+                  "the file is cut or changed",
+    }
+    for path, message in refused.items():
+        answer = run_cli("import", str(path), "--org", "acme2", env=env(neo4j_target))
+        assert answer.returncode == 1, path
+        assert answer.stderr.splitlines()[-1] == f"openbot-memory: error: {message}", path
+        # nothing of it was written: the org can be imported from the whole file later
+        assert graph.value("MATCH (n) WHERE n:Import OR n:Importing OR "
+                           "(n:Org AND n.id = 'acme2') RETURN count(n)") == 0
+        assert counts(graph) == in_graph
+
+    # blank lines are no records: the file imports whole, in batches that cross them
+    graph.rows("MATCH (n) DETACH DELETE n")
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("".join(line + ("\n" if n % 3 == 0 else "")
+                              for n, line in enumerate(lines)) + "\n\n")
+
+    async def spaced_import() -> None:
+        db = await Database.connect(neo4j_target)
+        try:
+            await import_org(db, spaced, "acme2", lambda n: None, batch=3)
+        finally:
+            await db.close()
+
+    asyncio.run(spaced_import())
+    assert counts(graph) == in_graph
+
+
+def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
+    server: RunningServer, neo4j_target: Target, tmp_path: Path
+) -> None:
+    Api(server.url, make_token(neo4j_target, "acme", "ana")).http.close()
+    for out, message in (
+        (tmp_path / "no" / "such" / "acme.jsonl", f"there is no folder {tmp_path / 'no' / 'such'}"),
+        (tmp_path, f"{tmp_path} is a folder: name the file to write"),
+    ):
+        answer = run_cli("export", "--org", "acme", "--out", str(out), env=env(neo4j_target))
+        assert answer.returncode == 1, out
+        assert answer.stderr.splitlines()[-1] == f"openbot-memory: error: {message}"
+        assert not list(tmp_path.rglob("*.partial"))
+        assert not (tmp_path.parent / f"{tmp_path.name}.partial").exists()

@@ -196,7 +196,7 @@ def settings_of(context: Any) -> Settings:
     execute the schema directly)."""
     service = getattr(context, "service", None)
     settings = getattr(service, "settings", None)
-    return settings if isinstance(settings, Settings) else Settings()
+    return settings if isinstance(settings, Settings) else Settings.from_environment()
 
 
 def _hashable(key: Any) -> Hashable:

@@ -10,7 +10,7 @@ from typing import Any
 from app.domain.principals import Principal
 from app.domain.sessions import OrgSettings
 from app.errors import NotFound
-from app.memory.model_names import check_model_name
+from app.memory.changes.commands import check_model_name
 from app.store.database import Database, Tx
 from app.store.orgs import ORG_DELETE_STEPS, OrgRepository
 

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from app.domain.agents import Agent
 from app.domain.principals import Principal
 from app.errors import NotFound
-from app.memory.changes.commands import check_agent_name
+from app.memory.changes.commands import check_agent_name, check_model_name
 from app.memory.ids import new_id, now_ms
-from app.memory.model_names import check_model_name
 from app.store.agents import AgentRepository
 from app.store.database import Database, Tx
 

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from app.domain.agents import AGENT_KINDS, VISIBILITIES
 from app.domain.enums import Visibility
+from app.domain.model_names import is_model_name
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
@@ -91,6 +92,13 @@ def check_agent_name(name: str, field: str = "name") -> str:
     if not 1 <= len(name) <= MAX_NAME_LENGTH:
         raise ValidationError(f"a name has 1 to {MAX_NAME_LENGTH} characters", field)
     return name
+
+
+def check_model_name(model: str | None, field: str) -> str | None:
+    """A model is `builtin` or `openai:<name>`; None means none is set."""
+    if model is None or is_model_name(model):
+        return model
+    raise ValidationError("a model is `builtin` or `openai:<model name>`", field)
 
 
 def refuse_credential(text: str, field: str) -> str:

@@ -22,6 +22,7 @@ from app.config import Settings
 from app.domain.enums import JobStatus
 from app.domain.items import Item
 from app.domain.jobs import PENDING, JobKind, Run, RunContext
+from app.domain.model_names import resolve_model
 from app.domain.principals import Principal
 from app.domain.sessions import OrgSettings, Overrides, SessionView, resolve_switches
 from app.errors import NotFound, SessionConflict
@@ -34,7 +35,6 @@ from app.memory.jobs.prompts import (
     memory_changes_schema,
 )
 from app.memory.jobs.runner import Failed, Workers, ask, count_ended
-from app.memory.model_names import resolve_model
 from app.models.base import ContextEntry, ContextItem, ModelRequest
 from app.models.registry import Models
 from app.store.database import Database, Tx, settled_list

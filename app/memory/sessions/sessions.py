@@ -28,11 +28,11 @@ from app.memory.changes.commands import (
     Refresh,
     Remember,
     check_key,
+    check_model_name,
     check_remember,
     scanned,
 )
 from app.memory.ids import new_head, new_id, now_ms
-from app.memory.model_names import check_model_name
 from app.memory.sessions.kept import Kept, KeptView
 from app.store.agents import AgentRepository
 from app.store.database import Database, Tx

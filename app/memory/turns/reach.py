@@ -9,12 +9,12 @@ from dataclasses import dataclass
 
 from app.domain.agents import AgentEntry
 from app.domain.enums import TurnStatus
+from app.domain.model_names import resolve_model
 from app.domain.principals import Principal
 from app.domain.turns import NewItem, NewRun, NewTurn, Reachable, Turn, TurnItem, TurnState
 from app.memory.agents.entries import view_of
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.jobs.learning import teaches
-from app.memory.model_names import resolve_model
 from app.memory.turns.instructions import Instructions, compose
 
 

@@ -11,8 +11,8 @@ from app.domain.items import BranchItem, Item, next_item_ids
 from app.domain.principals import Principal
 from app.domain.turns import Turn, TurnInput, TurnItem, TurnState
 from app.errors import SessionConflict, ValidationError
+from app.memory.changes.commands import check_model_name
 from app.memory.jobs.learning import queue_learning
-from app.memory.model_names import check_model_name
 from app.memory.sessions.kept import Kept
 from app.memory.turns.instructions import Instructions
 from app.memory.turns.reach import Plan, plan, shown
