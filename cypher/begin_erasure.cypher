@@ -7,6 +7,11 @@ OPTIONAL MATCH (running:Erasure {org: $org, person: $person, status: 'running'})
 OPTIONAL MATCH (p:Person {org: $org, id: $person})
 WITH o, running, p
 WHERE running IS NOT NULL OR p IS NOT NULL
+// the person's lock, as create_session takes it: no session of theirs starts unseen
+FOREACH (locked IN CASE WHEN p IS NULL THEN [] ELSE [p] END |
+  SET locked._lock = true
+  REMOVE locked._lock)
+WITH o, running
 CALL (o, running) {
   WITH o WHERE running IS NULL
   CREATE (e:Erasure {id: $erasure.id, org: $org, person: $person, status: 'running',

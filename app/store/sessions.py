@@ -166,8 +166,9 @@ class SessionRepository:
         )
         return [row["id"] for row in rows]
 
-    async def create(self, org: str, session: NewSession) -> None:
-        await self.tx.row("create_session", org=org, session={
+    async def create(self, org: str, session: NewSession) -> bool:
+        """Create the session; False where an erasure of its person runs (nothing made)."""
+        row = await self.tx.row("create_session", org=org, session={
             "id": session.id,
             "agent": session.agent,
             "kind": session.kind,
@@ -177,6 +178,7 @@ class SessionRepository:
             "head": session.head,
             "createdAt": session.created_at,
         })
+        return row is not None
 
     async def items_by_uid(self, who: Principal, uids: Sequence[str]) -> dict[str, Item]:
         """Items by uid, those of sessions the caller may reach."""

@@ -8,6 +8,7 @@ none of the erased person's, and every one of another member's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -279,6 +280,36 @@ def test_an_erasure_that_stopped_half_way_finishes_when_asked_again(
     assert erased["counts"]["sessions"] == 2  # counted once, across both attempts
     assert erased["counts"]["agentEntries"] == 1
     assert platform.ok(platform.get("/v1/org/erasures"))["erasures"] == [erased]
+
+
+def test_a_session_for_the_person_is_refused_while_their_erasure_runs(
+    api: Api, platform: Api, graph: Graph, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SPEC 7: every session of the person is erased, one started while the erasure runs too
+    agent = platform.agent(shared=True)["id"]
+    api.remember(api.session(agent)["session"]["id"], "note", "ANA-RACE-1f")
+    during: list[httpx.Response] = []
+    scope = ErasureRepository.scope
+
+    async def then_new_sessions(
+        self: ErasureRepository, org: str, person: str
+    ) -> tuple[list[str], list[str]]:
+        found = await scope(self, org, person)  # the sessions the erasure goes through
+        during.append(await asyncio.to_thread(api.post, "/v1/sessions", {"agent": agent}))
+        during.append(await asyncio.to_thread(
+            platform.post, "/v1/sessions", {"agent": agent, "person": "ana"}))
+        return found
+
+    monkeypatch.setattr(ErasureRepository, "scope", then_new_sessions)
+    erased = platform.ok(platform.post("/v1/org/persons/ana/erase"))["erasure"]
+    monkeypatch.undo()
+    assert [(r.status_code, r.json()["_tag"], r.json()["message"]) for r in during] == [
+        (404, "NotFound", "no person ana in your org")] * 2
+    assert erased["counts"]["sessions"] == 1
+    left = graph.value("MATCH (s:Session)-[:WITH]->(p:Person {erased: true}) "
+                       "WHERE EXISTS { (s)-[:OF_AGENT]->() } RETURN count(s)")
+    assert left == 0
+    assert stored_anywhere(graph, "ANA-RACE-1f") == 0
 
 
 def wait_settled(graph: Graph, timeout: float = 60) -> None:

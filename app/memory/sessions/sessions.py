@@ -120,7 +120,8 @@ class Sessions:
                 raise NotFound(f"no person {session.person} in your org")
             if parent is not None:
                 await sessions.view(who, parent)
-            await sessions.create(who.org, session)
+            if not await sessions.create(who.org, session):  # an erasure of them runs
+                raise NotFound(f"no person {session.person} in your org")
             return await sessions.view(who, session.id)
 
         return await self.db.write(work)
