@@ -1,5 +1,6 @@
-// Every node of one org's record, each once: the org, its members and service, agents and
-// their memory, sessions with their versions, items, turns, entries and changes, runs and
+// Every node of one org's record, each once: the org, its members and service, its erasures,
+// agents and their memory (erased entries and their changes too: they left the memory but stay
+// as tombstones), sessions with their versions, items, turns, entries and changes, runs and
 // learning jobs with the changes they dropped. Tokens are not part of it: they never leave.
 MATCH (o:Org {id: $org})
 CALL (o) {
@@ -7,11 +8,14 @@ CALL (o) {
   UNION
   MATCH (o)<-[:MEMBER_OF|SERVES]-(n) WHERE n:Person OR n:Service RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(n:Agent) RETURN n
+  MATCH (o)<-[:IN_ORG]-(n) WHERE n:Agent OR n:Erasure RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)-[:HAS_MEMORY]->(n:AgentEntry) RETURN n
+  MATCH (o)<-[:IN_ORG]-(a:Agent)
+  MATCH (n:AgentEntry {agent: a.id})
+  RETURN n
   UNION
-  MATCH (o)<-[:IN_ORG]-(:Agent)-[:HAS_MEMORY]->(:AgentEntry)<-[:OF_ENTRY]-(n:AgentChange)
+  MATCH (o)<-[:IN_ORG]-(a:Agent)
+  MATCH (n:AgentChange {agent: a.id})
   RETURN n
   UNION
   MATCH (o)<-[:IN_ORG]-(:Agent)<-[:FOR_AGENT]-(n:LearningJob) RETURN n

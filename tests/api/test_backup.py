@@ -242,3 +242,41 @@ def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
         assert answer.stderr.splitlines()[-1] == f"openbot-memory: error: {message}"
         assert not list(tmp_path.rglob("*.partial"))
         assert not (tmp_path.parent / f"{tmp_path.name}.partial").exists()
+
+
+def test_an_org_with_an_erasure_round_trips_with_its_tombstones_and_record(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # SPEC 7: an erased entry stays a tombstone in the graph, and the erasure a record; the
+    # export holds every node of the org, these too
+    ana = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    platform = Api(server.url, make_token(neo4j_target, "acme", None, service="platform"))
+    agent = platform.agent("desk", shared=True)["id"]
+    ana.remember(ana.session(agent)["session"]["id"], "note", "Ana's note.")
+    ana.ok(ana.post(f"/v1/agents/{agent}/memory", {"expected": 0, "command": {
+        "_tag": "Remember", "key": "seat", "content": "Ana prefers aisle seats.",
+        "kind": "preference", "about": "ana", "visibility": "private"}}))
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    erasures = platform.ok(platform.get("/v1/org/erasures"))
+    log = platform.ok(platform.get(f"/v1/agents/{agent}/memory/log"))
+    in_graph = counts(graph)
+    tombstones = graph.value("MATCH (n) WHERE n:AgentEntry OR n:AgentChange OR n:Erasure "
+                             "RETURN count(n)")
+    assert tombstones == 3  # the erased entry, its change and the erasure
+    for client in (ana, platform):
+        client.http.close()
+
+    out = tmp_path / "acme.jsonl"
+    exported = run_cli("export", "--org", "acme", "--out", str(out), env=env(neo4j_target))
+    assert exported.returncode == 0, exported.stderr
+    header = json.loads(out.read_text().splitlines()[0])
+    assert (header["nodes"], header["relationships"]) == in_graph
+
+    graph.rows("MATCH (n) DETACH DELETE n")
+    imported = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
+    assert imported.returncode == 0, imported.stderr
+    assert counts(graph) == in_graph
+    platform2 = Api(server.url, make_token(neo4j_target, "acme2", None, service="platform"))
+    assert platform2.ok(platform2.get("/v1/org/erasures")) == erasures
+    assert platform2.ok(platform2.get(f"/v1/agents/{agent}/memory/log")) == log
+    platform2.http.close()
