@@ -4,6 +4,12 @@
 // done). The org itself goes last ($step 'org'), with its import marker.
 MATCH (o:Org {id: $org})
 CALL (o) {
+  // the nodes of an import stopped before its relationships, which hang from nothing yet
+  WITH o WHERE $step = 'importing'
+  MATCH (i:Import {org: $org})
+  MATCH (n:Importing) WHERE n.importRef STARTS WITH i.refs AND NOT n:Org
+  RETURN n
+  UNION
   WITH o WHERE $step = 'dropped'
   MATCH (o)<-[:IN_ORG]-(:Agent)<-[:FOR_AGENT]-(:LearningJob)-[:DROPPED]->(n:DroppedChange)
   RETURN n

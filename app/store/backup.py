@@ -255,7 +255,7 @@ async def import_org(
     if unfinished is None and state["exists"]:
         raise SetupError(f"org {target!r} exists already: import into a new name (--org NEW)")
     begun = await db.write(
-        lambda tx: tx.row("begin_import", org=target, digest=digest, now=now_ms())
+        lambda tx: tx.row("begin_import", org=target, digest=digest, refs=prefix, now=now_ms())
     )
     assert begun is not None
     done = int(begun["lines"])

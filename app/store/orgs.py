@@ -43,5 +43,7 @@ class OrgRepository:
 
 
 # The kinds of an org's record in the order they are deleted: each hangs from those after it.
-ORG_DELETE_STEPS = ("dropped", "agentChanges", "agentEntries", "learningJobs", "changes",
-                    "entries", "items", "versions", "sessions", "agents", "members", "org")
+# ("importing": the nodes of an import stopped before its relationships, tied to nothing.)
+ORG_DELETE_STEPS = ("importing", "dropped", "agentChanges", "agentEntries", "learningJobs",
+                    "changes", "entries", "items", "versions", "sessions", "agents", "members",
+                    "org")

@@ -280,3 +280,45 @@ def test_an_org_with_an_erasure_round_trips_with_its_tombstones_and_record(
     assert platform2.ok(platform2.get("/v1/org/erasures")) == erasures
     assert platform2.ok(platform2.get(f"/v1/agents/{agent}/memory/log")) == log
     platform2.http.close()
+
+
+def test_org_delete_removes_an_import_stopped_among_its_nodes(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # the nodes of an import stopped before its relationships hang from nothing yet: deleting
+    # the org removes them too, and the whole file imports again
+    ana = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    session = ana.session()["session"]["id"]
+    ana.turn(session, user("Hi, my name is Ana. Our budget is 1500 EUR."), assistant("Noted."))
+    ana.wait_idle(session)
+    ana.http.close()
+    wait_idle(graph)
+    out = tmp_path / "acme.jsonl"
+    assert run_cli("export", "--org", "acme", "--out", str(out),
+                   env=env(neo4j_target)).returncode == 0
+    in_graph = counts(graph)
+    graph.rows("MATCH (n) DETACH DELETE n")
+
+    async def stopped_among_the_nodes() -> None:
+        db = await Database.connect(neo4j_target)
+
+        def advance(n: int) -> None:
+            if n:  # the first batch is written
+                raise KeyboardInterrupt
+
+        try:
+            await import_org(db, out, "acme2", advance, batch=4)
+        finally:
+            await db.close()
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(stopped_among_the_nodes())
+    assert graph.value("MATCH (n:Importing) RETURN count(n)") == 4
+
+    deleted = run_cli("org", "delete", "--org", "acme2", "--yes", env=env(neo4j_target))
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.strip() == "deleted 5 nodes of acme2"  # the 4 and the import's mark
+    assert graph.value("MATCH (n) RETURN count(n)") == 0
+    again = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
+    assert again.returncode == 0, again.stderr
+    assert counts(graph) == in_graph
