@@ -11,7 +11,9 @@ import pytest
 from openbot_memory_client import (
     KEEP,
     AgentRemember,
+    Forbidden,
     Forget,
+    NotFound,
     OpenBotMemory,
     Remember,
     SessionConflict,
@@ -20,7 +22,8 @@ from openbot_memory_client import (
 from openbot_memory_client import models as m
 from openbot_memory_client.core import BOOKMARK
 
-from tests.conftest import Graph, RunningServer
+from app.store.database import Target
+from tests.conftest import Graph, RunningServer, make_token
 
 FIRST_TURN: list[TurnItem | dict[str, Any]] = [
     TurnItem(id="c-1", role="user",
@@ -316,3 +319,25 @@ def test_update_raises_a_conflict_that_reading_again_does_not_mend_at_once(
             return Remember(key="car", content="No rental car.")
 
         assert sorted(client.update(sid, once).memory.entries) == ["car", "seat"]
+
+
+def test_a_session_deleted_and_a_person_erased_through_the_client(
+    client: OpenBotMemory, server: RunningServer, neo4j_target: Target, graph: Graph,
+) -> None:
+    service_token = make_token(neo4j_target, "acme", None, service="platform")
+    agent = client.create_agent("a").id
+    sid = client.create_session(agent).session.id
+    assert client.delete_session(sid) == sid
+    with pytest.raises(NotFound):
+        client.get_session(sid)
+    kept = client.create_session(agent).session.id
+    client.remember(kept, "seat", "Ana prefers window seats.")
+    with OpenBotMemory(server.url, service_token) as platform:
+        with pytest.raises(Forbidden):
+            client.erasures()  # a person's token
+        erasure = platform.erase_person("ana")
+        assert erasure.person == "ana"
+        assert erasure.counts.entries == 1
+        assert platform.erasures() == [erasure]
+        with pytest.raises(NotFound):
+            platform.get_session(kept)

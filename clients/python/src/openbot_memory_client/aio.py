@@ -244,7 +244,21 @@ class AsyncOpenBotMemory:
     async def promote(self, session_id: str, *, name: str | None = None) -> m.Promoted:
         return await self.send(self.core.promote(session_id, name))
 
+    async def delete_session(self, session_id: str) -> str:
+        """Delete a session: its items and the memory derived from them are erased (its
+        forks keep their own memory). Answers its id; it is not found afterwards."""
+        return await self.send(self.core.delete_session(session_id))
+
     # -- org -----------------------------------------------------------------------------
+    async def erase_person(self, person: str) -> m.Erasure:
+        """Erase a person's data everywhere it went (an org's service token only); asked
+        again, resumes an erasure that stopped, or answers the one that finished."""
+        return await self.send(self.core.erase_person(person))
+
+    async def erasures(self) -> list[m.Erasure]:
+        """The org's erasures, newest first (an org's service token only)."""
+        return await self.send(self.core.erasures())
+
     async def org_settings(self) -> m.OrgSettings:
         return await self.send(self.core.org_settings())
 

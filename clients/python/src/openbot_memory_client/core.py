@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel
@@ -264,7 +265,19 @@ class Core:
         return Call("POST", f"/v1/sessions/{session_id}/promote", model(m.Promoted),
                     body=_query(name=name))
 
+    def delete_session(self, session_id: str) -> Call[str]:
+        return Call("DELETE", f"/v1/sessions/{session_id}",
+                    lambda data: m.Deleted.model_validate(data).deleted)
+
     # -- org -----------------------------------------------------------------------------
+    def erase_person(self, person: str) -> Call[m.Erasure]:
+        return Call("POST", f"/v1/org/persons/{quote(person, safe='')}/erase",
+                    lambda data: m.ErasureView.model_validate(data).erasure)
+
+    def erasures(self) -> Call[list[m.Erasure]]:
+        return Call("GET", "/v1/org/erasures",
+                    lambda data: m.Erasures.model_validate(data).erasures)
+
     def org_settings(self) -> Call[m.OrgSettings]:
         return Call("GET", "/v1/org/settings", model(m.OrgSettings))
 

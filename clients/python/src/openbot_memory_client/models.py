@@ -262,6 +262,38 @@ class Promoted(Model):
     memory: AgentMemory
 
 
+class ErasureCounts(Model):
+    """What an erasure made tombstones of."""
+
+    sessions: int
+    items: int
+    entries: int
+    agent_entries: int
+    changes: int
+    jobs: int
+
+
+class Erasure(Model):
+    """A person's erasure: its id, the person as asked, when, and its counts."""
+
+    id: str
+    person: str
+    at: int
+    counts: ErasureCounts
+
+
+class ErasureView(Model):
+    erasure: Erasure
+
+
+class Erasures(Model):
+    erasures: list[Erasure]
+
+
+class Deleted(Model):
+    deleted: str
+
+
 class LogEntry(Model):
     """A11: one version of an agent's memory: when, what made it, who, the keys."""
 
