@@ -3,15 +3,16 @@
 // counts what it erased; it holds no personal content. Answers no row when the org has no
 // such person and no erasure of them is running.
 MATCH (o:Org {id: $org})
-OPTIONAL MATCH (running:Erasure {org: $org, person: $person, status: 'running'})
 OPTIONAL MATCH (p:Person {org: $org, id: $person})
+// The person's lock, taken by marking them `erasing` before anything is read: a session that
+// create_session or fork_session starts for them is either in the erasure's scope, or
+// refused; and of two erasures asked at once, the second finds the first running.
+FOREACH (locked IN CASE WHEN p IS NULL THEN [] ELSE [p] END |
+  SET locked.erasing = true)
+WITH o, p
+OPTIONAL MATCH (running:Erasure {org: $org, person: $person, status: 'running'})
 WITH o, running, p
 WHERE running IS NOT NULL OR p IS NOT NULL
-// the person's lock, as create_session takes it: no session of theirs starts unseen
-FOREACH (locked IN CASE WHEN p IS NULL THEN [] ELSE [p] END |
-  SET locked._lock = true
-  REMOVE locked._lock)
-WITH o, running
 CALL (o, running) {
   WITH o WHERE running IS NULL
   CREATE (e:Erasure {id: $erasure.id, org: $org, person: $person, status: 'running',

@@ -1,5 +1,6 @@
 // An import's checkpoint: which file (its digest), how many of its records are in, and how
 // the file references of its nodes begin (`refs`: org delete finds them by it).
 MERGE (i:Import {org: $org})
-ON CREATE SET i.digest = $digest, i.refs = $refs, i.lines = 0, i.startedAt = $now
+ON CREATE SET i.digest = $digest, i.lines = 0, i.startedAt = $now
+SET i.refs = $refs
 RETURN i.digest AS digest, i.lines AS lines

@@ -4,12 +4,12 @@
 MATCH (a:Agent {id: $session.agent})-[:IN_ORG]->(o {id: $org})
 USING INDEX a:Agent(id)
 MATCH (p:Person {org: $org, id: $session.person})
-// The person's lock, then whether an erasure of them runs: begin_erasure takes the same lock,
-// so a new session of theirs is either in the erasure's scope or refused (no row).
+// The person's lock, then whether an erasure of them runs (`erasing`, which begin_erasure
+// sets under the same lock): a new session of theirs is in the erasure's scope, or refused.
 SET p._lock = true
 REMOVE p._lock
 WITH a, o, p
-WHERE NOT EXISTS { (:Erasure {org: $org, person: $session.person, status: 'running'}) }
+WHERE p.erasing IS NULL
 OPTIONAL MATCH (parent:Session {id: $session.parent})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o)
 CREATE (s:Session {id: $session.id, kind: $session.kind, revision: 0, model: $session.model,
                    createdAt: $session.createdAt, processed: [], processedSeq: 0})

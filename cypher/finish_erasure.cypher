@@ -24,6 +24,7 @@ CALL () {
   SET t.revokedAt = coalesce(t.revokedAt, $now)
   WITH DISTINCT p WHERE p IS NOT NULL
   SET p.id = $replacement, p.erased = true
+  REMOVE p.erasing
 }
 SET er.items = er.items + items, er.status = 'done'
 RETURN er {.id, .person, .at, .sessions, .items, .entries, .agentEntries, .changes,

@@ -8,6 +8,11 @@ USING INDEX src:Session(id)
 WHERE $person IS NULL OR EXISTS { (src)-[:WITH]->(:Person {id: $person}) }
 MATCH (at:Version {id: $fork.at})
 MATCH (src)-[:WITH]->(p:Person)
+// the person's lock and erasure mark, as create_session reads them (no row while it runs)
+SET p._lock = true
+REMOVE p._lock
+WITH src, a, at, p
+WHERE p.erasing IS NULL
 OPTIONAL MATCH (src)-[:STARTED_FROM]->(parent:Session)
 CREATE (f:Session {id: $fork.id, kind: src.kind, revision: 0, model: src.model,
                    useOverride: src.useOverride, generateOverride: src.generateOverride,

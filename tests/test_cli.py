@@ -126,17 +126,18 @@ def test_neo4j_status_when_none_runs(tmp_path: Path) -> None:
 
 def test_a_bad_setting_is_one_line_naming_its_variable() -> None:
     bad = {
-        "OPENBOT_MEMORY_ITEM_RETENTION_DAYS": "-1",
-        "OPENBOT_MEMORY_WORKER_POLL_SECONDS": "inf",  # a worker that would never look again
-        "OPENBOT_MEMORY_DEFAULT_MODEL": "gpt-4o",  # a model is builtin or openai:<name>
-        "OPENBOT_MEMORY_WORKERS": "two",
+        ("OPENBOT_MEMORY_ITEM_RETENTION_DAYS", "-1"): "Input should be greater than 0",
+        # a worker that would never look again
+        ("OPENBOT_MEMORY_WORKER_POLL_SECONDS", "inf"): "Input should be a finite number",
+        ("OPENBOT_MEMORY_DEFAULT_MODEL", "gpt-4o"): "a model is `builtin` or `openai:<model name>`",
+        ("OPENBOT_MEMORY_WORKERS", "two"):
+            "Input should be a valid integer, unable to parse string as an integer",
     }
-    for name, value in bad.items():
+    for (name, value), rule in bad.items():
         answer = run_cli("schema", env={name: value})
         assert answer.returncode == 1, (name, answer.stdout[:200])
-        lines = answer.stderr.splitlines()
-        assert len(lines) == 1, answer.stderr
-        assert lines[0].startswith(f"openbot-memory: error: {name} "), lines
+        assert answer.stderr.splitlines() == [
+            f"openbot-memory: error: {name} is {value!r}: {rule}"], answer.stderr
         assert answer.stdout == ""
 
 

@@ -32,8 +32,9 @@ def service_of(request: Request) -> Service:
     return service
 
 
-# A query parameter's number is written as JSON writes one, in ASCII digits: Python's int()
-# and float() would also read "1_0", " 5", "+5" or other scripts' digits.
+# A query parameter's number is written in ASCII digits, with a minus sign for a negative one
+# (and, for a number that need not be whole, a fraction and an exponent): Python's int() and
+# float() would also read "1_0", " 5", "+5" or other scripts' digits.
 _INTEGER = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 

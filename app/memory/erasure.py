@@ -57,10 +57,25 @@ class Erasures:
                 raise NotFound(f"no person {person} in your org")
             return last
         replacement = erasure.replacement or replacement
-        sessions, agents = await self.db.read(
-            lambda tx: ErasureRepository(tx).scope(org, person)
-        )
-        await self._erase_parts(org, erasure.id, sessions, agents, person, replacement)
+        # No session of the person starts while the erasure runs, but an agent may (a
+        # promotion of one of their sessions): the scope is read again until it holds nothing
+        # new. After a round that erased sessions, every agent's part runs again, for the
+        # entries that rest on those sessions' items.
+        erased_sessions: set[str] = set()
+        erased_agents: set[str] = set()
+        while True:
+            sessions, agents = await self.db.read(
+                lambda tx: ErasureRepository(tx).scope(org, person)
+            )
+            new_sessions = [s for s in sessions if s not in erased_sessions]
+            new_agents = agents if new_sessions else [a for a in agents
+                                                       if a not in erased_agents]
+            if not new_sessions and not new_agents:
+                break
+            await self._erase_parts(org, erasure.id, new_sessions, new_agents, person,
+                                    replacement)
+            erased_sessions.update(new_sessions)
+            erased_agents.update(agents)
         done = await self.db.write(
             lambda tx: ErasureRepository(tx).finish(org, erasure.id, person, replacement, now_ms())
         )

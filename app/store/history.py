@@ -37,10 +37,11 @@ class HistoryRepository:
     async def fork(
         self, who: Principal, source: str, fork: str, at: str, head: str, created_at: int,
         memory: HeadState, copies: Sequence[tuple[str, str]],
-    ) -> None:
+    ) -> bool:
         """Session `fork`, continuing `source`'s history at version `at` with a new `head`, and
-        its memory `memory` copied change by change (`copies`: each copy's id and original's)."""
-        await self.tx.row(
+        its memory `memory` copied change by change (`copies`: each copy's id and original's).
+        False where an erasure of the source's person runs (nothing made)."""
+        row = await self.tx.row(
             "fork_session", **who.scope(), source=source,
             fork={
                 "id": fork,
@@ -52,6 +53,7 @@ class HistoryRepository:
             },
             copies=[{"id": copy, "from": original} for copy, original in copies],
         )
+        return row is not None
 
     async def revert(self, session_id: str, to: str, head: str, at: int) -> None:
         """A new head of the session whose parent is version `to`."""

@@ -285,31 +285,45 @@ def test_an_erasure_that_stopped_half_way_finishes_when_asked_again(
 def test_a_session_for_the_person_is_refused_while_their_erasure_runs(
     api: Api, platform: Api, graph: Graph, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # SPEC 7: every session of the person is erased, one started while the erasure runs too
+    # SPEC 7: every session of the person is erased, and what came of them, while the erasure
+    # runs too: no session of theirs starts (new, or a fork), and an agent promoted from one
+    # of their sessions loses what it holds of it
     agent = platform.agent(shared=True)["id"]
-    api.remember(api.session(agent)["session"]["id"], "note", "ANA-RACE-1f")
+    sid = api.session(agent)["session"]["id"]
+    api.remember(sid, "note", "ANA-RACE-1f")
+    sub = api.session(agent, kind="subagent", parent=sid)["session"]["id"]
+    api.remember(sub, "refunds", "ANA-RACE-2f", kind="procedure")
     during: list[httpx.Response] = []
     scope = ErasureRepository.scope
 
-    async def then_new_sessions(
+    async def then_more_of_hers(
         self: ErasureRepository, org: str, person: str
     ) -> tuple[list[str], list[str]]:
-        found = await scope(self, org, person)  # the sessions the erasure goes through
-        during.append(await asyncio.to_thread(api.post, "/v1/sessions", {"agent": agent}))
-        during.append(await asyncio.to_thread(
-            platform.post, "/v1/sessions", {"agent": agent, "person": "ana"}))
+        found = await scope(self, org, person)  # what the erasure goes through
+        if not during:  # (the scope is read again after the parts)
+            for client, path, body in (
+                (api, "/v1/sessions", {"agent": agent}),
+                (platform, "/v1/sessions", {"agent": agent, "person": "ana"}),
+                (api, f"/v1/sessions/{sid}/fork", {}),
+                (platform, f"/v1/sessions/{sub}/promote", {"name": "refund desk"}),
+            ):
+                during.append(await asyncio.to_thread(client.post, path, body))
         return found
 
-    monkeypatch.setattr(ErasureRepository, "scope", then_new_sessions)
+    monkeypatch.setattr(ErasureRepository, "scope", then_more_of_hers)
     erased = platform.ok(platform.post("/v1/org/persons/ana/erase"))["erasure"]
     monkeypatch.undo()
-    assert [(r.status_code, r.json()["_tag"], r.json()["message"]) for r in during] == [
-        (404, "NotFound", "no person ana in your org")] * 2
-    assert erased["counts"]["sessions"] == 1
+    refused = [(r.status_code, r.json()["_tag"], r.json()["message"]) for r in during[:3]]
+    assert refused == [(404, "NotFound", "no person ana in your org")] * 2 + [
+        (404, "NotFound", f"no session {sid}")]
+    promoted = platform.ok(during[3], 201)
+    assert erased["counts"]["sessions"] == 2
     left = graph.value("MATCH (s:Session)-[:WITH]->(p:Person {erased: true}) "
                        "WHERE EXISTS { (s)-[:OF_AGENT]->() } RETURN count(s)")
     assert left == 0
-    assert stored_anywhere(graph, "ANA-RACE-1f") == 0
+    for mark in ("ANA-RACE-1f", "ANA-RACE-2f"):
+        assert stored_anywhere(graph, mark) == 0, mark
+    assert agent_memory(platform, promoted["agent"]["id"])["entries"] == {}
 
 
 def wait_settled(graph: Graph, timeout: float = 60) -> None:

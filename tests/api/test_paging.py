@@ -60,9 +60,9 @@ def test_graphql_cursors_past_the_bound_are_refused_on_after(api: Api) -> None:
     _refused_on_after(answer)
 
 
-def test_an_integer_parameter_is_written_as_json_writes_an_integer(api: Api) -> None:
+def test_an_integer_parameter_is_written_in_ascii_digits(api: Api) -> None:
     # Python's int() reads "1_0" as 10, "+5" as 5 and an Arabic-Indic five as 5; the
-    # parameter's schema is JSON's integer, which is written in ASCII digits alone
+    # parameter's schema is an integer: ASCII digits, with a minus sign for a negative one
     agent_id = api.session()["session"]["agent"]
     for bad in ("1_0", "+5", "٥", " 5", "5 ", "0x10", "5.0", ""):
         for path, name in (("/v1/sessions", "limit"), ("/v1/agents", "offset"),
@@ -70,7 +70,7 @@ def test_an_integer_parameter_is_written_as_json_writes_an_integer(api: Api) -> 
             answer = api.get(path, params={name: bad})
             refused(answer.status_code, answer.json(), name)
             assert answer.json()["message"] == f"{name} is an integer", bad
-    # what JSON writes is served
+    # ASCII digits are served, leading zeros too
     assert api.get("/v1/sessions", params={"limit": "05", "offset": "0"}).status_code == 200
     refused(*_answer(api.get("/v1/agents", params={"offset": "-1"})), "offset")
     # past int()'s 4,300 digits, still the 64-bit refusal

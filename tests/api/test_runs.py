@@ -342,9 +342,9 @@ def test_wait_answers_once_the_turns_run_has_ended(api: Api, openai_stub: OpenAI
     assert api.view(sid)["memory"]["processed"] == ["w-1", "w-2"]
 
 
-def test_a_wait_is_a_number_as_json_writes_one(api: Api) -> None:
+def test_a_wait_is_a_number_in_ascii_digits(api: Api) -> None:
     # Python's float() reads "1_0" as 10, " 2" as 2 and an Arabic-Indic five as 5; the
-    # parameter's schema is JSON's number, written in ASCII digits
+    # parameter's schema is a number: ASCII digits, a fraction and an exponent
     sid = api.session()["session"]["id"]
     for bad in ("1_0", " 2", "٥", "+1", "0x1", ".5", "5.", "infinity", ""):
         response = api.post(f"/v1/sessions/{sid}/turns", {"items": [user("Hi.")]},

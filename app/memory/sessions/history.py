@@ -17,6 +17,7 @@ from app.domain.history import MemoryAt, Version, VersionRef
 from app.domain.items import Item
 from app.domain.principals import Principal
 from app.domain.sessions import Entry, HeadState, SessionView
+from app.errors import NotFound
 from app.memory.ids import new_head, new_id, now_ms
 from app.memory.sessions.sessions import check_expected
 from app.store.agent_memory import AgentMemoryRepository
@@ -98,8 +99,9 @@ class History:
             memory = await state_at(sessions, who, session_id, version, state.head)
             fork = new_id("ses")
             copies = [(new_id("chg"), change) for change in memory.changes]
-            await history.fork(who, session_id, fork, version, new_head(), now_ms(), memory,
-                               copies)
+            if not await history.fork(who, session_id, fork, version, new_head(), now_ms(),
+                                      memory, copies):  # an erasure of its person runs
+                raise NotFound(f"no session {session_id}")
             return await sessions.view(who, fork)
 
         return await self.db.write(work)
