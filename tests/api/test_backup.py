@@ -174,9 +174,10 @@ def test_an_org_round_trips_through_export_and_an_interrupted_import(
     assert os.path.exists(out)
 
 
-def test_an_export_that_is_cut_or_changed_is_refused_before_anything_is_written(
+def export_a_small_org(
     server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
-) -> None:
+) -> Path:
+    """Org acme with one session of one consolidated turn, exported to a file."""
     ana = Api(server.url, make_token(neo4j_target, "acme", "ana"))
     session = ana.session()["session"]["id"]
     ana.turn(session, user("Hi, my name is Ana. Our budget is 1500 EUR."), assistant("Noted."))
@@ -186,6 +187,13 @@ def test_an_export_that_is_cut_or_changed_is_refused_before_anything_is_written(
     out = tmp_path / "acme.jsonl"
     assert run_cli("export", "--org", "acme", "--out", str(out),
                    env=env(neo4j_target)).returncode == 0
+    return out
+
+
+def test_an_export_that_is_cut_or_changed_is_refused_before_anything_is_written(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
     lines = out.read_text().splitlines(keepends=True)
     nodes = json.loads(lines[0])["nodes"]
     in_graph = counts(graph)
@@ -287,15 +295,7 @@ def test_org_delete_removes_an_import_stopped_among_its_nodes(
 ) -> None:
     # the nodes of an import stopped before its relationships hang from nothing yet: deleting
     # the org removes them too, and the whole file imports again
-    ana = Api(server.url, make_token(neo4j_target, "acme", "ana"))
-    session = ana.session()["session"]["id"]
-    ana.turn(session, user("Hi, my name is Ana. Our budget is 1500 EUR."), assistant("Noted."))
-    ana.wait_idle(session)
-    ana.http.close()
-    wait_idle(graph)
-    out = tmp_path / "acme.jsonl"
-    assert run_cli("export", "--org", "acme", "--out", str(out),
-                   env=env(neo4j_target)).returncode == 0
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
     in_graph = counts(graph)
     graph.rows("MATCH (n) DETACH DELETE n")
 
