@@ -51,5 +51,5 @@ class PrincipalRepository:
         return None if not rows else str(rows[0]["id"])
 
     async def has_person(self, org: str, person: str) -> bool:
-        """Whether `person` is a person of `org`."""
+        """Whether `person` is a person of `org`, and not one whose erasure runs."""
         return await self.tx.row("find_person", org=org, person=person) is not None

@@ -23,7 +23,13 @@ import pytest
 from app.memory.changes.checks import ERASED_SINCE, ERASED_WITHHELD
 from app.store.database import Target
 from app.store.erasures import ErasureRepository
-from tests.api.test_agent_memory import agent_memory, agent_remember, instructions
+from tests.api.test_agent_memory import (
+    agent_command,
+    agent_memory,
+    agent_remember,
+    instructions,
+    remember,
+)
 from tests.api.test_consolidation import stored_anywhere
 from tests.api.test_learning import (
     CONSOLIDATE,
@@ -324,6 +330,56 @@ def test_a_session_for_the_person_is_refused_while_their_erasure_runs(
     for mark in ("ANA-RACE-1f", "ANA-RACE-2f"):
         assert stored_anywhere(graph, mark) == 0, mark
     assert agent_memory(platform, promoted["agent"]["id"])["entries"] == {}
+
+
+def test_no_agent_entry_about_the_person_is_made_while_their_erasure_runs(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SPEC 7, A9: once every agent's part has run, a Remember about her and a learning job's
+    # change about her are refused as after the erasure (she is no person of the org), so
+    # nothing about her outlives it
+    helper_is_stub(platform, consolidation=False)
+    learning, learn_started = threading.Event(), threading.Event()
+    shared = platform.agent(shared=True)["id"]
+    ben = member.session(shared)["session"]["id"]
+    openai_stub.script_for(LEARN, answer(
+        change("ana-said", "ANA-LATE-1f", ["ben-u1"], "preference", about="ana"),
+        gate=learning, started=learn_started,
+    ))
+    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    wait_event(learn_started, "the learning job asked its model")
+    reads: list[object] = []
+    during: list[httpx.Response] = []
+    scope = ErasureRepository.scope
+
+    async def then_about_her(
+        self: ErasureRepository, org: str, person: str
+    ) -> tuple[list[str], list[str]]:
+        found = await scope(self, org, person)
+        reads.append(found)
+        if len(reads) == 2:  # every agent's part has run: the scope is read again
+            late = remember("ana-late", "ANA-LATE-2f", "preference", about="ana")
+            during.append(await asyncio.to_thread(agent_command, platform, shared, late))
+            learning.set()
+            await asyncio.to_thread(wait_settled, graph)
+        return found
+
+    monkeypatch.setattr(ErasureRepository, "scope", then_about_her)
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    monkeypatch.undo()
+    [refused] = during
+    assert refused.status_code == 400, refused.text
+    assert (refused.json()["_tag"], refused.json()["field"]) == ("ValidationError",
+                                                                 "command.about")
+    assert refused.json()["message"] == "no person ana in your org"
+    for mark in ("ANA-LATE-1f", "ANA-LATE-2f"):
+        assert stored_anywhere(graph, mark) == 0, mark
+    assert agent_memory(platform, shared)["entries"] == {}
+    [job] = learning_jobs(platform, shared)
+    assert (job["status"], job["kept"]) == ("succeeded", [])
+    [dropped] = job["dropped"]  # its record keeps nothing the model sent of her
+    assert (dropped["key"], dropped["proposal"]) == (ERASED_WITHHELD, "")
 
 
 def wait_settled(graph: Graph, timeout: float = 60) -> None:
