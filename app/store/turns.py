@@ -1,21 +1,21 @@
 """The turn repository: the lock a turn is decided under (the session's state and what its
-instructions can reach), recording a turn, and reading turns back, as typed values."""
+instructions can reach, app/store/reach.py), recording a turn, and reading turns back, as
+typed values."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from app.domain.agents import AgentEntry
 from app.domain.items import BranchItem, Item, next_item_ids, untaken
 from app.domain.principals import Principal
-from app.domain.sessions import Overrides, resolve_switches
-from app.domain.turns import NewRun, NewTurn, Reachable, Recorded, Turn, TurnInput, TurnState
+from app.domain.turns import NewRun, NewTurn, Recorded, Turn, TurnInput, TurnState
 from app.errors import NotFound
 from app.store.catalog import together
-from app.store.database import Tx, read_whole
-from app.store.records import entry, item, org_settings, record
+from app.store.database import Tx
+from app.store.reach import ReachRepository, reach_of, read_whole_reach
+from app.store.records import item, record
 from app.store.sessions import SessionRepository, state_of
 
 # The statement that locks a session and reads what a turn needs (its state and its reach).
@@ -23,33 +23,6 @@ LOCK_FOR_TURN = together("lock_session", "instruction_entries")
 # The statement that locks a session and records a turn when the session is still as a
 # snapshot had it, answering no row otherwise: atomic on its own (Database.write_once).
 RECORD_AT_ONCE = together("take_session_lock", "record_turn")
-
-
-def reach_of(org: str, row: Mapping[str, Any]) -> Reachable:
-    """What a turn's instructions can reach, from instruction_entries' columns."""
-    switches = row["reachSwitches"]
-    settings = org_settings(switches["org"])
-    overrides = Overrides(use=switches["useOverride"], generate=switches["generateOverride"])
-    return Reachable(
-        org=org,
-        viewer=row["viewer"],
-        use=resolve_switches(settings, overrides).use,
-        agent_memory=settings.agent_memory,
-        shared_agent=bool(row["sharedAgent"]),
-        session=tuple(entry(e) for e in row["sessionNewest"]),
-        agent=tuple(record(AgentEntry, e) for e in row["agentNewest"]),
-        session_tied=tuple(row["sessionTied"]),
-        agent_tied=tuple(row["agentTied"]),
-    )
-
-
-def read_whole_reach(row: Mapping[str, Any]) -> bool:
-    """Whether an `instruction_entries` row was read between two commits: neither the
-    session's revision nor its agent's memory version moved while it was read."""
-    return bool(
-        row["readRevision"] == row["readRevisionAfter"]
-        and row["agentVersion"] == row["agentVersionAfter"]
-    )
 
 
 def turn_params(turn: NewTurn, **guard: Any) -> dict[str, Any]:
@@ -144,7 +117,7 @@ class TurnRepository:
                           row["agentVersion"], read_whole_reach(row))
         if state.whole and state.reach.closed:
             return state, True
-        reach = await self.reach(who, session_id, max_length)
+        reach = await ReachRepository(self.tx).reach(who, session_id, max_length)
         return replace(state, reach=reach), False
 
     async def _came_in(
@@ -160,28 +133,6 @@ class TurnRepository:
         version before the turn leaves it on a branch the session no longer continues."""
         found = await SessionRepository(self.tx).branch_items(session_id, turn.items)
         return {row.id for row in found if row.turn == turn.id} >= set(turn.items)
-
-    async def reach(
-        self, who: Principal, session_id: str, max_length: int, whole_ties: bool = False
-    ) -> Reachable:
-        """What the instructions of a turn of the session can reach now, read whole (read
-        again while a write moved it, and with whole ties when a cut inside one was not
-        `closed`)."""
-        rows = await read_whole(
-            lambda _: self.tx.rows(
-                "instruction_entries", **who.scope(), id=session_id, reach=max_length,
-                wholeTies=whole_ties,
-            ),
-            [session_id],
-            key=lambda row: session_id,
-            settled=read_whole_reach,
-        )
-        if not rows:
-            raise NotFound(f"no session {session_id}")
-        found = reach_of(who.org, rows[0])
-        if found.closed:
-            return found
-        return await self.reach(who, session_id, max_length, whole_ties=True)
 
     async def record(
         self, who: Principal, session_id: str, turn: NewTurn, run: NewRun | None,

@@ -17,6 +17,7 @@ from app.memory.sessions.kept import Kept
 from app.memory.turns.instructions import Instructions
 from app.memory.turns.reach import Plan, plan, shown
 from app.store.database import Database, Tx
+from app.store.reach import ReachRepository
 from app.store.turns import TurnRepository
 
 # what a client's turn may be recorded as
@@ -112,12 +113,12 @@ class Turns:
                                       locked=given is None)
             if done is None:
                 return None
-            learning = decided.learns and await queue_learning(tx, who.org, state.session.agent)
             answer = (
                 await turns.turn(who, session_id, decided.turn.id)
                 if earlier is not None  # the turn's items are its earlier step's and these
                 else decided.turn.recorded(session_id, done.revision)
             )
+            learning = decided.learns and await queue_learning(tx, who.org, state.session.agent)
             after = state.after(done) if found.own and fresh else None
             return Outcome(answer, True, decided.run_id, learning, after)
 
@@ -146,7 +147,7 @@ class Turns:
         """What a turn of the session would be shown now (GET .../instructions)."""
 
         async def work(tx: Tx) -> Instructions:
-            reach = await TurnRepository(tx).reach(who, session_id, self.max_length)
+            reach = await ReachRepository(tx).reach(who, session_id, self.max_length)
             return shown(reach, self.max_length)[0]
 
         return await self.db.read(work)
