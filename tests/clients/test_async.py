@@ -8,6 +8,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 
+import httpx
 import pytest
 from openbot_memory_client import (
     AsyncOpenBotMemory,
@@ -18,6 +19,7 @@ from openbot_memory_client import (
     SessionView,
     TurnItem,
 )
+from openbot_memory_client.core import BOOKMARK
 
 from tests.conftest import Graph, RunningServer
 
@@ -88,6 +90,59 @@ def test_the_async_client_has_the_same_surface(
             assert sorted(promoted.memory.entries) == ["checkin"]
 
     asyncio.run(run())
+
+
+class HeldAnswers(httpx.AsyncBaseTransport):
+    """Hands on the answer to a request whose path ends with `held` only once `release` is set
+    (its write is done: the service answered it)."""
+
+    def __init__(self, held: str) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.held = held
+        self.arrived, self.release = asyncio.Event(), asyncio.Event()
+        self.sent: list[str | None] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.sent.append(request.headers.get(BOOKMARK))
+        response = await self.inner.handle_async_request(request)
+        if request.url.path.endswith(self.held):
+            await response.aread()
+            self.arrived.set()
+            await self.release.wait()
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def test_writes_sent_at_once_each_leave_their_bookmark_for_the_next_request(
+    server: RunningServer, ana_token: str
+) -> None:
+    # Read-your-writes across replicas: two writes sent at once whose answers come back out of
+    # order (the earlier write's last) each leave their bookmark for the next request, so it
+    # reads at least both writes' state, not only the one answered last
+    async def run() -> list[str | None]:
+        transport = HeldAnswers("/memory")
+        async with httpx.AsyncClient(transport=transport, timeout=60) as http, \
+                AsyncOpenBotMemory(server.url, ana_token, http_client=http) as client:
+            agent = await client.create_agent("trip planner")
+            first = (await client.create_session(agent.id)).session.id
+            second = (await client.create_session(agent.id)).session.id
+            earlier = asyncio.create_task(client.remember(first, "seat", "Window."))
+            await transport.arrived.wait()  # the first write is done; its answer is held
+            transport.held = "/never"
+            await client.remember(second, "car", "No rental car.")
+            transport.release.set()
+            await earlier
+            await client.get_session(first)
+        return transport.sent
+
+    *_, first_write, second_write, read = asyncio.run(run())
+    assert first_write is not None
+    assert first_write == second_write  # both sent the bookmark the second session's start left
+    assert read is not None
+    assert len(set(read.split(","))) == 2  # the bookmarks of both writes
+    assert first_write not in read.split(",")  # each answer stands for what its request sent
 
 
 def test_update_under_a_racing_writer_retries_and_lands_once(

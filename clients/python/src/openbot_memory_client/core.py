@@ -21,6 +21,7 @@ M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 BOOKMARK = "OpenBot-Bookmark"  # the bookmark of a write, passed back to read at least its state
+MAX_BOOKMARKS = 8  # how many one request may send back
 WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
 
 
@@ -80,19 +81,33 @@ def _switches(**values: bool | Keep | None) -> dict[str, Any]:
 class Core:
     """Builds every call; remembers the head and revision of each session and the version of
     each agent memory the client last saw, to send them back with the next command, and the
-    bookmark of the last write it was answered (`OpenBot-Bookmark`), to send with every next
+    bookmarks of the writes it was answered (`OpenBot-Bookmark`), to send with every next
     request: each request reads at least what the client wrote before it, on any replica (one
-    client is one causal chain)."""
+    client is one causal chain).
+
+    An answer's bookmark stands for those its request sent, which its transaction read at
+    least: it replaces them. Requests sent at once (the asyncio client's) each add theirs, as
+    none knows which of their writes came last; the newest `MAX_BOOKMARKS` are kept, as many as
+    the service takes."""
 
     retries: int = 3
     max_retry_wait: float = 30.0
     seen: dict[str, tuple[str, int]] = field(default_factory=dict)
     seen_versions: dict[str, int] = field(default_factory=dict)
-    bookmark: str | None = None
+    bookmarks: tuple[str, ...] = ()
 
     def headers(self) -> dict[str, str]:
-        """The headers of the next request: the last bookmark received, if any."""
-        return {} if self.bookmark is None else {BOOKMARK: self.bookmark}
+        """The headers of the next request: the bookmarks kept, if any."""
+        return {BOOKMARK: ",".join(self.bookmarks)} if self.bookmarks else {}
+
+    def keep_bookmark(self, response: httpx.Response) -> None:
+        """Keep the bookmark of `response`, in place of those its request sent."""
+        bookmark = response.headers.get(BOOKMARK)
+        if not bookmark:
+            return
+        sent = set(response.request.headers.get(BOOKMARK, "").split(","))
+        kept = [b for b in self.bookmarks if b not in sent and b != bookmark]
+        self.bookmarks = (*kept, bookmark)[-MAX_BOOKMARKS:]
 
     # -- answers -------------------------------------------------------------------------
     def retry_after(self, response: httpx.Response, attempt: int) -> float | None:
@@ -115,9 +130,7 @@ class Core:
         """The answer as `T`, or the error it is, raised; what it shows of a session or an
         agent memory is remembered."""
         request_id = response.headers.get("X-Request-Id")
-        bookmark = response.headers.get(BOOKMARK)
-        if bookmark:
-            self.bookmark = bookmark
+        self.keep_bookmark(response)
         try:
             data = response.json() if response.content else None
         except ValueError:
