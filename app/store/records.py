@@ -12,7 +12,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from app.domain.enums import kind_of, status_of, word_reader
+from app.domain.enums import SessionKind, kind_of, status_of, word_reader
 from app.domain.history import Change
 from app.domain.items import ITEM_FIELDS, Item
 from app.domain.provenance import Cited, Citing, StoryStep
@@ -23,6 +23,7 @@ from app.domain.sessions import (
     OrgSettings,
     Overrides,
     Session,
+    SessionState,
     SessionView,
     newest_first,
     resolve_switches,
@@ -167,6 +168,30 @@ def citing(row: Row) -> Citing:
     """A change that cites an item; a session entry's row names its change `id`."""
     value = _build(Citing, row)
     return value if value.change else dataclasses.replace(value, change=row["id"])
+
+
+def state_of(row: Row, session_id: str) -> SessionState:
+    """A session's state from lock_session's columns (in a row of its own or of a statement
+    that runs it together with others)."""
+    current = row["current"]
+    return SessionState(
+        id=session_id,
+        agent=row["agent"],
+        kind=SessionKind(row["kind"]),
+        head=row["head"],
+        depth=row["depth"],
+        revision=row["revision"],
+        items=row["items"],
+        client_item_ids=bool(row["clientItemIds"]),
+        person=row["person"],
+        model=row["model"],
+        agent_model=row["agentModel"],
+        agent_shared=bool(row["agentShared"]),
+        overrides=Overrides(use=row["useOverride"], generate=row["generateOverride"]),
+        org=org_settings(row["orgSettings"]),
+        head_shared=bool(row["headShared"]),
+        current=None if current is None else current["id"],
+    )
 
 
 _SPECIAL: dict[type[Any], Callable[[Row], Any]] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from app.domain.enums import SessionKind, kind_of, status_of
+from app.domain.enums import kind_of, status_of
 from app.domain.history import Change, MemoryAt
 from app.domain.items import (
     ITEM_DIGITS,
@@ -35,31 +35,7 @@ from app.domain.turns import Turn
 from app.errors import NotFound
 from app.store.catalog import together
 from app.store.database import Tx, read_whole
-from app.store.records import entry, item, org_settings, record, session_view
-
-
-def state_of(row: Mapping[str, Any], session_id: str) -> SessionState:
-    """A session's state from lock_session's columns (in a row of its own or of a statement
-    that runs it together with others)."""
-    current = row["current"]
-    return SessionState(
-        id=session_id,
-        agent=row["agent"],
-        kind=SessionKind(row["kind"]),
-        head=row["head"],
-        depth=row["depth"],
-        revision=row["revision"],
-        items=row["items"],
-        client_item_ids=bool(row["clientItemIds"]),
-        person=row["person"],
-        model=row["model"],
-        agent_model=row["agentModel"],
-        agent_shared=bool(row["agentShared"]),
-        overrides=Overrides(use=row["useOverride"], generate=row["generateOverride"]),
-        org=org_settings(row["orgSettings"]),
-        head_shared=bool(row["headShared"]),
-        current=None if current is None else current["id"],
-    )
+from app.store.records import entry, item, org_settings, record, session_view, state_of
 
 
 def memory_of(row: Mapping[str, Any]) -> MemoryAt:

@@ -18,6 +18,7 @@ from app.memory.turns.instructions import Instructions
 from app.memory.turns.reach import Plan, plan, shown
 from app.store.database import Database, Tx
 from app.store.reach import ReachRepository
+from app.store.turn_lock import TurnLock
 from app.store.turns import TurnRepository
 
 # what a client's turn may be recorded as
@@ -89,7 +90,7 @@ class Turns:
             `given` a snapshot's), decide it (unless `decided` from the snapshot already), and
             record it: None where a snapshot's turn recorded nothing (the session moved)."""
             turns = TurnRepository(tx)
-            found = given if given is not None else await turns.load(
+            found = given if given is not None else await TurnLock(tx).load(
                 who, session_id, self.max_length, client_ids, turn_id, len(items)
             )
             state, earlier = found.state, found.earlier
