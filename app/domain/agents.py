@@ -26,6 +26,12 @@ def listed_key(key: str, owner: str) -> str:
     return key if owner == SHARED else f"{key}@{owner}"
 
 
+def is_agent_key(key: str) -> bool:
+    """Whether `key` may name an agent entry: it has no `@`, so no key looks like the name
+    `listed_key` gives a private entry. Every path that writes agent memory holds to it."""
+    return "@" not in key
+
+
 @dataclass(frozen=True)
 class Agent:
     """A configured assistant of an org."""

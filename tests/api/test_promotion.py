@@ -249,3 +249,30 @@ def test_a_subagent_with_no_lasting_entries_becomes_an_agent_with_empty_memory(
     assert graph.value(
         "MATCH (c:AgentChange {agent: $a}) RETURN count(c)", a=promoted["agent"]["id"]
     ) == 0
+
+
+def test_a_lasting_entry_whose_key_has_an_at_sign_is_a_conflict_until_renamed(
+    api: Api, graph: Graph
+) -> None:
+    # A12, A9: an agent memory key has no @ (a private entry is listed as key@person), on
+    # every path that writes agent memory; promotion refuses a session whose lasting entry
+    # has one, creates nothing, and promotes it once the entry is remembered under another key
+    _, sid = subagent(api)
+    api.remember(sid, "contact@acme", "Write to the travel desk first.", "procedure")
+    api.remember(sid, "met@desk", "Met the desk on Monday.", "fact")  # not lasting: not carried
+    before = agents_in_graph(graph)
+    body = assert_error(api.post(f"/v1/sessions/{sid}/promote", {}), 409, "SessionConflict")
+    assert "contact@acme" in body["message"]
+    assert "met@desk" not in body["message"]
+    graphql = flat(api.graphql(
+        'mutation($s: ID!) { promote(sessionId: $s) { agent { id } } }', s=sid
+    ))
+    assert graphql.get("data") is None or graphql["data"].get("promote") is None
+    assert graphql["errors"][0]["extensions"]["code"] == "SESSION_CONFLICT"
+    assert agents_in_graph(graph) == before
+    assert graph.value("MATCH (c:AgentChange) RETURN count(c)") == 0
+
+    api.ok(api.command(sid, {"_tag": "Forget", "key": "contact@acme"}))
+    api.remember(sid, "contact-acme", "Write to the travel desk first.", "procedure")
+    promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {}), 201)
+    assert set(promoted["memory"]["entries"]) == {"contact-acme"}

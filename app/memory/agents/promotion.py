@@ -6,7 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.domain.agents import AGENT_KINDS, SHARED, Agent, AgentEdit, AgentMemory, MadeBy
+from app.domain.agents import (
+    AGENT_KINDS,
+    SHARED,
+    Agent,
+    AgentEdit,
+    AgentMemory,
+    MadeBy,
+    is_agent_key,
+)
 from app.domain.enums import ChangeOp, Maker, SessionKind, Status, Visibility
 from app.domain.principals import Principal
 from app.errors import SessionConflict
@@ -43,6 +51,17 @@ class Promotion:
                     f"session {session_id} was promoted already, to agent {earlier}"
                 )
             view = await sessions.view(who, session_id)
+            lasting = [
+                entry for entry in view.memory.entries.values()
+                if entry.status == Status.ACTIVE and entry.kind in AGENT_KINDS
+            ]
+            unfit = sorted(entry.key for entry in lasting if not is_agent_key(entry.key))
+            if unfit:
+                raise SessionConflict(
+                    f"the keys {', '.join(unfit)} of session {session_id} have an @, which no "
+                    "agent memory key has (a private entry is listed as key@person): remember "
+                    "those entries under other keys to promote the session"
+                )
             default = f"subagent of {session_id}"
             agent = await create_agent(
                 tx, who, default if name is None else name, False, view.session.model
@@ -54,8 +73,7 @@ class Promotion:
                     sources=tuple(item.uid for item in entry.items()),
                     promoted_from=(entry.change,),
                 )
-                for entry in view.memory.entries.values()
-                if entry.status == Status.ACTIVE and entry.kind in AGENT_KINDS
+                for entry in lasting
             ]
             maker = MadeBy(Maker.PROMOTION, person=who.person, service=who.service)
             await AgentMemoryRepository(tx).apply(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from app.domain.agents import AGENT_KINDS, VISIBILITIES
+from app.domain.agents import AGENT_KINDS, VISIBILITIES, is_agent_key
 from app.domain.enums import Visibility
 from app.domain.model_names import is_model_name
 from app.domain.principals import Principal
@@ -186,7 +186,7 @@ def check_agent_key(key: str, field: str = "key") -> str:
     """An agent key is a key without `@`: a service token sees private entries listed as
     `key@person`, so no key may look like one."""
     key = check_secret_free_key(key, field)
-    if "@" in key:
+    if not is_agent_key(key):
         raise ValidationError("an agent memory key has no @", field)
     return key
 
