@@ -274,6 +274,26 @@ def test_the_client_sends_back_the_bookmark_of_its_last_write(
     assert sent[-1] == (f"GET /v1/agents/{agent.id}", None)
 
 
+def test_the_bookmarks_an_answer_gives_replace_those_its_request_sent() -> None:
+    # Read-your-writes across replicas: an answer gives a bookmark for each write of its
+    # request (comma-separated); the client sends each back in place of those the request
+    # sent, and at most the 8 a request may send
+    many = [f"FB:c{n}" for n in range(9)]
+    given = iter(["FB:a1, FB:a2", "FB:b", ",".join(many), ""])
+    sent: list[str | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers.get(BOOKMARK))
+        agent = {"id": "agt-1", "name": "a", "shared": False, "model": None}
+        return httpx.Response(200, json=agent, headers={BOOKMARK: next(given)})
+
+    with httpx.Client(transport=httpx.MockTransport(answer)) as http, \
+            OpenBotMemory("http://memory.test", "token", http_client=http) as client:
+        for _ in range(4):
+            client.get_agent("agt-1")
+    assert sent == [None, "FB:a1,FB:a2", "FB:b", ",".join(many[1:])]
+
+
 def test_a_command_after_a_turn_that_waited_for_its_run_is_sent_at_the_session_after_it(
     client: OpenBotMemory, graph: Graph,
 ) -> None:

@@ -25,6 +25,12 @@ MAX_BOOKMARKS = 8  # how many one request may send back
 WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
 
 
+def _bookmarks(header: str | None) -> tuple[str, ...]:
+    """The bookmarks an `OpenBot-Bookmark` header holds (comma-separated; httpx joins a header
+    given twice with ", ")."""
+    return tuple(part.strip() for part in (header or "").split(",") if part.strip())
+
+
 class Keep:
     """The value of a switch not sent: the override (or org default) is kept as it is."""
 
@@ -101,13 +107,13 @@ class Core:
         return {BOOKMARK: ",".join(self.bookmarks)} if self.bookmarks else {}
 
     def keep_bookmark(self, response: httpx.Response) -> None:
-        """Keep the bookmark of `response`, in place of those its request sent."""
-        bookmark = response.headers.get(BOOKMARK)
-        if not bookmark:
+        """Keep the bookmarks of `response`, in place of those its request sent."""
+        given = _bookmarks(response.headers.get(BOOKMARK))
+        if not given:
             return
-        sent = set(response.request.headers.get(BOOKMARK, "").split(","))
-        kept = [b for b in self.bookmarks if b not in sent and b != bookmark]
-        self.bookmarks = (*kept, bookmark)[-MAX_BOOKMARKS:]
+        sent = set(_bookmarks(response.request.headers.get(BOOKMARK))) | set(given)
+        kept = [b for b in self.bookmarks if b not in sent]
+        self.bookmarks = (*kept, *given)[-MAX_BOOKMARKS:]
 
     # -- answers -------------------------------------------------------------------------
     def retry_after(self, response: httpx.Response, attempt: int) -> float | None:
