@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import RetryPolicy
-from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory
+from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory, ValidationError
 from openbot_memory_client.langgraph import SessionMemory, item_id, items_of, memory_agent
 
 from tests.conftest import ROOT, Graph, RunningServer
@@ -139,3 +139,55 @@ def test_the_agent_runs_async_with_the_async_client(
     assert "Ana prefers window seats." in last[0].text
     turns, _ = turns_of(client, sid)
     assert [len(turn) for turn in turns] == [4, 2]
+
+
+def test_search_memory_answers_what_is_remembered_not_what_was_forgotten(
+    client: OpenBotMemory, graph: Graph
+) -> None:
+    sid = client.create_session(client.create_agent("a").id).session.id
+    client.remember(sid, "seat", "Ana prefers window seats.", "preference")
+    client.remember(sid, "car", "Ana wants a rental car with window tint.", "preference")
+    client.forget(sid, "car")
+    [search] = [tool for tool in SessionMemory(client, sid).tools()
+                if tool.name == "search_memory"]
+    assert search.invoke({"query": "window"}) == "seat: Ana prefers window seats."
+    assert search.invoke({"query": "rental"}) == "nothing found"
+
+
+def test_recording_messages_without_ids_asks_for_a_step(
+    client: OpenBotMemory, graph: Graph
+) -> None:
+    # SPEC 5: item ids are unique in a session; a message without an id takes one from the
+    # step it is recorded in, so two turns of such messages are two steps
+    sid = client.create_session(client.create_agent("a").id).session.id
+    memory = SessionMemory(client, sid)
+    with pytest.raises(ValueError, match="step"):
+        memory.record([HumanMessage(content="Hello.")])
+    for step in ("first", "second"):
+        memory.record([HumanMessage(content=f"Hello, {step} time.")], step=step)
+    turns, _ = turns_of(client, sid)
+    assert [len(turn) for turn in turns] == [1, 1]
+
+
+def test_the_record_step_sends_a_refused_turn_once(
+    server: RunningServer, ana_token: str, client: OpenBotMemory, graph: Graph
+) -> None:
+    # The record step's default policy sends a turn again only where that may mend it (a
+    # lost answer, an unavailable service): a turn the service refuses fails the run at once
+    agent = example()
+    sid = client.create_session(client.create_agent("a").id).session.id
+    posted: list[int] = []
+
+    def count_turns(response: httpx.Response) -> None:
+        if response.request.method == "POST" and response.url.path.endswith("/turns"):
+            posted.append(response.status_code)
+
+    with OpenBotMemory(server.url, ana_token, http_client=httpx.Client(
+            event_hooks={"response": [count_turns]})) as counted:
+        graph_ = memory_agent(agent.scripted(), SessionMemory(counted, sid))
+        too_long = "x" * 100_001  # more than an item may hold
+        with pytest.raises(ValidationError) as refused:
+            graph_.invoke({"messages": [HumanMessage(content=too_long, id="m-long")]})
+    assert refused.value.field == "items.0.content"
+    assert posted == [400]
+    assert turns_of(client, sid)[0] == []

@@ -23,6 +23,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -42,7 +43,7 @@ from langgraph.types import Checkpointer, RetryPolicy
 from openbot_memory_client import models as m
 from openbot_memory_client.aio import AsyncOpenBotMemory
 from openbot_memory_client.client import OpenBotMemory
-from openbot_memory_client.errors import OpenBotMemoryError
+from openbot_memory_client.errors import OpenBotMemoryError, Unavailable
 
 ID_PREFIX = "lg-"
 
@@ -63,9 +64,14 @@ def item_id(message_id: str, part: int = 0) -> str:
 def items_of(messages: Sequence[BaseMessage], step: str = "") -> list[m.TurnItem]:
     """Turn items of messages: a person's and the model's text, each tool call and result.
     System messages are left out (the instructions come from the service itself). A message
-    without an id is named by `step` and its place, which a retried step repeats."""
+    without an id is named by `step` and its place, which a retried step repeats; without
+    either it is a ValueError."""
     items: list[m.TurnItem] = []
     for place, message in enumerate(messages):
+        if not message.id and not step:
+            raise ValueError(
+                "a message without an id needs `step`, a name for this turn: the item ids it "
+                "takes are unique in the session")
         key = message.id or f"{step}#{place}"
         if isinstance(message, HumanMessage):
             items.append(m.TurnItem(id=item_id(key), role="user", content=message.text))
@@ -245,9 +251,21 @@ def _first(system: SystemMessage | None, messages: Sequence[BaseMessage]) -> lis
 
 
 def _hits(hits: list[m.Hit]) -> str:
-    if not hits:
+    """The entries found that are remembered now (a forgotten one is not), one a line, under
+    the name the caller's view lists them."""
+    active = [hit for hit in hits if hit.entry.status == "active"]
+    if not active:
         return "nothing found"
-    return "\n".join(f"{hit.entry.key}: {hit.entry.content}" for hit in hits)
+    return "\n".join(f"{hit.listed_as}: {hit.entry.content}" for hit in active)
+
+
+def _may_mend(error: Exception) -> bool:
+    """Whether sending a turn again may succeed: the answer was lost on the way (a transport
+    error), or the service was unavailable. A refusal (bad input, no such session, a
+    conflict) is the same when sent again."""
+    if isinstance(error, OpenBotMemoryError):
+        return isinstance(error, Unavailable)
+    return isinstance(error, httpx.TransportError)
 
 
 def memory_agent(
@@ -261,7 +279,8 @@ def memory_agent(
     """A tool-calling agent whose memory is `memory`: each model call gets the session's
     instructions first; when the model answers without a tool call the turn is recorded.
     The model gets `memory.tools()` and `tools`. `retry` is the record step's policy (by
-    default three attempts on any error: sending the same ids again is safe)."""
+    default three attempts where sending again may mend it: the answer was lost, or the
+    service was unavailable; sending the same ids again is safe)."""
     every_tool = [*memory.tools(), *tools]
     bound = model.bind_tools(every_tool)
 
@@ -283,7 +302,7 @@ def memory_agent(
     graph.add_node("tools", ToolNode(every_tool))
     graph.add_node("record", RunnableLambda(memory.record_node, afunc=memory.arecord_node,
                                             name="record"),
-                   retry_policy=retry or RetryPolicy(max_attempts=3, retry_on=Exception))
+                   retry_policy=retry or RetryPolicy(max_attempts=3, retry_on=_may_mend))
     graph.add_edge(START, "agent")
     graph.add_conditional_edges("agent", route, {"tools": "tools", "record": "record"})
     graph.add_edge("tools", "agent")
