@@ -370,3 +370,39 @@ def test_a_bad_wait_is_400_naming_it(api: Api) -> None:
     missing = api.get(f"/v1/sessions/{sid}/runs/run-nope")
     assert missing.status_code == 404
     assert missing.json()["_tag"] == "NotFound"
+
+
+RUN_FIELDS = """query($id: ID!) { session(id: $id) { head
+  runs { nodes { id status queuedAt startedAt finishedAt head } } } }"""
+
+
+def test_graphql_answers_a_runs_start_and_head_as_rest_does(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S7, S9: a run's start (once a worker began it) and the version it ended at, on both paths
+    sid = api.session(model=STUB)["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(
+        "memory_changes",
+        Reply(content=changes(remember("budget", "The budget is 1500 EUR.", ["g-1"])).content,
+              gate=gate, started=started),
+    )
+    api.ok(api.post(f"/v1/sessions/{sid}/turns", {"items": [user("Budget 1500.", "g-1")]}), 201)
+    assert started.wait(20)
+
+    def both() -> tuple[dict[str, Any], dict[str, Any], str]:
+        [rest] = api.ok(api.get(f"/v1/sessions/{sid}/runs"))["runs"]
+        session = flat(api.graphql(RUN_FIELDS, id=sid))["data"]["session"]
+        [node] = session["runs"]
+        return rest, node, session["head"]
+
+    rest, node, _ = both()
+    assert (node["status"], node["head"]) == ("RUNNING", None)
+    assert node["startedAt"] == rest["startedAt"] is not None
+    gate.set()
+    ended = api.ok(api.get(f"/v1/sessions/{sid}/runs/{rest['id']}", params={"wait": "20"}))
+    assert ended["status"] == "succeeded"
+    rest, node, head = both()
+    keys = ("id", "queuedAt", "startedAt", "finishedAt", "head")
+    assert {k: node[k] for k in keys} == {k: rest[k] for k in keys}
+    assert node["head"] == head  # its changes made the session's head

@@ -522,8 +522,15 @@ class Run:
     trigger: str
     error: str | None
     queued_at: EpochMillis
+    started_at: EpochMillis | None = strawberry.field(
+        description="When a worker last began it; null while it is queued."
+    )
     finished_at: EpochMillis | None
     attempts: int
+    head: str | None = strawberry.field(
+        description="The session's version it ended at: the one its changes made, or the head "
+        "it read where it kept none; null unless it succeeded."
+    )
     read: list[str] = strawberry.field(description="The ids of the items it read.")
     tried: list[str] = strawberry.field(
         description="The ids of the items a failed run tried to read (they stay unprocessed)."
@@ -544,8 +551,10 @@ class Run:
             trigger=run.trigger or "turn",
             error=run.error,
             queued_at=EpochMillis(run.queued_at),
+            started_at=None if run.started_at is None else EpochMillis(run.started_at),
             finished_at=None if finished is None else EpochMillis(finished),
             attempts=run.attempts or 0,
+            head=run.head,
             read=list(run.read),
             tried=list(run.tried),
             dropped=[DroppedChange(op=d.op, key=d.key, reason=d.reason, proposal=d.proposal)
