@@ -1029,3 +1029,28 @@ def test_each_key_is_one_entry_node_holding_all_its_changes(api: Api, graph: Gra
         {"key": "budget", "ops": ["remember", "remember", "forget"]},
         {"key": "hotel", "ops": ["remember"]},
     ]
+
+
+VERSIONS_PROCESSED = """query($id: ID!) { session(id: $id) {
+  versions { nodes { id cause processed } } } }"""
+
+
+def test_graphql_answers_each_versions_processed_items_as_rest_does(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # S2, section 5: what consolidation had read is part of the memory at every version, and
+    # GraphQL reaches every view REST answers
+    sid = api.session(model=STUB_MODEL)["session"]["id"]
+    openai_stub.script(changes({"op": "remember", "key": "budget", "kind": "fact",
+                                "content": "The trip budget is 1500 EUR.", "sources": ["p-2"]}))
+    api.turn(sid, user("We plan a trip to Lisbon.", id="p-1"),
+             user("The trip budget is 1500 EUR.", id="p-2"))
+    api.wait_idle(sid)
+    api.remember(sid, "hotel", "Ana booked the Hotel Avenida.")
+    versions = flat(api.graphql(VERSIONS_PROCESSED, id=sid))["data"]["session"]["versions"]
+    by_rest = {
+        v["id"]: api.ok(api.get(f"/v1/sessions/{sid}/versions/{v['id']}"))["memory"]["processed"]
+        for v in versions
+    }
+    assert {v["id"]: v["processed"] for v in versions} == by_rest
+    assert {v["cause"]: v["processed"] for v in versions}["remember"] == ["p-1", "p-2"]

@@ -25,6 +25,9 @@ from app.memory.service import Service
 # One keyset read of a growing list: the parents' ids, the key to start after, how many.
 PageFetch = Callable[[list[str], Any, int], Awaitable[dict[str, list[Any]]]]
 
+# the memory of a version not found (none the caller may reach)
+NO_MEMORY = history_values.MemoryAt(entries=(), processed=(), processed_seq=0)
+
 
 @dataclass
 class Context:
@@ -78,9 +81,9 @@ class Context:
             found = await service.consolidation.find(who, ids)
             return [found.get(i) for i in ids]
 
-        async def load_memories(versions: list[str]) -> list[list[values.Entry]]:
+        async def load_memories(versions: list[str]) -> list[history_values.MemoryAt]:
             found = await service.history.memories(who, versions)
-            return [found.get(v, []) for v in versions]
+            return [found.get(v, NO_MEMORY) for v in versions]
 
         async def load_items(uids: list[str]) -> list[timeline.Item | None]:
             found = await sessions.items_by_uid(who, uids)

@@ -393,8 +393,14 @@ class SessionVersion:
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Entry]:
         found = await sessions.memory_at(info.context, self.id)
-        by_key = {e.key: Entry.from_domain(e) for e in found}
+        by_key = {e.key: Entry.from_domain(e) for e in found.entries}
         return await entries_connection(info, by_key, first, after)
+
+    @strawberry.field(
+        description="The ids of the items consolidation had processed at this version."
+    )
+    async def processed(self, info: GraphInfo) -> list[str]:
+        return list((await sessions.memory_at(info.context, self.id)).processed)
 
     @strawberry.field(
         description="The timeline as it was at this version, oldest first.",

@@ -128,14 +128,10 @@ class History:
     ) -> dict[str, list[Version]]:
         return await self.db.read(lambda tx: HistoryRepository(tx).versions(who, session_ids))
 
-    async def memories(self, who: Principal, versions: Sequence[str]) -> dict[str, list[Entry]]:
-        """The memory entries as they were at each version, newest first."""
-
-        async def work(tx: Tx) -> dict[str, list[Entry]]:
-            found = await SessionRepository(tx).memory_at(who, versions)
-            return {v: list(memory.entries) for v, memory in found.items()}
-
-        return await self.db.read(work)
+    async def memories(self, who: Principal, versions: Sequence[str]) -> dict[str, MemoryAt]:
+        """The memory as it was at each version: its entries, newest first, and the items
+        consolidation had processed."""
+        return await self.db.read(lambda tx: SessionRepository(tx).memory_at(who, versions))
 
     async def at_version(
         self, who: Principal, session_id: str, version: str, offset: int, limit: int

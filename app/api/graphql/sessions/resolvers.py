@@ -64,8 +64,8 @@ async def changes(ctx: Context, change_id: str, page: Page) -> list[history_valu
     return await ctx.page("changes", page.after_part(), page.first).load(change_id)
 
 
-async def memory_at(ctx: Context, version: str) -> list[values.Entry]:
-    """The memory entries as they were at a version."""
+async def memory_at(ctx: Context, version: str) -> history_values.MemoryAt:
+    """The memory as it was at a version."""
     return await ctx.memories.load(version)
 
 
