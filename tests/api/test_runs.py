@@ -313,15 +313,24 @@ def test_graphql_turn_items_and_agent_sessions_are_batched(
         client.http.close()
 
 
-def test_wait_answers_once_the_turns_run_has_ended(api: Api, openai_stub: OpenAIStub) -> None:
-    # S7 stays off the request path; `?wait=S` lets a script block until the run has ended
-    sid = api.session(model=STUB)["session"]["id"]
+def hold_the_budget_run(
+    openai_stub: OpenAIStub, item: str
+) -> tuple[threading.Event, threading.Event]:
+    """Script the next run to remember the budget from `item`, held until the first event is
+    set; the second is set once the run asked its model."""
     gate, started = threading.Event(), threading.Event()
     openai_stub.script_for(
         "memory_changes",
-        Reply(content=changes(remember("budget", "The budget is 1500 EUR.", ["w-1"])).content,
+        Reply(content=changes(remember("budget", "The budget is 1500 EUR.", [item])).content,
               gate=gate, started=started),
     )
+    return gate, started
+
+
+def test_wait_answers_once_the_turns_run_has_ended(api: Api, openai_stub: OpenAIStub) -> None:
+    # S7 stays off the request path; `?wait=S` lets a script block until the run has ended
+    sid = api.session(model=STUB)["session"]["id"]
+    gate, started = hold_the_budget_run(openai_stub, "w-1")
     answer = api.ok(api.post(f"/v1/sessions/{sid}/turns", {"items": [user("Budget 1500.", "w-1")]}),
                     201)
     assert "run" not in answer  # no wait: the answer comes at once, as it always did
@@ -381,12 +390,7 @@ def test_graphql_answers_a_runs_start_and_head_as_rest_does(
 ) -> None:
     # S7, S9: a run's start (once a worker began it) and the version it ended at, on both paths
     sid = api.session(model=STUB)["session"]["id"]
-    gate, started = threading.Event(), threading.Event()
-    openai_stub.script_for(
-        "memory_changes",
-        Reply(content=changes(remember("budget", "The budget is 1500 EUR.", ["g-1"])).content,
-              gate=gate, started=started),
-    )
+    gate, started = hold_the_budget_run(openai_stub, "g-1")
     api.ok(api.post(f"/v1/sessions/{sid}/turns", {"items": [user("Budget 1500.", "g-1")]}), 201)
     assert started.wait(20)
 
