@@ -12,11 +12,24 @@ from typing import Any
 
 import httpx
 import pytest
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+)
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory, ValidationError
-from openbot_memory_client.langgraph import SessionMemory, item_id, items_of, memory_agent
+from openbot_memory_client.langgraph import (
+    MemoryState,
+    SessionMemory,
+    item_id,
+    items_of,
+    memory_agent,
+)
 
 from tests.conftest import ROOT, Graph, RunningServer
 
@@ -191,3 +204,34 @@ def test_the_record_step_sends_a_refused_turn_once(
     assert refused.value.field == "items.0.content"
     assert posted == [400]
     assert turns_of(client, sid)[0] == []
+
+
+def test_a_graph_that_removes_messages_records_each_new_message_once(
+    client: OpenBotMemory, graph: Graph
+) -> None:
+    # A graph that keeps only the last message between turns (a summarising pattern) records
+    # each turn's own messages: what is recorded is known by message id, not by place
+    sid = client.create_session(client.create_agent("a").id).session.id
+    memory = SessionMemory(client, sid)
+
+    def answer(state: MemoryState) -> dict[str, list[AnyMessage]]:
+        asked = state["messages"][-1]
+        return {"messages": [AIMessage(content=f"re: {asked.text}", id=f"a-{asked.id}")]}
+
+    def trim(state: MemoryState) -> dict[str, list[RemoveMessage]]:
+        return {"messages": [RemoveMessage(id=str(m.id)) for m in state["messages"][:-1]]}
+
+    builder = StateGraph(MemoryState)
+    builder.add_node("answer", answer)
+    builder.add_node("record", memory.record_node)
+    builder.add_node("trim", trim)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", "record")
+    builder.add_edge("record", "trim")
+    builder.add_edge("trim", END)
+    agent = builder.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "trimmed"}}
+    for n in (1, 2, 3):
+        agent.invoke({"messages": [HumanMessage(content=f"Hello {n}.", id=f"h{n}")]}, config)
+    turns, _ = turns_of(client, sid)
+    assert turns == [[item_id(f"h{n}"), item_id(f"a-h{n}")] for n in (1, 2, 3)]

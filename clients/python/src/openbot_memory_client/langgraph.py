@@ -49,9 +49,10 @@ ID_PREFIX = "lg-"
 
 
 class MemoryState(MessagesState):
-    """The agent's messages, and how many of them are already recorded as turn items."""
+    """The agent's messages, and the ids of those already recorded as turn items (by id, not
+    by place: a graph may remove messages, `RemoveMessage`, between turns)."""
 
-    recorded: NotRequired[int]
+    recorded: NotRequired[list[str]]
 
 
 def item_id(message_id: str, part: int = 0) -> str:
@@ -230,16 +231,24 @@ class SessionMemory:
     # -- graph nodes -----------------------------------------------------------------------
     def record_node(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
         """Record the messages not recorded yet as this turn."""
-        messages = state["messages"]
-        done = state.get("recorded", 0)
-        self.record(messages[done:], config, step=f"turn-from-{done}")
-        return {"recorded": len(messages)}
+        fresh, step, recorded = _unrecorded(state)
+        self.record(fresh, config, step=step)
+        return {"recorded": recorded}
 
     async def arecord_node(self, state: MemoryState, config: RunnableConfig) -> dict[str, Any]:
-        messages = state["messages"]
-        done = state.get("recorded", 0)
-        await self.arecord(messages[done:], config, step=f"turn-from-{done}")
-        return {"recorded": len(messages)}
+        fresh, step, recorded = _unrecorded(state)
+        await self.arecord(fresh, config, step=step)
+        return {"recorded": recorded}
+
+
+def _unrecorded(state: MemoryState) -> tuple[list[BaseMessage], str, list[str]]:
+    """The state's messages not recorded yet, the step they are recorded in (it names a message
+    without an id: a retried step repeats it), and the recorded ids once they are. The
+    messages of a `MessagesState` carry ids: its reducer gives each one."""
+    done = state.get("recorded", [])
+    seen = set(done)
+    fresh: list[BaseMessage] = [m for m in state["messages"] if m.id not in seen]
+    return fresh, f"turn-{len(done)}", [*done, *(m.id for m in fresh if m.id)]
 
 
 def _system(shown: m.Instructions) -> SystemMessage | None:
