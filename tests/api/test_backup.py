@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,21 @@ AGENT = """query Agent($id: ID!) { agent(id: $id) { memory { version
             changes { nodes { version maker person before content at job { id model } } } } }
   log(first: 50) { nodes { version maker person keys at } } } } }"""
 
+
+def interrupt_import(
+    target: Target, export: Path, advance: Callable[[int], None], batch: int
+) -> None:
+    """Import `export` as org acme2 until `advance` (told each batch's size) interrupts it."""
+
+    async def run() -> None:
+        db = await Database.connect(target)
+        try:
+            await import_org(db, export, "acme2", advance, batch=batch)
+        finally:
+            await db.close()
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(run())
 
 def wait_idle(graph: Graph) -> None:
     deadline = time.monotonic() + 30
@@ -130,23 +146,15 @@ def test_an_org_round_trips_through_export_and_an_interrupted_import(
 
     graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
 
-    async def interrupted() -> None:
-        db = await Database.connect(neo4j_target)
-        applied = 0
+    applied = 0
 
-        def advance(n: int) -> None:
-            nonlocal applied
-            applied += n
-            if applied >= 60:
-                raise KeyboardInterrupt
+    def stop_past_60(n: int) -> None:
+        nonlocal applied
+        applied += n
+        if applied >= 60:
+            raise KeyboardInterrupt
 
-        try:
-            await import_org(db, out, "acme2", advance, batch=7)
-        finally:
-            await db.close()
-
-    with pytest.raises(KeyboardInterrupt):
-        asyncio.run(interrupted())
+    interrupt_import(neo4j_target, out, stop_past_60, batch=7)
     assert graph.value("MATCH (i:Import {org: 'acme2'}) RETURN i.lines") >= 60
     assert graph.value("MATCH (n:Importing) RETURN count(n)") > 0
 
@@ -299,20 +307,11 @@ def test_org_delete_removes_an_import_stopped_among_its_nodes(
     in_graph = counts(graph)
     graph.rows("MATCH (n) DETACH DELETE n")
 
-    async def stopped_among_the_nodes() -> None:
-        db = await Database.connect(neo4j_target)
+    def stop_after_a_batch(n: int) -> None:
+        if n:  # the first batch is written
+            raise KeyboardInterrupt
 
-        def advance(n: int) -> None:
-            if n:  # the first batch is written
-                raise KeyboardInterrupt
-
-        try:
-            await import_org(db, out, "acme2", advance, batch=4)
-        finally:
-            await db.close()
-
-    with pytest.raises(KeyboardInterrupt):
-        asyncio.run(stopped_among_the_nodes())
+    interrupt_import(neo4j_target, out, stop_after_a_batch, batch=4)
     assert graph.value("MATCH (n:Importing) RETURN count(n)") == 4
 
     deleted = run_cli("org", "delete", "--org", "acme2", "--yes", env=env(neo4j_target))

@@ -25,7 +25,7 @@ from app.memory.service import Service
 # One keyset read of a growing list: the parents' ids, the key to start after, how many.
 PageFetch = Callable[[list[str], Any, int], Awaitable[dict[str, list[Any]]]]
 
-# the memory of a version not found (none the caller may reach)
+# The memory of a version not found (none the caller may reach).
 NO_MEMORY = history_values.MemoryAt(entries=(), processed=(), processed_seq=0)
 
 

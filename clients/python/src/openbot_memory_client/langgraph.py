@@ -243,12 +243,13 @@ class SessionMemory:
 
 def _unrecorded(state: MemoryState) -> tuple[list[BaseMessage], str, list[str]]:
     """The state's messages not recorded yet, the step they are recorded in (it names a message
-    without an id: a retried step repeats it), and the recorded ids once they are. The
-    messages of a `MessagesState` carry ids: its reducer gives each one."""
-    done = state.get("recorded", [])
-    seen = set(done)
-    fresh: list[BaseMessage] = [m for m in state["messages"] if m.id not in seen]
-    return fresh, f"turn-{len(done)}", [*done, *(m.id for m in fresh if m.id)]
+    without an id: a retried step repeats it), and the recorded ids once they are: those of
+    the state's messages (a removed one does not come back). The messages of a
+    `MessagesState` carry ids: its reducer gives each one."""
+    done = set(state.get("recorded", []))
+    messages = state["messages"]
+    fresh: list[BaseMessage] = [m for m in messages if m.id not in done]
+    return fresh, f"turn-{len(done)}", [m.id for m in messages if m.id]
 
 
 def _system(shown: m.Instructions) -> SystemMessage | None:
