@@ -212,6 +212,29 @@ def test_a_name_out_of_bounds_is_bad_input_over_rest_and_graphql(api: Api, graph
     assert promoted["agent"]["name"] == "n" * 200
 
 
+def test_a_bad_name_is_bad_input_before_the_session_is_looked_at_on_both_paths(
+    api: Api, graph: Graph
+) -> None:
+    # A12: the name is the request's own input, checked before the session it names, so REST
+    # and GraphQL give one answer for a bad name on a chat session or on no session at all
+    agent = api.agent()["id"]
+    chat = api.session(agent)["session"]["id"]
+    api.remember(chat, "seat", "Ana prefers window seats.", "preference")
+    before = agents_in_graph(graph)
+    for sid in (chat, "ses-none"):
+        assert_error(api.post(f"/v1/sessions/{sid}/promote", {"name": ""}), 400,
+                     "ValidationError", "name")
+        body = flat(api.graphql(
+            "mutation($s: ID!, $n: String) { promote(sessionId: $s, name: $n) { agent { id } } }",
+            s=sid, n="",
+        ))
+        assert body.get("data") is None or body["data"].get("promote") is None, body
+        [error] = body["errors"]
+        assert (error["extensions"]["code"], error["extensions"]["field"]) == (
+            "VALIDATION_ERROR", "name")
+    assert agents_in_graph(graph) == before
+
+
 def test_promoting_twice_is_a_conflict(api: Api, graph: Graph) -> None:
     # A12: a session is promoted once
     _, sid = subagent(api)

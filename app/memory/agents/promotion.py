@@ -20,6 +20,7 @@ from app.domain.principals import Principal
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
 from app.memory.agents.memory import memory_of
+from app.memory.changes.commands import check_agent_name
 from app.memory.ids import now_ms
 from app.store.agent_memory import AgentMemoryRepository
 from app.store.agents import AgentRepository
@@ -36,6 +37,10 @@ class Promotion:
     async def promote(
         self, who: Principal, session_id: str, name: str | None
     ) -> tuple[Agent, AgentMemory]:
+        if name is not None:
+            # the request's own input first, before the session it names, as on every path
+            check_agent_name(name)
+
         async def work(tx: Tx) -> tuple[Agent, AgentMemory]:
             agents = AgentRepository(tx)
             sessions = SessionRepository(tx)
