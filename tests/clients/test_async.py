@@ -145,6 +145,34 @@ def test_writes_sent_at_once_each_leave_their_bookmark_for_the_next_request(
     assert first_write not in read.split(",")  # each answer stands for what its request sent
 
 
+def test_agent_memory_answers_out_of_order_leave_the_newest_version_for_the_next_command(
+    server: RunningServer, ana_token: str,
+) -> None:
+    # A10: two agent memory commands sent at once whose answers come back out of order (the
+    # earlier command's last): the next command is sent at the newer version, not refused
+    async def run() -> tuple[list[int], list[str]]:
+        transport = HeldAnswers("/never")
+        async with httpx.AsyncClient(transport=transport, timeout=60) as http, \
+                AsyncOpenBotMemory(server.url, ana_token, http_client=http) as client:
+            agent = (await client.create_agent("trip planner")).id
+            await client.agent_memory(agent)
+            transport.held = "/memory"
+            earlier = asyncio.create_task(
+                client.remember_for_agent(agent, "seat", "Window seats.", "preference"))
+            await transport.arrived.wait()  # the first command is done; its answer is held
+            transport.held = "/never"
+            later = await client.remember_for_agent(agent, "car", "No rental car.", "decision",
+                                                    expected=1)
+            transport.release.set()
+            first = await earlier
+            third = await client.remember_for_agent(agent, "meal", "Vegetarian.", "preference")
+        return [first.version, later.version, third.version], sorted(third.entries)
+
+    versions, keys = asyncio.run(run())
+    assert versions == [1, 2, 3]
+    assert keys == ["car", "meal", "seat"]
+
+
 def test_update_under_a_racing_writer_retries_and_lands_once(
     client: OpenBotMemory, clients: Callable[[str], OpenBotMemory], ana_token: str,
     graph: Graph,

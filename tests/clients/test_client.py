@@ -18,6 +18,7 @@ from openbot_memory_client import (
     Remember,
     SessionConflict,
     TurnItem,
+    Unavailable,
 )
 from openbot_memory_client import models as m
 from openbot_memory_client.core import BOOKMARK
@@ -309,6 +310,78 @@ def test_a_command_after_a_turn_that_waited_for_its_run_is_sent_at_the_session_a
     view = client.remember(sid, "car", "No rental car.")
     assert view.session.revision == after_run + 1
     assert view.memory.entries["car"].status == "active"
+
+
+def test_reading_a_turn_or_sending_it_again_leaves_commands_at_the_session_as_it_is(
+    client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph,
+) -> None:
+    # S7: a turn's answer is the session as that turn left it; read later (or answered to a
+    # retry, 200) it is not the session now, so the next command is not sent at it
+    sid = client.create_session(client.create_agent("a").id).session.id
+    turn = client.record_turn(sid, FIRST_TURN, wait=30)
+    assert turn.run is not None
+    assert client.get_turn(sid, turn.turn.id).session.revision == turn.session.revision
+    now = graph.value("MATCH (s:Session {id: $sid}) RETURN s.revision", sid=sid)
+    assert now > turn.session.revision  # the run moved the session since
+    view = client.remember(sid, "car", "No rental car.")
+    assert view.session.revision == now + 1
+    with OpenBotMemory(server.url, ana_token) as fresh:  # a client that knows nothing yet
+        again = fresh.record_turn(sid, FIRST_TURN)  # the same items: the same turn, 200
+        assert again.turn.id == turn.turn.id
+        fresh.get_turn(sid, turn.turn.id)
+        assert fresh.forget(sid, "car").session.revision == now + 2
+
+
+def test_a_conflict_leaves_the_next_command_to_read_the_session_first(
+    client: OpenBotMemory, server: RunningServer, ana_token: str,
+) -> None:
+    # S12: a SessionConflict says the head the client sent is stale; the next command is sent
+    # at the session read again, not at the same stale head
+    sid = client.create_session(client.create_agent("a").id).session.id
+    client.remember(sid, "seat", "Aisle.")
+    with OpenBotMemory(server.url, ana_token) as racer:
+        racer.remember(sid, "car", "No rental car.")
+    with pytest.raises(SessionConflict):
+        client.remember(sid, "seat", "Window.")
+    view = client.remember(sid, "seat", "Window.")
+    assert (view.memory.entries["seat"].content, sorted(view.memory.entries)) == (
+        "Window.", ["car", "seat"])
+
+
+def test_expected_and_revision_are_given_together_or_not_at_all(
+    client: OpenBotMemory, graph: Graph,
+) -> None:
+    # S12: a command is checked against the head and revision together; one of them alone is
+    # refused before anything is sent, not replaced by what the client last saw
+    sid = client.create_session(client.create_agent("a").id).session.id
+    seen = client.remember(sid, "seat", "Aisle.").session
+    for given in ({"expected": seen.head}, {"revision": seen.revision}):
+        with pytest.raises(ValueError, match="together"):
+            client.remember(sid, "seat", "Window.", **given)
+        with pytest.raises(ValueError, match="together"):
+            client.revert(sid, seen.head, **given)
+    assert graph.value("MATCH (s:Session {id: $sid}) RETURN s.revision", sid=sid) == (
+        seen.revision)
+    view = client.remember(sid, "seat", "Window.", expected=seen.head, revision=seen.revision)
+    assert view.memory.entries["seat"].content == "Window."
+
+
+def test_an_unavailable_service_tells_how_long_to_wait_once_the_retries_are_spent() -> None:
+    # the service answers 503 with Retry-After; the client waits and sends again `retries`
+    # times, then raises Unavailable carrying the wait the service asked for
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.path)
+        body = {"_tag": "Unavailable", "message": "the database does not answer"}
+        return httpx.Response(503, json=body, headers={"Retry-After": "7"})
+
+    with httpx.Client(transport=httpx.MockTransport(answer)) as http, \
+            OpenBotMemory("http://memory.test", "token", http_client=http, retries=0) as client, \
+            pytest.raises(Unavailable) as raised:
+        client.get_agent("agt-1")
+    assert (raised.value.status, raised.value.retry_after) == (503, 7.0)
+    assert sent == ["/v1/agents/agt-1"]
 
 
 def test_update_raises_a_conflict_that_reading_again_does_not_mend_at_once(

@@ -154,9 +154,7 @@ class AsyncOpenBotMemory:
     async def _seen(self, session_id: str, expected: str | None, revision: int | None) -> tuple[
         str, int
     ]:
-        if expected is not None and revision is not None:
-            return expected, revision
-        known = self.core.last_seen(session_id)
+        known = self.core.known(expected, revision) or self.core.last_seen(session_id)
         if known is None:
             view = await self.get_session(session_id)
             known = (view.session.head, view.session.revision)
@@ -166,8 +164,9 @@ class AsyncOpenBotMemory:
         self, session_id: str, command: m.Command, *, expected: str | None = None,
         revision: int | None = None,
     ) -> m.SessionView:
-        """Send a memory command at `expected`/`revision`, by default the head and revision
-        this client last saw of the session. A stale one raises SessionConflict."""
+        """Send a memory command at `expected` and `revision` (given together), by default
+        the head and revision this client last saw of the session. A stale one raises
+        SessionConflict, and the next command reads the session first."""
         head, rev = await self._seen(session_id, expected, revision)
         return await self.send(self.core.command(session_id, command, head, rev))
 

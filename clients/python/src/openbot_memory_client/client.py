@@ -151,9 +151,7 @@ class OpenBotMemory:
     def _seen(self, session_id: str, expected: str | None, revision: int | None) -> tuple[
         str, int
     ]:
-        if expected is not None and revision is not None:
-            return expected, revision
-        known = self.core.last_seen(session_id)
+        known = self.core.known(expected, revision) or self.core.last_seen(session_id)
         if known is None:
             view = self.get_session(session_id)
             known = (view.session.head, view.session.revision)
@@ -163,8 +161,9 @@ class OpenBotMemory:
         self, session_id: str, command: m.Command, *, expected: str | None = None,
         revision: int | None = None,
     ) -> m.SessionView:
-        """Send a memory command at `expected`/`revision`, by default the head and revision
-        this client last saw of the session. A stale one raises SessionConflict."""
+        """Send a memory command at `expected` and `revision` (given together), by default
+        the head and revision this client last saw of the session. A stale one raises
+        SessionConflict, and the next command reads the session first."""
         head, rev = self._seen(session_id, expected, revision)
         return self.send(self.core.command(session_id, command, head, rev))
 

@@ -4,7 +4,6 @@ and async clients only send calls."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -14,7 +13,12 @@ import httpx
 from pydantic import BaseModel
 
 from openbot_memory_client import models as m
-from openbot_memory_client.errors import OpenBotMemoryError, error_of, graphql_error_of
+from openbot_memory_client.errors import (
+    OpenBotMemoryError,
+    error_of,
+    graphql_error_of,
+    seconds,
+)
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -51,6 +55,12 @@ class Call(Generic[T]):
     params: dict[str, Any] | None = None
     body: dict[str, Any] | None = None
     timeout: float | None = None
+    # The session whose head and revision the call sends: a SessionConflict answer means the
+    # client's copy is stale, and the next command reads the session first.
+    at_session: str | None = None
+    # A call that records a turn: the status with which its answer is the session as the turn
+    # left it (a retry is answered, 200, with the turn as first recorded, not the session now).
+    recorded_with: int | None = None
 
 
 def unmoved(sent: m.SessionView, read: m.SessionView) -> bool:
@@ -121,16 +131,18 @@ class Core:
         `retries` times, each wait capped at `max_retry_wait`."""
         if response.status_code != 503 or attempt >= self.retries:
             return None
-        header = response.headers.get("Retry-After")
-        if header is None:
+        wait = seconds(response.headers.get("Retry-After"))
+        return None if wait is None else min(wait, self.max_retry_wait)
+
+    @staticmethod
+    def known(expected: str | None, revision: int | None) -> tuple[str, int] | None:
+        """The head and revision a caller gave, or None to send those last seen: both or
+        neither, as a command is checked against the pair."""
+        if expected is None and revision is None:
             return None
-        try:
-            seconds = float(header)
-        except ValueError:
-            return None
-        if not math.isfinite(seconds):
-            return None
-        return min(max(seconds, 0.0), self.max_retry_wait)
+        if expected is None or revision is None:
+            raise ValueError("expected and revision are given together, or neither")
+        return expected, revision
 
     def answer(self, call: Call[T], response: httpx.Response) -> T:
         """The answer as `T`, or the error it is, raised; what it shows of a session or an
@@ -142,21 +154,35 @@ class Core:
         except ValueError:
             data = {"message": response.text}
         if response.status_code >= 400:
-            raise error_of(response.status_code, data, request_id)
+            if response.status_code == 409 and call.at_session is not None:
+                self.seen.pop(call.at_session, None)
+            raise error_of(response.status_code, data, request_id,
+                           seconds(response.headers.get("Retry-After")))
         try:
             value = call.read(data)
         except OpenBotMemoryError as error:  # an error a GraphQL answer holds
             error.request_id = error.request_id or request_id
             raise
-        self.saw(value)
+        if isinstance(value, m.TurnView):
+            self.saw_turn(value, call, response.status_code)
+        else:
+            self.saw(value)
         return value
 
+    def saw_turn(self, turn: m.TurnView, call: Call[Any], status: int) -> None:
+        """A turn's answer says the session as that turn left it. It is the session now only
+        when the call just recorded the turn and did not wait for its run (which may have moved
+        the session since); otherwise a recording call leaves the next command to read the
+        session first, and a turn read later says nothing of the session now."""
+        if call.recorded_with is None:
+            return
+        if status == call.recorded_with and turn.run is None:
+            self.saw_session(turn.session.id, turn.session.head, turn.session.revision)
+        else:
+            self.seen.pop(turn.session.id, None)
+
     def saw(self, value: object) -> None:
-        if isinstance(value, m.TurnView) and value.run is not None:
-            # A turn answered with its run (`wait`) says the session as the turn left it, and
-            # the run may have moved it since: the next command reads it first.
-            self.seen.pop(value.session.id, None)
-        elif isinstance(value, m.SessionView | m.TurnView):
+        if isinstance(value, m.SessionView):
             self.saw_session(value.session.id, value.session.head, value.session.revision)
         elif isinstance(value, list):
             for one in value:
@@ -171,7 +197,9 @@ class Core:
     def saw_agent(self, agent_id: str) -> Callable[[Any], m.AgentMemory]:
         def read(data: Any) -> m.AgentMemory:
             memory = m.AgentMemory.model_validate(data)
-            self.seen_versions[agent_id] = memory.version
+            # versions only grow: of answers that arrive out of order, the newest stands
+            known = self.seen_versions.get(agent_id, memory.version)
+            self.seen_versions[agent_id] = max(known, memory.version)
             return memory
 
         return read
@@ -223,13 +251,13 @@ class Core:
         if status != "completed":
             body["status"] = status
         return Call("POST", f"/v1/sessions/{session_id}/turns", model(m.TurnView),
-                    params=params, body=body, timeout=timeout)
+                    params=params, body=body, timeout=timeout, recorded_with=201)
 
     def complete_turn(
         self, session_id: str, turn_id: str, items: Sequence[m.TurnItem | dict[str, Any]]
     ) -> Call[m.TurnView]:
         return Call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
-                    model(m.TurnView), body={"items": m.items_of(items)})
+                    model(m.TurnView), body={"items": m.items_of(items)}, recorded_with=200)
 
     def get_turn(self, session_id: str, turn_id: str) -> Call[m.TurnView]:
         return Call("GET", f"/v1/sessions/{session_id}/turns/{turn_id}", model(m.TurnView))
@@ -252,7 +280,7 @@ class Core:
     ) -> Call[m.SessionView]:
         body = {"expected": expected, "revision": revision, "command": command.to_json()}
         return Call("POST", f"/v1/sessions/{session_id}/memory", model(m.SessionView),
-                    body=body)
+                    body=body, at_session=session_id)
 
     @staticmethod
     def configure_command(use: bool | Keep | None, generate: bool | Keep | None) -> m.Configure:
@@ -278,7 +306,7 @@ class Core:
     ) -> Call[m.SessionView]:
         body = {"expected": expected, "revision": revision, "to": to}
         return Call("POST", f"/v1/sessions/{session_id}/revert", model(m.SessionView),
-                    body=body)
+                    body=body, at_session=session_id)
 
     def promote(self, session_id: str, name: str | None) -> Call[m.Promoted]:
         return Call("POST", f"/v1/sessions/{session_id}/promote", model(m.Promoted),

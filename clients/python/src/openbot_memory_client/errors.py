@@ -9,13 +9,24 @@
     ├── ValidationError    400  a bad request; `field` names the culprit
     ├── MethodNotAllowed   405  a GraphQL mutation sent with GET
     ├── PayloadTooLarge    413  the body is over the service's size limit
-    ├── Unavailable        503  the database does not answer (after the client's retries)
+    ├── Unavailable        503  the database does not answer (after the client's retries);
+    │                           `retry_after` is the seconds the service asked to wait
     └── GraphQLError            any other error of a GraphQL answer (`code` is its extensions')
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+
+def seconds(header: str | None) -> float | None:
+    """The seconds a `Retry-After` header gives (not negative), or None without a number."""
+    try:
+        value = float(header) if header is not None else math.nan
+    except ValueError:
+        return None
+    return max(value, 0.0) if math.isfinite(value) else None
 
 
 class OpenBotMemoryError(Exception):
@@ -32,6 +43,7 @@ class OpenBotMemoryError(Exception):
         request_id: str | None = None,
         status: int | None = None,
         body: dict[str, Any] | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -39,6 +51,7 @@ class OpenBotMemoryError(Exception):
         self.request_id = request_id
         self.status = status
         self.body = body or {}
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         where = f" (field {self.field})" if self.field else ""
@@ -108,8 +121,11 @@ CODES: dict[str, type[OpenBotMemoryError]] = {
 }
 
 
-def error_of(status: int, body: Any, request_id: str | None) -> OpenBotMemoryError:
-    """The exception for an error answer: by its `_tag`, else by its status."""
+def error_of(
+    status: int, body: Any, request_id: str | None, retry_after: float | None = None
+) -> OpenBotMemoryError:
+    """The exception for an error answer: by its `_tag`, else by its status; `retry_after`
+    is what its `Retry-After` header asked."""
     if not isinstance(body, dict):
         body = {"message": str(body)}
     tag = body.get("_tag")
@@ -122,6 +138,7 @@ def error_of(status: int, body: Any, request_id: str | None) -> OpenBotMemoryErr
         request_id=body.get("requestId") or request_id,
         status=status,
         body=body,
+        retry_after=retry_after,
     )
 
 
