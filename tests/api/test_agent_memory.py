@@ -178,6 +178,23 @@ def test_forget_of_an_unknown_key_is_409_and_changes_nothing(api: Api, graph: Gr
     assert agent_changes(graph) == 1
 
 
+def test_forget_reads_its_key_and_about_as_remember_does(api: Api, graph: Graph) -> None:
+    # A10: Forget names an entry as Remember names it: a key with no @ (a private entry is
+    # listed as key@person, which is no key), and the person by the same name Remember took
+    agent = api.agent()["id"]
+    agent_remember(api, agent, "seat", "Ana prefers the aisle.", "preference", about=" ana ",
+                   visibility="private")
+    before = agent_memory(api, agent)
+    assert set(before["entries"]) == {"seat@ana"}
+    for key in ("seat@ana", "@"):
+        assert_error(post_agent(api, agent, 1, forget(key)), 400, "ValidationError",
+                     "command.key")
+    assert agent_memory(api, agent) == before
+    after = api.ok(post_agent(api, agent, 1, forget("seat", about=" ana ")))
+    assert after["entries"]["seat@ana"]["status"] == "retracted"
+    assert agent_changes(graph) == 2
+
+
 def test_a_stale_expected_is_409_and_changes_nothing(api: Api, graph: Graph) -> None:
     agent = api.agent()["id"]
     agent_remember(api, agent, "seat", "Ana prefers a window seat.")

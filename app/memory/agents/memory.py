@@ -30,8 +30,8 @@ from app.memory.changes.commands import (
     AgentCommand,
     AgentForget,
     AgentRemember,
+    check_agent_forget,
     check_agent_remember,
-    check_key,
     scanned,
 )
 from app.memory.ids import now_ms
@@ -114,7 +114,7 @@ class AgentMemories:
                 len(command.key) + len(command.content),
             )
         if isinstance(command, AgentForget):
-            command = AgentForget(check_key(command.key), command.about)
+            command = check_agent_forget(command)
 
         async def work(tx: Tx) -> AgentMemory:
             memory = AgentMemoryRepository(tx)

@@ -182,13 +182,18 @@ def check_secret_free_key(key: str, field: str = "key") -> str:
     return refuse_credential(key, field)
 
 
-def check_agent_key(key: str, field: str = "key") -> str:
+def agent_key(key: str, field: str = "key") -> str:
     """An agent key is a key without `@`: a service token sees private entries listed as
     `key@person`, so no key may look like one."""
-    key = check_secret_free_key(key, field)
+    key = check_key(key, field)
     if not is_agent_key(key):
         raise ValidationError("an agent memory key has no @", field)
     return key
+
+
+def check_agent_key(key: str, field: str = "key") -> str:
+    """The key a Remember of an agent entry writes: an agent key, and S10's scan."""
+    return refuse_credential(agent_key(key, field), field)
 
 
 def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemember:
@@ -207,3 +212,10 @@ def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemembe
         if who.person is not None and about != who.person:
             raise ValidationError("a person keeps private entries about themselves only", "about")
     return AgentRemember(key, content, kind, about, command.visibility)
+
+
+def check_agent_forget(command: AgentForget) -> AgentForget:
+    """A10: the entry a Forget names, its key and the person a private one is about, read as
+    a Remember reads them."""
+    about = None if command.about is None else check_key(command.about, "about")
+    return AgentForget(agent_key(command.key, "key"), about)
