@@ -218,6 +218,11 @@ def validation_error(exc: pydantic.ValidationError) -> ValidationError:
     return ValidationError(f"{field}: {first['msg']}", field)
 
 
+def not_text(field: str) -> ValidationError:
+    """The refusal of a string that is not text (`broken_text`), naming where it is."""
+    return ValidationError(f"{field}: not valid Unicode text (a lone surrogate)", field)
+
+
 def broken_text(data: Any, path: tuple[str, ...] = ()) -> str | None:
     """The field of the first string JSON let through that is not text: an escaped half of a
     surrogate pair (`"\\ud800"`), which no store can encode."""
@@ -278,7 +283,7 @@ async def parse(request: Request, model: type[Body], empty_ok: bool = False) -> 
         raise ValidationError("the body must be a JSON object", "body")
     broken = broken_text(data)
     if broken is not None:
-        raise ValidationError(f"{broken}: not valid Unicode text (a lone surrogate)", broken)
+        raise not_text(broken)
     try:
         return model.model_validate(data)
     except pydantic.ValidationError as exc:

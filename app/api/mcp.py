@@ -29,7 +29,13 @@ from app.api.responses import sessions as session_answers
 from app.api.responses import turns as turn_answers
 from app.domain.enums import TurnStatus
 from app.domain.principals import Principal
-from app.errors import AgentConflict, ServiceError, SessionConflict, Unauthorized
+from app.errors import (
+    AgentConflict,
+    ServiceError,
+    SessionConflict,
+    Unauthorized,
+    ValidationError,
+)
 from app.memory.changes import commands
 from app.memory.service import Service
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT
@@ -72,11 +78,17 @@ def service_errors() -> Iterator[None]:
 
 class MemoryServer(MCPServer):
     """The SDK's server, where arguments a tool's input schema refuses read as a refusal by
-    the service does: the REST error body, a ValidationError naming the argument at fault."""
+    the service does: the REST error body, a ValidationError naming the argument at fault.
+    So do the arguments a REST body refuses and the SDK lets through: one the tool does not
+    take (the SDK drops it), and a string that is not text (an escaped half of a surrogate
+    pair, which JSON lets through and no store can encode)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> CallToolResult | InputRequiredResult:
+        bad = await self.bad_arguments(name, arguments)
+        if bad is not None:
+            raise ToolError(f"Error executing tool {name}: {tool_error(bad)}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -88,6 +100,17 @@ class MemoryServer(MCPServer):
             # the text a tool's own refusal has: the SDK's prefix, then the REST error body
             answer = tool_error(bodies.validation_error(refused))
             raise ToolError(f"Error executing tool {name}: {answer}") from refused
+
+    async def bad_arguments(
+        self, name: str, arguments: dict[str, Any]
+    ) -> ServiceError | None:
+        taken = {tool.name: tool.input_schema.get("properties", {})
+                 for tool in await self.list_tools()}.get(name)
+        unknown = sorted(set(arguments) - set(taken)) if taken is not None else []
+        if unknown:
+            return ValidationError(f"{unknown[0]}: the tool takes no such argument", unknown[0])
+        broken = bodies.broken_text(arguments)
+        return None if broken is None else bodies.not_text(broken)
 
 
 def principal(ctx: Context) -> Principal:

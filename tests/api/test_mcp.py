@@ -284,6 +284,73 @@ def test_arguments_the_schema_refuses_answer_a_validation_error_naming_them(
     assert (api.view(sid), agent_memory(api, agent)) == before
 
 
+def test_an_argument_the_tool_does_not_take_is_refused_as_rest_refuses_a_field(
+    server: RunningServer, api: Api
+) -> None:
+    # As a REST body with a field it does not take is 400 on that field, a tool call with an
+    # argument its tool does not take is refused naming it, and nothing changes: a turn sent
+    # as awaiting an approval is not recorded as completed
+    session = api.view(api.session()["session"]["id"])
+    sid, head = session["session"]["id"], session["session"]["head"]
+    before = api.view(sid)
+    item = {"type": "message", "role": "user", "content": "Hold the booking."}
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("record_turn", {"session_id": sid, "items": [item], "status": "awaiting_approval"},
+         "status"),
+        ("remember", {"session_id": sid, "expected": head, "revision": 0, "key": "seat",
+                      "content": "Window.", "kind": "preference", "visibility": "private"},
+         "visibility"),
+    ]
+    for name, arguments, field in cases:
+        refused = error(call(server, api.token, name, **arguments))
+        assert (refused["_tag"], refused["field"]) == ("ValidationError", field), (name, refused)
+    assert api.view(sid) == before
+
+
+def modern_call(server: RunningServer, token: str, name: str, arguments: dict[str, Any]) -> Any:
+    """A tool call as one self-contained POST of MCP's 2026-07-28 protocol (no handshake),
+    whose JSON body is written here: `json.dumps` writes a lone surrogate as its escape."""
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments, "_meta": meta}}
+    response = httpx.post(
+        f"{server.url}/mcp", content=json.dumps(body), timeout=60,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                 "Accept": "application/json, text/event-stream",
+                 "MCP-Protocol-Version": "2026-07-28", "MCP-Method": "tools/call",
+                 "MCP-Name": name},
+    )
+    assert response.status_code == 200, response.text
+    return response.json()["result"]
+
+
+def test_a_string_that_is_not_text_is_refused_naming_its_argument(
+    server: RunningServer, api: Api
+) -> None:
+    # As over REST and GraphQL, an escaped half of a surrogate pair is refused as input
+    # naming where it is, on the protocol whose JSON reader lets it through; nothing changes
+    session = api.view(api.session()["session"]["id"])
+    sid, head = session["session"]["id"], session["session"]["head"]
+    before = api.view(sid)
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("search_memory", {"query": "\ud800"}, "query"),
+        ("remember", {"session_id": sid, "expected": head, "revision": 0, "key": "seat",
+                      "content": "Window \udfff.", "kind": "preference"}, "content"),
+        ("read_memory", {"session_id": "ses-\ud800"}, "session_id"),
+    ]
+    for name, arguments, field in cases:
+        result = modern_call(server, api.token, name, arguments)
+        assert result["isError"], result
+        [content] = result["content"]
+        refused = json.loads(content["text"][content["text"].index("{"):])
+        assert (refused["_tag"], refused["field"]) == ("ValidationError", field), (name, refused)
+    found = modern_call(server, api.token, "search_memory", {"query": "budget"})
+    assert not found["isError"], found  # the same call with text is answered
+    assert api.view(sid) == before
+
+
 def test_a_facts_story_is_found_by_its_key_as_a_write_names_it(
     server: RunningServer, api: Api
 ) -> None:

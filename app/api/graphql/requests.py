@@ -24,7 +24,7 @@ from graphql import (
 from starlette.websockets import WebSocket
 from strawberry.extensions import SchemaExtension
 
-from app.api.bodies import broken_text
+from app.api.bodies import broken_text, not_text
 from app.errors import ValidationError
 
 
@@ -77,7 +77,7 @@ def _broken_variable(
     variable, _, inside = broken.partition(".")
     argument = _argument_of(document, asked, variable)
     field = f"{argument}.{inside}" if inside else argument
-    return ValidationError(f"{field}: not valid Unicode text (a lone surrogate)", field)
+    return not_text(field)
 
 
 def _argument_of(document: DocumentNode, asked: str | None, variable: str) -> str:
