@@ -8,8 +8,10 @@
 // HAS_MEMORY), so no view, search or instruction shows it, and keeps no sources. The change
 // chain and its provenance edges stay. An entry with other sources keeps them (the erased ones
 // left out where they were erased: keep_agent_sources). The memory's version grows when an entry was erased, so no kept
-// snapshot of it is used again. Counted into the erasure ($erasure). ($person is null when one
-// session is erased.)
+// snapshot of it is used again, and so does its count of erasures (`entryErasures`): a turn's
+// `shownAgent` changes then without its session's revision moving, so a kept view whose turns
+// were read before (session_marks) is not used again. Counted into the erasure ($erasure).
+// ($person is null when one session is erased.)
 MATCH (a:Agent {id: $agent})-[:IN_ORG]->(:Org {id: $org})
 SET a._lock = true
 REMOVE a._lock
@@ -50,7 +52,8 @@ CALL (a) {
       e.sourceSessions = [], e.sourceItems = [], e.sourceUids = [], e.sourcePersons = []
   RETURN count(e) AS entries, sum(changes) AS changes
 }
-SET a.memoryVersion = coalesce(a.memoryVersion, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END
+SET a.memoryVersion = coalesce(a.memoryVersion, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END,
+    a.entryErasures = coalesce(a.entryErasures, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END
 WITH a, entries, changes
 OPTIONAL MATCH (er:Erasure {id: $erasure})
 SET er.agentEntries = er.agentEntries + entries, er.changes = er.changes + changes

@@ -79,4 +79,5 @@ RETURN s {.id, .kind, revision: revision, .model, .useOverride, .generateOverrid
           forkedFrom: source.id, forkedAt: f.at} AS session,
        o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org,
        entries, coalesce(s.processed, []) AS processed,
-       coalesce(s.processedSeq, 0) AS processedSeq, revisionAfter, turns
+       coalesce(s.processedSeq, 0) AS processedSeq, revisionAfter, turns,
+       coalesce(a.entryErasures, 0) AS agentErasures

@@ -138,7 +138,7 @@ class AgentRememberBody(Strict):
     key: AgentKey
     content: Content
     kind: AgentKindName
-    about: str | None = None
+    about: Key | None = None
     visibility: Literal["shared", "private"] = "shared"
 
     def to_command(self) -> commands.AgentCommand:
@@ -150,7 +150,7 @@ class AgentRememberBody(Strict):
 class AgentForgetBody(Strict):
     tag: Literal["Forget"] = Field(alias="_tag")
     key: AgentKey
-    about: str | None = None
+    about: Key | None = None
 
     def to_command(self) -> commands.AgentCommand:
         return commands.AgentForget(self.key, self.about)

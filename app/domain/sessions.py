@@ -220,12 +220,14 @@ class Edited:
 
 @dataclass(frozen=True, slots=True)
 class SessionMark:
-    """Where a session stands (its head and revision), and its org's settings now."""
+    """Where a session stands (its head and revision, and its agent's count of erasures of
+    entries, which change what its turns were shown), and its org's settings now."""
 
     id: str
     head: str
     revision: int
     org: OrgSettings
+    agent_erasures: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,13 +98,15 @@ class SessionRepository:
 
     async def views_with_turns(
         self, who: Principal, ids: Sequence[str], fields: tuple[str, ...]
-    ) -> list[tuple[SessionView, dict[str, Turn]]]:
+    ) -> list[tuple[SessionView, dict[str, Turn], int]]:
         """Session views with their sources' items (the properties in `fields`), each with the
-        turns its sources cite by id, in one statement."""
+        turns its sources cite by id and its agent's count of erasures of entries (which
+        change what turns were shown), in one statement."""
         rows = await self._view_rows(who, ids, turns=True, fields=fields)
         return [
             (session_view(row, fields),
-             {turn.id: turn for turn in map(Turn.from_row, row["turns"])})
+             {turn.id: turn for turn in map(Turn.from_row, row["turns"])},
+             row["agentErasures"])
             for row in rows
         ]
 
@@ -123,7 +125,8 @@ class SessionRepository:
         rows = await self.tx.rows("session_marks", **who.scope(), ids=list(ids))
         return [
             SessionMark(
-                row["id"], row["head"], row["revision"], org_settings(row["org"])
+                row["id"], row["head"], row["revision"], org_settings(row["org"]),
+                row["agentErasures"],
             )
             for row in rows
         ]

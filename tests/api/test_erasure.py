@@ -238,6 +238,36 @@ def test_erasing_a_person_leaves_no_marker_of_theirs_and_every_marker_of_others(
     assert platform.post("/v1/org/persons/nobody/erase").status_code == 404
 
 
+def test_a_kept_nested_view_lists_no_erased_agent_key_after_the_erasure(
+    api: Api, member: Api, platform: Api, graph: Graph
+) -> None:
+    # A turn shown an agent entry about ana lists its key (`shownAgent`). Once she is erased,
+    # the nested view of that turn's session lists the entry's opaque key, as a fresh read
+    # does, also where this process answered the view before the erasure and kept it
+    agent = platform.agent(shared=True)["id"]
+    agent_remember(platform, agent, "ANA-DIET-9k", "Ana eats no meat.", "preference",
+                   about="ana")
+    sid = member.session(agent)["session"]["id"]
+    member.turn(sid, user("Our budget is 1500 EUR."))
+    member.wait_idle(sid)
+    query = """query($id: ID!) { session(id: $id) { memory { entries(first: 20) { nodes {
+        key sources { turn { id shownAgent } } } } } } }"""
+
+    def shown() -> set[str]:
+        entries = flat(member.graphql(query, id=sid))["data"]["session"]["memory"]["entries"]
+        return {name for entry in entries for source in entry["sources"]
+                if source["turn"] is not None for name in source["turn"]["shownAgent"]}
+
+    assert shown() == {"ANA-DIET-9k"}
+    assert shown() == {"ANA-DIET-9k"}  # the view this process keeps
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    [opaque] = shown()
+    assert opaque.startswith("erased-")
+    assert graph.value(
+        "MATCH (:Session {id: $sid})<-[:IN_SESSION]-(t:Turn) RETURN t.shownAgent", sid=sid
+    ) == [opaque]
+
+
 def test_the_erase_person_mutation_answers_the_erasure_and_refuses_a_person(
     api: Api, member: Api, platform: Api, graph: Graph
 ) -> None:

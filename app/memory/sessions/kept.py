@@ -1,11 +1,13 @@
 """What this process keeps of its sessions between requests, and the one rule that makes it safe.
 
-The rule: a kept thing is valid exactly while its session's revision (and, for a turn
-snapshot, its agent's memory version) has not moved. Every change to what a session's view
-shows moves its revision (S12-S17, a filled-in kept state too), every change to an agent's
-memory moves its version. So nothing kept is trusted as it stands: each use asks the graph, in
-the statement that uses it, whether those marks are still the ones it was kept at, and reads
-afresh where they moved. A second process on the same graph never gets a stale answer.
+The rule: a kept thing is valid exactly while its session's revision (for a turn snapshot, its
+agent's memory version too; for a view with turns, its agent's count of erasures too) has not
+moved. Every change to what a session's view shows moves its revision (S12-S17, a filled-in
+kept state too), but an erasure of an agent entry, which changes the turns shown it and moves
+its agent's count of erasures; every change to an agent's memory moves its version. So nothing
+kept is trusted as it stands: each use asks the graph, in the statement that uses it, whether
+those marks are still the ones it was kept at, and reads afresh where they moved. A second
+process on the same graph never gets a stale answer.
 
 Two things are kept per session, the newest of each:
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from app.domain.sessions import SessionView
+from app.domain.sessions import SessionMark, SessionView
 from app.domain.turns import Turn, TurnState
 
 # How many sessions' turn snapshots a process keeps, each one lock's reading: the session's
@@ -43,6 +45,7 @@ class KeptView:
     items: tuple[str, ...]
     view: SessionView
     turns: Mapping[str, Turn] | None = None
+    agent_erasures: int = 0  # its agent's count of erasures of entries when its turns were read
 
     def serves(self, items: tuple[str, ...]) -> bool:
         """Whether its items were read with every property in `items`."""
@@ -50,6 +53,12 @@ class KeptView:
 
     def at(self, head: str, revision: int) -> bool:
         return (self.view.session.head, self.view.session.revision) == (head, revision)
+
+    def still(self, mark: SessionMark) -> bool:
+        """Whether it is still the session's view where the session stands at `mark`."""
+        return self.at(mark.head, mark.revision) and (
+            self.turns is None or self.agent_erasures == mark.agent_erasures
+        )
 
     @property
     def size(self) -> int:

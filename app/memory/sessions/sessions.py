@@ -160,7 +160,7 @@ class Sessions:
 
         async def read(tx: Tx, rest: list[str]) -> list[KeptView]:
             found = await SessionRepository(tx).views_with_turns(who, rest, fields)
-            return [KeptView(fields, view, turns) for view, turns in found]
+            return [KeptView(fields, view, turns, erasures) for view, turns, erasures in found]
 
         answered = await self.db.read(lambda tx: _kept_or_read(tx, who, ids, kept, read))
         turns: dict[str, Turn] = {}
@@ -304,7 +304,7 @@ async def _kept_or_read(
         found = [
             replace(k, view=k.view.at_org(mark.org))
             for mark in marks
-            if (k := kept[mark.id]).at(mark.head, mark.revision)
+            if (k := kept[mark.id]).still(mark)
         ]
         # Kept views of sessions the caller may not reach are absent, as in a read.
         unread = {mark.id for mark in marks} - {k.view.session.id for k in found}
