@@ -29,7 +29,9 @@ UNWIND $ids AS sid
 MATCH (s:Session {id: sid})-[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(o {id: $org})
 USING INDEX s:Session(id)
 WHERE $person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
-WITH sid, s, a, o, s.revision AS revision
+// (the agent's count of erasures is read first too: an erasure committing later makes the
+// count kept with this view stale, never the view's turns)
+WITH sid, s, a, o, s.revision AS revision, coalesce(a.entryErasures, 0) AS agentErasures
 MATCH (s)-[:HEAD]->(h:Version)
 OPTIONAL MATCH (s)-[:WITH]->(p:Person)
 OPTIONAL MATCH (s)-[:STARTED_FROM]->(parent:Session)
@@ -79,5 +81,4 @@ RETURN s {.id, .kind, revision: revision, .model, .useOverride, .generateOverrid
           forkedFrom: source.id, forkedAt: f.at} AS session,
        o {.memoryUse, .memoryGenerate, .agentMemory, .helperModel, .model} AS org,
        entries, coalesce(s.processed, []) AS processed,
-       coalesce(s.processedSeq, 0) AS processedSeq, revisionAfter, turns,
-       coalesce(a.entryErasures, 0) AS agentErasures
+       coalesce(s.processedSeq, 0) AS processedSeq, revisionAfter, turns, agentErasures

@@ -104,13 +104,19 @@ class MemoryServer(MCPServer):
     async def bad_arguments(
         self, name: str, arguments: dict[str, Any]
     ) -> ServiceError | None:
+        """What a REST body would be refused for, in the order REST checks it; None for a tool
+        that does not exist (the SDK answers that)."""
         taken = {tool.name: tool.input_schema.get("properties", {})
                  for tool in await self.list_tools()}.get(name)
-        unknown = sorted(set(arguments) - set(taken)) if taken is not None else []
+        if taken is None:
+            return None
+        broken = bodies.broken_text(arguments)
+        if broken is not None:
+            return bodies.not_text(broken)
+        unknown = sorted(set(arguments) - set(taken))
         if unknown:
             return ValidationError(f"{unknown[0]}: the tool takes no such argument", unknown[0])
-        broken = bodies.broken_text(arguments)
-        return None if broken is None else bodies.not_text(broken)
+        return None
 
 
 def principal(ctx: Context) -> Principal:

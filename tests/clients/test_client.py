@@ -10,6 +10,7 @@ import httpx
 import pytest
 from openbot_memory_client import (
     KEEP,
+    AgentConflict,
     AgentRemember,
     Forbidden,
     Forget,
@@ -346,6 +347,40 @@ def test_a_conflict_leaves_the_next_command_to_read_the_session_first(
     view = client.remember(sid, "seat", "Window.")
     assert (view.memory.entries["seat"].content, sorted(view.memory.entries)) == (
         "Window.", ["car", "seat"])
+
+
+def test_a_completion_sent_again_leaves_commands_at_the_session_as_it_is(
+    client: OpenBotMemory, server: RunningServer, ana_token: str,
+) -> None:
+    # S7: a completion is answered 200 whether or not it is a retry, so its answer does not
+    # stand for the session now: a retry's is the session as the first completion left it
+    sid = client.create_session(client.create_agent("a").id).session.id
+    turn = client.record_turn(sid, [TurnItem(id="q-1", role="user", content="Book it?")],
+                              status="awaiting_approval")
+    done = [TurnItem(id="q-2", role="assistant", content="Booked.")]
+    first = client.complete_turn(sid, turn.turn.id, done)
+    for run in client.runs(sid):  # the completion's consolidation moves the session too
+        assert client.get_run(sid, run.id, wait=30).status == "succeeded"
+    moved = client.remember(sid, "seat", "Window.").session.revision
+    with OpenBotMemory(server.url, ana_token) as fresh:
+        again = fresh.complete_turn(sid, turn.turn.id, done)
+        assert again.session.revision == first.session.revision < moved
+        assert fresh.forget(sid, "seat").session.revision == moved + 1
+
+
+def test_an_agent_conflict_leaves_the_next_command_to_read_the_memory_first(
+    client: OpenBotMemory, server: RunningServer, ana_token: str,
+) -> None:
+    # A10: an AgentConflict says the version the client sent is stale; the next command is
+    # sent at the memory read again
+    agent = client.create_agent("a", shared=True).id
+    client.remember_for_agent(agent, "seat", "Aisle.", "preference")
+    with OpenBotMemory(server.url, ana_token) as racer:
+        racer.remember_for_agent(agent, "car", "No rental car.", "decision")
+    with pytest.raises(AgentConflict):
+        client.remember_for_agent(agent, "seat", "Window.", "preference")
+    memory = client.remember_for_agent(agent, "seat", "Window.", "preference")
+    assert (memory.version, memory.entries["seat"].content) == (3, "Window.")
 
 
 def test_expected_and_revision_are_given_together_or_not_at_all(

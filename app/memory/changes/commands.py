@@ -192,8 +192,8 @@ def agent_key(key: str, field: str = "key") -> str:
 
 
 def check_agent_key(key: str, field: str = "key") -> str:
-    """The key a Remember of an agent entry writes: an agent key, and S10's scan."""
-    return refuse_credential(agent_key(key, field), field)
+    """The key a Remember of an agent entry writes: S10's scan, and an agent key."""
+    return agent_key(check_secret_free_key(key, field), field)
 
 
 def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemember:
@@ -215,7 +215,7 @@ def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemembe
 
 
 def check_agent_forget(command: AgentForget) -> AgentForget:
-    """A10: the entry a Forget names, its key and the person a private one is about, read as
-    a Remember reads them."""
+    """A10: the entry a Forget names: an agent key, and the person a private one is about,
+    read as a Remember reads them. (No credential scan: no entry has such a key to forget.)"""
     about = None if command.about is None else check_key(command.about, "about")
     return AgentForget(agent_key(command.key, "key"), about)

@@ -38,9 +38,10 @@ SNAPSHOTS = 1024
 class KeptView:
     """A view answered, the properties its sources' items were read with (`items`: all of
     ITEM_FIELDS, a GraphQL selection's, or none: the ids only), and, when it was read with them,
-    the turns its sources cite (by id). Turns are kept only when each is of the view's own
-    session: every change to one of them moves that session's revision, where a fork's sources
-    may cite its parent's turns, which change without moving the fork's."""
+    the turns its sources cite (by id) and its agent's count of erasures then. Turns are kept
+    only when each is of the view's own session: every change to one of them moves that
+    session's revision (an erasure of an agent entry shown to it, its agent's count), where a
+    fork's sources may cite its parent's turns, which change without moving the fork's."""
 
     items: tuple[str, ...]
     view: SessionView

@@ -55,12 +55,16 @@ class Call(Generic[T]):
     params: dict[str, Any] | None = None
     body: dict[str, Any] | None = None
     timeout: float | None = None
-    # The session whose head and revision the call sends: a SessionConflict answer means the
-    # client's copy is stale, and the next command reads the session first.
+    # The session whose head and revision the call sends (or the agent whose memory version):
+    # a conflict means the client's copy is stale, and the next command reads it first.
     at_session: str | None = None
-    # A call that records a turn: the status with which its answer is the session as the turn
-    # left it (a retry is answered, 200, with the turn as first recorded, not the session now).
-    recorded_with: int | None = None
+    at_agent: str | None = None
+    # A call that records a turn, whose answer is the session as the turn left it; `fresh` is
+    # the status that says this call recorded it, so that the answer is the session now (a
+    # retry is answered 200 with the turn as first recorded; a completion is answered 200
+    # either way, so no status says it).
+    records_turn: bool = False
+    fresh: int | None = None
 
 
 def unmoved(sent: m.SessionView, read: m.SessionView) -> bool:
@@ -154,8 +158,9 @@ class Core:
         except ValueError:
             data = {"message": response.text}
         if response.status_code >= 400:
-            if response.status_code == 409 and call.at_session is not None:
-                self.seen.pop(call.at_session, None)
+            if response.status_code == 409:
+                self.seen.pop(call.at_session or "", None)
+                self.seen_versions.pop(call.at_agent or "", None)
             raise error_of(response.status_code, data, request_id,
                            seconds(response.headers.get("Retry-After")))
         try:
@@ -174,9 +179,9 @@ class Core:
         when the call just recorded the turn and did not wait for its run (which may have moved
         the session since); otherwise a recording call leaves the next command to read the
         session first, and a turn read later says nothing of the session now."""
-        if call.recorded_with is None:
+        if not call.records_turn:
             return
-        if status == call.recorded_with and turn.run is None:
+        if status == call.fresh and turn.run is None:
             self.saw_session(turn.session.id, turn.session.head, turn.session.revision)
         else:
             self.seen.pop(turn.session.id, None)
@@ -251,13 +256,13 @@ class Core:
         if status != "completed":
             body["status"] = status
         return Call("POST", f"/v1/sessions/{session_id}/turns", model(m.TurnView),
-                    params=params, body=body, timeout=timeout, recorded_with=201)
+                    params=params, body=body, timeout=timeout, records_turn=True, fresh=201)
 
     def complete_turn(
         self, session_id: str, turn_id: str, items: Sequence[m.TurnItem | dict[str, Any]]
     ) -> Call[m.TurnView]:
         return Call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
-                    model(m.TurnView), body={"items": m.items_of(items)}, recorded_with=200)
+                    model(m.TurnView), body={"items": m.items_of(items)}, records_turn=True)
 
     def get_turn(self, session_id: str, turn_id: str) -> Call[m.TurnView]:
         return Call("GET", f"/v1/sessions/{session_id}/turns/{turn_id}", model(m.TurnView))
@@ -352,7 +357,7 @@ class Core:
     ) -> Call[m.AgentMemory]:
         body = {"expected": expected, "command": command.to_json()}
         return Call("POST", f"/v1/agents/{agent_id}/memory", self.saw_agent(agent_id),
-                    body=body)
+                    body=body, at_agent=agent_id)
 
     def agent_log_page(self, agent_id: str, after: int, limit: int) -> Call[list[m.LogEntry]]:
         return Call("GET", f"/v1/agents/{agent_id}/memory/log",
