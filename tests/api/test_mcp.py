@@ -256,13 +256,18 @@ def test_a_negative_version_is_refused_as_input(server: RunningServer, api: Api)
     assert agent_memory(api, agent) == before
 
 
+def new_session(api: Api) -> tuple[str, str, Body]:
+    """A new session of the caller: its id, its head and its view."""
+    view: Body = api.view(api.session()["session"]["id"])
+    return view["session"]["id"], view["session"]["head"], view
+
+
 def test_arguments_the_schema_refuses_answer_a_validation_error_naming_them(
     server: RunningServer, api: Api
 ) -> None:
     # A refusal by a tool's input schema reads as a refusal by the service does: the REST
     # error body (`_tag` ValidationError and the argument at fault), and nothing changes.
-    session = api.view(api.session()["session"]["id"])
-    sid, head = session["session"]["id"], session["session"]["head"]
+    sid, head, _ = new_session(api)
     agent = api.agent("desk")["id"]
     before = (api.view(sid), agent_memory(api, agent))
     cases: list[tuple[str, dict[str, Any], str]] = [
@@ -290,9 +295,7 @@ def test_an_argument_the_tool_does_not_take_is_refused_as_rest_refuses_a_field(
     # As a REST body with a field it does not take is 400 on that field, a tool call with an
     # argument its tool does not take is refused naming it, and nothing changes: a turn sent
     # as awaiting an approval is not recorded as completed
-    session = api.view(api.session()["session"]["id"])
-    sid, head = session["session"]["id"], session["session"]["head"]
-    before = api.view(sid)
+    sid, head, before = new_session(api)
     item = {"type": "message", "role": "user", "content": "Hold the booking."}
     cases: list[tuple[str, dict[str, Any], str]] = [
         ("record_turn", {"session_id": sid, "items": [item], "status": "awaiting_approval"},
@@ -331,9 +334,7 @@ def test_a_string_that_is_not_text_is_refused_naming_its_argument(
 ) -> None:
     # As over REST and GraphQL, an escaped half of a surrogate pair is refused as input
     # naming where it is, on the protocol whose JSON reader lets it through; nothing changes
-    session = api.view(api.session()["session"]["id"])
-    sid, head = session["session"]["id"], session["session"]["head"]
-    before = api.view(sid)
+    sid, head, before = new_session(api)
     cases: list[tuple[str, dict[str, Any], str]] = [
         ("search_memory", {"query": "\ud800"}, "query"),
         ("remember", {"session_id": sid, "expected": head, "revision": 0, "key": "seat",

@@ -158,9 +158,10 @@ class Core:
         except ValueError:
             data = {"message": response.text}
         if response.status_code >= 400:
-            if response.status_code == 409:
-                self.seen.pop(call.at_session or "", None)
-                self.seen_versions.pop(call.at_agent or "", None)
+            if response.status_code == 409 and call.at_session is not None:
+                self.seen.pop(call.at_session, None)
+            if response.status_code == 409 and call.at_agent is not None:
+                self.seen_versions.pop(call.at_agent, None)
             raise error_of(response.status_code, data, request_id,
                            seconds(response.headers.get("Retry-After")))
         try:
