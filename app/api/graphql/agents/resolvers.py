@@ -10,7 +10,7 @@ from app.domain.jobs import LearningJob
 
 AGENT_ENTRIES = Keyset("agentEntries", (str,))
 AGENT_CHANGES = Keyset("agentChanges", (str,))
-LOG = Keyset("log", (int,))
+LOG = Keyset("log", (int,), least=0)  # a version, as REST's `after`
 AGENTS = Keyset("agents", (int, str))
 JOBS = Keyset("learningJobs", (int, str))
 
