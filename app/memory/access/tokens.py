@@ -58,6 +58,9 @@ class Tokens:
     cache_seconds: float = 2.0
     # token hash -> (monotonic time of the lookup, what the graph said of the token)
     _cache: dict[str, tuple[float, Grant]] = field(default_factory=dict)
+    # how many times the cache was cleared: a lookup whose read began before a clear keeps
+    # nothing, since what it read may be what the clear was for
+    _clears: int = 0
 
     async def create(
         self, org: str, person: str | None, service: str | None = None,
@@ -101,12 +104,13 @@ class Tokens:
         )
         if revoked is None:
             raise NotFound("no such token: give the token or its id (`token list`)")
-        self._cache.clear()  # honoured at once here; elsewhere within `cache_seconds`
+        self.forget_cached()  # honoured at once here; elsewhere within `cache_seconds`
         return revoked
 
     def forget_cached(self) -> None:
         """Look every token up again: tokens were revoked here (an erasure revokes a person's)."""
         self._cache.clear()
+        self._clears += 1
 
     async def principal(self, authorization: str | None) -> Principal:
         """The principal of an `Authorization: Bearer <token>` header; 401 when there is none."""
@@ -144,8 +148,9 @@ class Tokens:
         cached = self._cache.get(hashed)
         if cached is not None and time.monotonic() - cached[0] < self.cache_seconds:
             return cached[1]
+        clears = self._clears
         grant = await self.db.read(lambda tx: PrincipalRepository(tx).grant(hashed, now))
-        if grant is not None and self.cache_seconds > 0:
+        if grant is not None and self.cache_seconds > 0 and clears == self._clears:
             if len(self._cache) >= CACHED_TOKENS:
                 del self._cache[next(iter(self._cache))]
             self._cache[hashed] = (time.monotonic(), grant)
