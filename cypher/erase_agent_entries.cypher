@@ -1,5 +1,8 @@
 // Erases, under the agent's lock (as a command takes it), the agent entries an erasure reaches:
-// those about the person or theirs (private), and those whose every source is an erased item.
+// those about the person or theirs (private), and those whose content rests only on items an
+// erasure erased (not retention: `expired`). The content rests on the current change's sources,
+// or, for a retracted entry, on the sources of the change its Forget retracted (a Forget keeps
+// the content it retracts, and follows the active change it retracts: A6).
 // Each becomes a tombstone: the entry and every change of it lose their content before and
 // after and are marked `erased`; the person's id where they hold it (`about`, `owner`,
 // `person`) becomes the erasure's opaque id; the key (what someone said) becomes an opaque key
@@ -21,9 +24,14 @@ CALL (a) {
   WHERE ($person IS NOT NULL
          AND (e.about = $person OR e.owner = $person
               OR EXISTS { (c:AgentChange)-[:OF_ENTRY]->(e) WHERE c.about = $person }))
-     OR (EXISTS { (e)-[:CURRENT]->(:AgentChange)-[:CITES]->(:Item) }
-         AND NOT EXISTS { (e)-[:CURRENT]->(:AgentChange)-[:CITES]->(i:Item)
-                          WHERE NOT coalesce(i.erased, false) })
+     OR EXISTS {
+       MATCH (e)-[:CURRENT]->(now:AgentChange)
+       OPTIONAL MATCH (now)-[:REPLACES]->(retracted:AgentChange)
+       WITH CASE WHEN now.op = 'forget' THEN retracted ELSE now END AS said
+       WHERE EXISTS { (said)-[:CITES]->(:Item) }
+         AND NOT EXISTS { (said)-[:CITES]->(i:Item)
+                          WHERE NOT coalesce(i.erased, false) OR coalesce(i.expired, false) }
+     }
   // (listed as a turn's `shownAgent` lists it: the key, and `@owner` for a private entry)
   WITH a, e, 'erased-' + randomUUID() AS opaque,
        CASE WHEN coalesce(e.owner, '') = '' THEN e.key ELSE e.key + '@' + e.owner END AS said,

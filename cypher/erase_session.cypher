@@ -26,10 +26,12 @@ CALL (s, a) {
 }
 WITH s
 CALL (s) {
+  // (an item retention emptied (`expired`) is erased too: it still names its author)
   OPTIONAL MATCH (s)<-[:OF]-(:Version)-[:ADDS]->(i:Item)
-  WHERE NOT coalesce(i.erased, false)
+  WHERE NOT coalesce(i.erased, false) OR coalesce(i.expired, false)
   SET i.erased = true, i.content = null,
       i.author = CASE WHEN i.author = $person THEN $replacement ELSE i.author END
+  REMOVE i.expired
   RETURN count(i) AS items, collect(i.uid) AS erasedUids
 }
 CALL (s) {

@@ -1,7 +1,10 @@
 // A run that applied nothing: it failed (S11: its items stay unprocessed; TRIED records what it
-// tried to read), was skipped (generate turned off), or had nothing to read.
+// tried to read), was skipped (generate turned off), or had nothing to read. A run its
+// session's erasure reached while its model worked keeps no error: the error may quote what
+// the model read.
 MATCH (r:Run {id: $run})
-SET r.status = $status, r.error = $error, r.finishedAt = $now, r.leaseUntil = null
+SET r.status = $status, r.finishedAt = $now, r.leaseUntil = null,
+    r.error = CASE WHEN coalesce(r.erased, false) THEN null ELSE $error END
 WITH r
 CALL (r) {
   UNWIND $tried AS uid

@@ -1,5 +1,6 @@
 // One session's part of a learning job: the items it learned from (LEARNED, so no job reads
-// them again), the changes it dropped and why, and the turns now fully learned from. Its kept
+// them again), the changes it dropped, why, and whom each says it is about, and the turns now
+// fully learned from. Its kept
 // changes are applied by apply_agent_changes in the same transaction.
 MATCH (j:LearningJob {id: $job})
 MATCH (s:Session {id: $session})
@@ -14,7 +15,8 @@ CALL (j) {
 CALL (j, s) {
   UNWIND $dropped AS d
   CREATE (j)-[:DROPPED]->(:DroppedChange {op: d.op, key: d.key, reason: d.reason,
-                                          proposal: d.proposal, session: s.id, at: $at})
+                                          proposal: d.proposal, about: d.about, session: s.id,
+                                          at: $at})
 }
 CALL (s) {
   UNWIND $turns AS tid

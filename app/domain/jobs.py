@@ -40,6 +40,7 @@ class Dropped:
     reason: str
     proposal: str  # the change as the model sent it, as JSON
     session: str | None = None  # the session a learning job read it from
+    about: str | None = None  # the person a learning job's change says it is about (A5)
 
 
 @dataclass(frozen=True, slots=True)

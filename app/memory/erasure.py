@@ -77,7 +77,9 @@ class Erasures:
             erased_sessions.update(new_sessions)
             erased_agents.update(agents)
         done = await self.db.write(
-            lambda tx: ErasureRepository(tx).finish(org, erasure.id, person, replacement, now_ms())
+            lambda tx: ErasureRepository(tx).finish(
+                org, erasure.id, person, replacement, now_ms(), ERASED_WITHHELD
+            )
         )
         self.on_revoke()
         return done

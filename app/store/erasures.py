@@ -72,12 +72,14 @@ class ErasureRepository:
         )
 
     async def finish(
-        self, org: str, erasure: str, person: str | None, replacement: str | None, now: int
+        self, org: str, erasure: str, person: str | None, replacement: str | None, now: int,
+        withheld: str,
     ) -> Erasure:
-        """The person's last part (authored items, stored ids, tokens); the erasure done."""
+        """The person's last part (authored items, dropped changes about them, stored ids,
+        tokens); the erasure done."""
         row = await self.tx.row(
             "finish_erasure", org=org, erasure=erasure, person=person, replacement=replacement,
-            now=now,
+            now=now, withheld=withheld,
         )
         assert row is not None, "the erasure was begun"
         await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])

@@ -51,9 +51,9 @@ _QUEUES: dict[JobKind, _Queue] = {
 }
 
 
-def _dropped(dropped: Sequence[Dropped]) -> list[dict[str, str]]:
-    return [{"op": d.op, "key": d.key, "reason": d.reason, "proposal": d.proposal}
-            for d in dropped]
+def _dropped(dropped: Sequence[Dropped]) -> list[dict[str, str | None]]:
+    return [{"op": d.op, "key": d.key, "reason": d.reason, "proposal": d.proposal,
+             "about": d.about} for d in dropped]
 
 
 class JobRepository:

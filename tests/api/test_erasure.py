@@ -25,6 +25,7 @@ from app.store.database import Target
 from app.store.erasures import ErasureRepository
 from tests.api.test_agent_memory import (
     agent_command,
+    agent_forget,
     agent_memory,
     agent_remember,
     instructions,
@@ -41,9 +42,10 @@ from tests.api.test_learning import (
     wait_event,
     wait_learned,
 )
+from tests.api.test_promotion import subagent
 from tests.api.test_provenance import STORY, SUPPORTS
 from tests.conftest import ROOT, Api, Graph, RunningServer, flat, user
-from tests.openai_stub import OpenAIStub
+from tests.openai_stub import OpenAIStub, Reply
 from tests.test_cli import CLI, run_cli
 
 Body = dict[str, Any]
@@ -640,3 +642,134 @@ def test_a_run_whose_items_retention_erased_while_its_model_worked_applies_nothi
     assert [(d["reason"], d["proposal"]) for d in run["dropped"]] == [(ERASED_SINCE, "")]
     assert api.view(sid)["memory"]["entries"] == {}
     assert stored_anywhere(graph, "OLD-HELD-1f") == 0
+
+
+def test_an_agent_entry_learned_from_her_and_forgotten_since_leaves_with_her_erasure(
+    api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: an entry supported only by her items is erased, retracted or not: a Forget
+    # keeps the content it retracts, and cites nothing of its own
+    helper_is_stub(platform)
+    agent = platform.agent(shared=True)["id"]
+    ana = api.session(agent)["session"]["id"]
+    marks, keys = ["ANA-GONE-1f", "ANA-GONE-2f", "ANA-GONE-3f"], ["ANA-GONE-1k", "ANA-GONE-2k"]
+    teach(api, openai_stub, agent, ana, marks, keys, "ana")
+    assert agent_forget(platform, agent, keys[1])["entries"][keys[1]]["status"] == "retracted"
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+
+    assert keys[1] not in agent_memory(platform, agent)["entries"]
+    for mark in marks + keys:
+        assert stored_anywhere(graph, mark) == 0, mark
+
+
+def test_deleting_a_session_leaves_the_entries_whose_items_retention_emptied(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # SPEC 7: a deletion erases the memory derived from the deleted session's items; an entry
+    # whose items retention emptied rests on no erased person's data, and stays
+    _, sid = subagent(api)
+    api.remember(sid, "seat", "Ana prefers window seats.", "preference")
+    agent = str(api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
+                ["agent"]["id"])
+    [old] = agent_memory(api, agent)["entries"]["seat"]["sources"]
+    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
+               item=old["item"], s=sid)
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
+    deadline = time.monotonic() + 60
+    while not graph.value(erased, item=old["item"], s=sid):
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+    kept = agent_memory(api, agent)["entries"]["seat"]
+    assert kept["content"] == "Ana prefers window seats."
+
+    other = api.session(agent)["session"]["id"]
+    api.turn(other, user("Book the flight.", id="o-1"))
+    api.wait_idle(other)
+    assert api.ok(api.http.delete(f"/v1/sessions/{other}")) == {"deleted": other}
+
+    assert agent_memory(api, agent)["entries"]["seat"] == kept
+
+
+def test_an_entry_resting_on_her_items_retention_emptied_leaves_with_her_erasure(
+    api: Api, platform: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # SPEC 7: her items are hers whether or not retention emptied them: an agent entry they
+    # alone support is erased with her, and her id leaves them
+    _, sid = subagent(api)
+    api.remember(sid, "ANA-OLD-1k", "ANA-OLD-1f", "preference")
+    agent = str(api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
+                ["agent"]["id"])
+    [old] = agent_memory(api, agent)["entries"]["ANA-OLD-1k"]["sources"]
+    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
+               item=old["item"], s=sid)
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
+    deadline = time.monotonic() + 60
+    while not graph.value(erased, item=old["item"], s=sid):
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+    assert "ANA-OLD-1k" in agent_memory(platform, agent)["entries"]
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+
+    assert "ANA-OLD-1k" not in agent_memory(platform, agent)["entries"]
+    for mark in ("ANA-OLD-1k", "ANA-OLD-1f"):
+        assert stored_anywhere(graph, mark) == 0, mark
+    assert holding_value(graph, "ana") == 0
+
+
+@pytest.mark.parametrize("held", ["run", "learning"])
+def test_a_model_error_answered_after_her_erasure_is_not_kept(
+    api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub, held: str
+) -> None:
+    # SPEC 7: what jobs kept of her goes, and nothing erased is written again by a job that
+    # read it before: a provider's error may quote what it was sent
+    helper_is_stub(platform)
+    gate, started = threading.Event(), threading.Event()
+    failing = Reply(content="refused: ANA-ERR-1f", status=400, gate=gate, started=started)
+    openai_stub.script_for(CONSOLIDATE, failing if held == "run" else answer())
+    openai_stub.script_for(LEARN, failing if held == "learning" else answer())
+    agent = platform.agent(shared=True)["id"]
+    sid = api.session(agent)["session"]["id"]
+    api.turn(sid, user("My trip ANA-ERR-1f", id="ana-u1"))
+    wait_event(started, f"the {held} asked its model")
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    gate.set()
+    wait_settled(graph)
+
+    label = "Run" if held == "run" else "LearningJob"
+    assert graph.value(f"MATCH (j:{label} {{status: 'failed'}}) RETURN count(j)") == 1
+    assert stored_anywhere(graph, "ANA-ERR-1f") == 0
+
+
+def test_a_change_about_her_dropped_from_another_members_session_leaves_with_her_erasure(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7, A5: what jobs kept of the changes about her goes, from whichever session; what
+    # they kept of others' stays
+    helper_is_stub(platform)
+    shared = platform.agent(shared=True)["id"]
+    ben = member.session(shared)["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer(
+        change("ana-tea", "ANA-TOLD-1f", ["ben-u1"], "preference", about="ana"),
+        change("ben-desk", "BEN-TOLD-2f", ["ben-u1"], "nonsense", about="ben",
+               visibility="private"),
+    ))
+    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    [job] = wait_learned(platform, shared, [ben])
+    assert {d["key"] for d in job["dropped"]} == {"ana-tea", "ben-desk"}
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+
+    [job] = learning_jobs(platform, shared)
+    by_key = {d["key"]: d for d in job["dropped"]}
+    assert set(by_key) == {ERASED_WITHHELD, "ben-desk"}
+    assert not by_key[ERASED_WITHHELD]["proposal"]
+    assert "BEN-TOLD-2f" in by_key["ben-desk"]["proposal"]
+    assert stored_anywhere(graph, "ANA-TOLD-1f") == 0
+    assert stored_anywhere(graph, "BEN-TOLD-2f") > 0
+    assert holding_value(graph, "ana") == 0

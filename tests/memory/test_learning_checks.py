@@ -238,6 +238,16 @@ def test_an_unknown_visibility_is_dropped() -> None:
     assert "visibility" in only_dropped(remember("k", visibility="public")).reason
 
 
+def test_a_models_visibility_and_about_are_read_as_a_persons_command_reads_them() -> None:
+    # A9: an empty visibility is none of the two, as a person's Remember refuses it; no
+    # visibility at all is shared, as for a person
+    assert "visibility" in only_dropped(remember("k", visibility="")).reason
+    assert only_kept(remember("k")).visibility == Visibility.SHARED
+    # A5: `about` is trimmed, as a person's is: the person, not "no person of the org"
+    kept = only_kept(remember("aisle", about=" ana ", visibility="private"))
+    assert (kept.about, kept.owner) == ("ana", "ana")
+
+
 def test_sources_must_be_readable_items() -> None:
     # S9: it cites at least one item not yet learned from, and only those
     assert "no source" in only_dropped(remember("k", sources=[])).reason

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Protocol, TypeVar
 
 import pydantic
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
 from app.domain.enums import ChangeOp, Kind, Status, Visibility
@@ -56,6 +57,18 @@ class ProposedAgentChange(ProposedChange):
     about: str | None = None
     visibility: str | None = None
 
+    @field_validator("about")
+    @classmethod
+    def _trimmed(cls, about: str | None) -> str | None:
+        """`about` is read as a person's command reads it: trimmed."""
+        return None if about is None else about.strip()
+
+    @property
+    def asked_visibility(self) -> str:
+        """The visibility the change asks for: shared when it names none, as a person's
+        command; an empty one is no visibility."""
+        return Visibility.SHARED if self.visibility is None else self.visibility
+
 
 ProposedT = TypeVar("ProposedT", bound=ProposedChange)
 KeptT = TypeVar("KeptT", bound="Checked")
@@ -100,12 +113,15 @@ def _shown(value: Any) -> str:
 
 
 def _drop(op: Any, key: Any, reason: str, raw: Any) -> Dropped:
-    """The record of a dropped change; nothing the model sent is kept if it holds a credential."""
+    """The record of a dropped change; nothing the model sent is kept if it holds a credential.
+    It names the person the change says it is about, so their erasure finds it."""
+    about = raw.get("about") if isinstance(raw, dict) else None
     return Dropped(
         _safe(op if isinstance(op, str) else ""),
         _safe(key if isinstance(key, str) else ""),
         reason,
         _proposal_text(raw),
+        about=about.strip() if isinstance(about, str) else None,
     )
 
 
@@ -270,7 +286,7 @@ def _agent_problem(
         check_agent_key(change.key)
     except ValidationError as exc:
         return f"bad key: {exc.message}"
-    visibility = change.visibility or Visibility.SHARED
+    visibility = change.asked_visibility
     if visibility not in VISIBILITIES:
         return f"unknown visibility {_shown(visibility)}"
     if change.about is not None and change.about not in members:
@@ -303,7 +319,7 @@ def check_agent_changes(
 
     def rule(change: ProposedAgentChange, key: str) -> AgentEdit | str:
         problem = _agent_problem(change, person, members, readable)
-        visibility = change.visibility or Visibility.SHARED
+        visibility = change.asked_visibility
         owner = change.about if visibility == Visibility.PRIVATE and change.about else SHARED
         entry = entries.get((key, owner))
         if problem is None:
@@ -331,13 +347,18 @@ def keep_newer_agent_edits(
     """S7 for agents: a change to an entry that changed while the model worked (a person's
     edit) is dropped: the newer edit is kept."""
     now = {(e.key, e.owner): e.change for e in current}
-    return keep_newer(kept, lambda change: now.get((change.key, change.owner)) != change.replaces)
+    still, dropped = keep_newer(
+        kept, lambda change: now.get((change.key, change.owner)) != change.replaces
+    )
+    about = {change.key: change.about for change in kept}  # (one change per key)
+    return still, [replace(d, about=about[d.key]) for d in dropped]
 
 
 def named_persons(proposed: Sequence[Any]) -> set[str]:
-    """The persons a model's proposed agent changes say they are `about`, as it sent them."""
+    """The persons a model's proposed agent changes say they are `about`, read as the checks
+    read them (trimmed)."""
     return {
-        about for change in proposed
+        about.strip() for change in proposed
         if isinstance(change, dict) and isinstance(about := change.get("about"), str)
     }
 
@@ -354,7 +375,7 @@ def withhold_erased(
     applied (`erased`: an item it read is a tombstone, or a person its changes are about was
     erased) applies none of them: the model saw the erased content, and any change may carry it.
     Each is dropped with that reason, and the record keeps nothing the model sent (no key, no
-    proposal) of those or of the changes other rules dropped."""
+    proposal, no person it is about) of those or of the changes other rules dropped."""
     if not erased:
         return list(kept), list(dropped)
     return [], [
