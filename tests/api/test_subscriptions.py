@@ -397,3 +397,27 @@ def test_a_subscription_holding_what_graphql_refuses_is_refused_before_it_runs(
             {"code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": field}], answer
     socket.subscribe("5", SESSION, id=sid)
     assert socket.next("5")["data"]["memoryChanged"]["id"] == sid
+
+
+def test_a_socket_whose_person_is_erased_hears_nothing_more(
+    api: Api, platform: Api, server: RunningServer, sockets: Callable[..., Socket],
+) -> None:
+    # SPEC 7: an erased person's tokens are revoked, and a socket they signed in, in its
+    # connection_init or on its upgrade request, hears no more of the org: the next event is
+    # refused as a request with the token is
+    agent = platform.agent("shared planner", shared=True)["id"]
+    by_payload = sockets(server, api.token).ack()
+    by_header = sockets(server, headers={"Authorization": f"Bearer {api.token}"}).ack()
+    for socket in (by_payload, by_header):
+        socket.subscribe("a", AGENT, id=agent)
+        assert socket.next("a")["data"]["agentMemoryChanged"] == {"version": 0, "entries": []}
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    agent_remember(platform, agent, "tone", "Keep answers friendly.")
+
+    for socket in (by_payload, by_header):
+        refused = socket.message("a")
+        assert refused["type"] == "next", refused
+        assert refused["payload"]["data"] is None
+        assert [e["extensions"]["code"] for e in refused["payload"]["errors"]] == ["UNAUTHORIZED"]
+        assert socket.message("a") == {"id": "a", "type": "complete"}

@@ -194,11 +194,12 @@ class GraphQLApp(GraphQL[Context, None]):
         without a valid token the socket closes with 4403 (Forbidden)."""
         if context.request.user.is_authenticated:
             return UnsetType()  # connection_ack without a payload
+        authorization = authorization_in(context.connection_params)
         try:
-            who = await self.service.tokens.principal(authorization_in(context.connection_params))
+            who = await self.service.tokens.principal(authorization)
         except Unauthorized as exc:
             raise ConnectionRejectionError(exc.body()) from exc
-        context.renew(who)
+        context.renew(who, authorization)
         return UnsetType()
 
     async def get_context(
@@ -208,4 +209,7 @@ class GraphQLApp(GraphQL[Context, None]):
         # WebSocket, which runs none before `on_ws_connect` signed it in: the org-less
         # principal they are given reaches nothing.
         who = principal_of(request) if request.user.is_authenticated else Principal("")
-        return Context(service=self.service, who=who, request=request, response=response)
+        # (a WebSocket signed in on its upgrade request is checked again before each event)
+        signed_in = isinstance(request, WebSocket) and request.user.is_authenticated
+        return Context(service=self.service, who=who, request=request, response=response,
+                       authorization=request.headers.get("authorization") if signed_in else None)

@@ -39,13 +39,24 @@ class Context:
     response: Response | WebSocket
     # A WebSocket's `connection_init` payload (Strawberry sets it): where its token is.
     connection_params: dict[str, object] | None = None
+    # What signed a WebSocket in (its `Authorization`), checked again before each event.
+    authorization: str | None = None
 
-    def renew(self, who: Principal | None = None) -> None:
-        """Fresh loaders (for `who`, when given): a WebSocket's one context signs in after it
-        was made, and each event of a subscription reads the graph anew, not from a cache."""
+    def renew(self, who: Principal | None = None, authorization: str | None = None) -> None:
+        """Fresh loaders (for `who`, signed in with `authorization`, when given): a
+        WebSocket's one context signs in after it was made, and each event of a subscription
+        reads the graph anew, not from a cache."""
         if who is not None:
-            self.who = who
+            self.who, self.authorization = who, authorization
         self.__post_init__()
+
+    async def next_event(self) -> None:
+        """Before each event of a subscription: the socket's token still signs it in (a
+        revoked one, an erased person's, ends what it hears with Unauthorized, as a request
+        with it is refused), and fresh loaders."""
+        if self.authorization is not None:
+            await self.service.tokens.principal(self.authorization)
+        self.renew()
 
     def __post_init__(self) -> None:
         sessions, who = self.service.sessions, self.who

@@ -4,8 +4,8 @@ Each subscription registers a watch with the process's hub (`app.memory.views.li
 this process's writes at once and other processes' at its next poll (`live_poll_seconds`), and
 then reads what changed through the same loaders and principal scope as queries: a session or
 agent the caller may not reach is NotFound, exactly as a query's would be. The socket's one
-context gets fresh loaders before each event (`Context.renew`), so nested fields read the graph
-anew.
+context checks its token and gets fresh loaders before each event (`Context.next_event`): a
+revoked token ends what the socket hears, and nested fields read the graph anew.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Subscription:
         ctx, sid = info.context, str(session_id)
         async with ctx.service.live.watch("session", sid) as watch:
             told = await ctx.service.sessions.view(ctx.who, sid)
-            ctx.renew()
+            await ctx.next_event()
             yield Session.from_domain(told)
             while True:
                 marks = await watch.changed()
@@ -50,7 +50,7 @@ class Subscription:
                     ctx.who, sid, told.session.revision, told.session.head
                 )
                 for view in views:
-                    ctx.renew()
+                    await ctx.next_event()
                     yield Session.from_domain(view)
                 told = views[-1] if views else told
 
@@ -76,7 +76,7 @@ class Subscription:
                 ended = marks.ended, marks.last_ended
                 for run in ended_runs(await consolidation.runs(ctx.who, sid), told):
                     told.add(run.id)
-                    ctx.renew()
+                    await ctx.next_event()
                     found = Run.maybe(run)
                     assert found is not None
                     yield found
@@ -93,7 +93,7 @@ class Subscription:
         ctx, aid = info.context, str(agent_id)
         async with ctx.service.live.watch("agent", aid) as watch:
             memory = await ctx.service.agent_memory.view(ctx.who, aid)
-            ctx.renew()
+            await ctx.next_event()
             yield AgentMemory.from_domain(aid, memory)
             told = memory.version
             while True:
@@ -102,5 +102,5 @@ class Subscription:
                     continue
                 told, news = await ctx.service.live.agent_news(ctx.who, aid, told)
                 if news is not None:
-                    ctx.renew()
+                    await ctx.next_event()
                     yield AgentMemory.from_domain(aid, news)
