@@ -13,7 +13,8 @@
 // left out where they were erased: keep_agent_sources). The memory's version grows when an entry was erased, so no kept
 // snapshot of it is used again, and so does its count of erasures (`entryErasures`): a turn's
 // `shownAgent` changes then without its session's revision moving, so a kept view whose turns
-// were read before (session_marks) is not used again. Counted into the erasure ($erasure).
+// were read before (session_marks) is not used again; so does the count when a change's
+// content is withheld (below). Counted into the erasure ($erasure).
 // ($person is null when one session is erased.)
 MATCH (a:Agent {id: $agent})-[:IN_ORG]->(:Org {id: $org})
 SET a._lock = true
@@ -60,9 +61,29 @@ CALL (a) {
       e.sourceSessions = [], e.sourceItems = [], e.sourceUids = [], e.sourcePersons = []
   RETURN count(e) AS entries, sum(changes) AS changes
 }
+// An entry the erasure leaves (a later change rests on other sources) keeps no content that
+// rested only on erased items in its story: such a change's content, and the `before` of the
+// change after it, become $withheld (`withheld`); the chain and its edges stay.
+CALL (a) {
+  OPTIONAL MATCH (a)-[:HAS_MEMORY]->(:AgentEntry)<-[:OF_ENTRY]-(c:AgentChange)
+  WHERE NOT coalesce(c.withheld, false)
+  OPTIONAL MATCH (c)-[:REPLACES]->(retracted:AgentChange)
+  WITH c, CASE WHEN c.op = 'forget' THEN retracted ELSE c END AS said
+  WHERE EXISTS { (said)-[:CITES]->(:Item) }
+    AND NOT EXISTS { (said)-[:CITES]->(i:Item)
+                     WHERE NOT coalesce(i.erased, false) OR coalesce(i.expired, false) }
+  SET c.content = $withheld, c.withheld = true
+  WITH c
+  CALL (c) {
+    OPTIONAL MATCH (after:AgentChange)-[:REPLACES]->(c)
+    SET after.beforeContent = $withheld
+  }
+  RETURN count(c) AS withheld
+}
 SET a.memoryVersion = coalesce(a.memoryVersion, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END,
-    a.entryErasures = coalesce(a.entryErasures, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END
-WITH a, entries, changes
+    a.entryErasures = coalesce(a.entryErasures, 0)
+                      + CASE WHEN entries + withheld > 0 THEN 1 ELSE 0 END
+WITH a, entries, changes + withheld AS changes
 OPTIONAL MATCH (er:Erasure {id: $erasure})
 SET er.agentEntries = er.agentEntries + entries, er.changes = er.changes + changes
 RETURN a.id AS erased

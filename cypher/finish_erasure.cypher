@@ -2,7 +2,8 @@
 // become tombstones; what learning jobs kept of the changes about them they dropped from other
 // members' sessions goes (the proposal; key and reason become $withheld); their id where it is
 // stored as a value (an item's `author`, an agent change's `person`) becomes the erasure's
-// opaque id, as does the Person node's own id; their tokens are revoked; the erasure is done.
+// opaque id, as does the Person node's own id; their tokens are revoked; the erasure is done,
+// and its record no longer holds the opaque id.
 // Run again, it finds nothing left to do. Answers the uids of the items it erased
 // (`erasedUids`: keep_agent_sources leaves them out of the agent entries that cite them).
 MATCH (er:Erasure {id: $erasure})
@@ -36,5 +37,7 @@ CALL () {
   REMOVE p.erasing
 }
 SET er.items = er.items + items, er.jobs = er.jobs + jobs, er.status = 'done'
+// (the record keeps whom it erased, not the opaque id that stands for them now)
+REMOVE er.replacement
 RETURN er {.id, .person, .at, .sessions, .items, .entries, .agentEntries, .changes,
            .jobs} AS erasure, erasedUids

@@ -86,22 +86,24 @@ class Erasures:
 
     async def delete_session(self, who: Principal, session: str) -> None:
         """Erase one session's items and the memory derived from them (its person's or a
-        service token's); afterwards the session is not found. Its forks keep their memory."""
-        # (a session deleted already is not found: erase_session would find it, to finish it)
-        found = await self.db.read(
-            lambda tx: ErasureRepository(tx).reachable_session(who.org, who.person, session)
+        service token's); afterwards the session is not found. Its forks keep their memory.
+        A session deleted already is not found, and its agents' part runs again: a deletion
+        that stopped before it finishes when asked again."""
+        erased_already = await self.db.read(
+            lambda tx: ErasureRepository(tx).deletable_session(who.org, who.person, session)
         )
-        if not found:
+        if erased_already is None:
             raise NotFound(f"no session {session}")
-        erased = await self.db.write(
+        if not erased_already and not await self.db.write(
             lambda tx: ErasureRepository(tx).erase_session(
                 who.org, session, None, None, None, ERASED_WITHHELD, reach=who.person
             )
-        )
-        if not erased:
+        ):
             raise NotFound(f"no session {session}")
         _, agents = await self.db.read(lambda tx: ErasureRepository(tx).scope(who.org, ""))
         await self._erase_parts(who.org, None, [], agents, None, None)
+        if erased_already:
+            raise NotFound(f"no session {session}")
 
     async def _erase_parts(
         self, org: str, erasure: str | None, sessions: Sequence[str], agents: Sequence[str],
@@ -114,7 +116,7 @@ class Erasures:
 
         async def agent_part(tx: Tx, agent: str) -> None:
             await ErasureRepository(tx).erase_agent_entries(
-                org, agent, erasure, person, replacement
+                org, agent, erasure, person, replacement, ERASED_WITHHELD
             )
 
         for session in sessions:  # one transaction each, under the session's lock

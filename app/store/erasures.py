@@ -40,9 +40,13 @@ class ErasureRepository:
             return [], []
         return list(row["sessions"]), list(row["agents"])
 
-    async def reachable_session(self, org: str, person: str | None, session: str) -> bool:
-        """Whether the session is of the org and, for a person, theirs (not yet erased)."""
-        return await self.tx.row("erasable_session", org=org, person=person, id=session) is not None
+    async def deletable_session(
+        self, org: str, person: str | None, session: str
+    ) -> bool | None:
+        """None unless the session is of the org and, for a person, theirs; else whether it is
+        erased already."""
+        row = await self.tx.row("erasable_session", org=org, person=person, id=session)
+        return None if row is None else bool(row["erased"])
 
     async def erase_session(
         self, org: str, session: str, erasure: str | None, person: str | None,
@@ -62,13 +66,14 @@ class ErasureRepository:
 
     async def erase_agent_entries(
         self, org: str, agent: str, erasure: str | None, person: str | None,
-        replacement: str | None,
+        replacement: str | None, withheld: str,
     ) -> None:
-        """Make the agent entries the erasure reaches tombstones with opaque keys, under the
-        agent's lock."""
+        """Make the agent entries the erasure reaches tombstones with opaque keys, and the
+        content of the other entries' changes that rests only on erased items `withheld`,
+        under the agent's lock."""
         await self.tx.row(
             "erase_agent_entries", org=org, agent=agent, erasure=erasure, person=person,
-            replacement=replacement,
+            replacement=replacement, withheld=withheld,
         )
 
     async def finish(

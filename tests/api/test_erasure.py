@@ -39,6 +39,7 @@ from tests.api.test_learning import (
     change,
     helper_is_stub,
     learning_jobs,
+    new_items,
     wait_event,
     wait_learned,
 )
@@ -773,3 +774,117 @@ def test_a_change_about_her_dropped_from_another_members_session_leaves_with_her
     assert stored_anywhere(graph, "ANA-TOLD-1f") == 0
     assert stored_anywhere(graph, "BEN-TOLD-2f") > 0
     assert holding_value(graph, "ana") == 0
+
+
+def test_the_erasure_record_does_not_tell_whose_opaque_id_stands_for_her(
+    api: Api, platform: Api, graph: Graph
+) -> None:
+    # SPEC 7: her id as a stored value goes; the record names whom it erased, and nothing that
+    # leads from her name to what now stands for it
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("Hello.", id="u-1"))
+    api.wait_idle(sid)
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+
+    opaque = graph.value("MATCH (p:Person {org: 'acme', erased: true}) RETURN p.id")
+    assert str(opaque).startswith("erased-")
+    assert graph.value("MATCH (i:Item {id: 'u-1', session: $s}) RETURN i.author", s=sid) == opaque
+    record = graph.value("MATCH (e:Erasure {person: 'ana'}) RETURN properties(e)")
+    assert opaque not in record.values()
+
+
+def test_a_learning_job_goes_on_past_a_session_deleted_while_it_learned(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7, A2: a session deleted while the job learned from the agent's sessions applies
+    # nothing of it; the job still learns from the others and ends as it would have
+    helper_is_stub(api)
+    agent = api.agent()["id"]
+    first, second = api.session(agent)["session"]["id"], api.session(agent)["session"]["id"]
+    held, consolidating = threading.Event(), threading.Event()
+    learning, learn_started = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, Reply(gate=held, started=consolidating))
+    openai_stub.script_for(
+        LEARN,
+        answer(change("first-habit", "Learned first.", ["u-1"]), gate=learning,
+               started=learn_started),
+        answer(change("second-habit", "Learned second.", ["u-1"])),
+    )
+    api.turn(first, user("Book trains where you can.", id="u-1"))
+    wait_event(consolidating, "the first session's consolidation runs")
+    api.turn(second, user("Never book night flights for me.", id="u-1"))
+    api.wait_idle(second)
+    held.set()  # both sessions' turns wait for one learning job
+    wait_event(learn_started, "the learning job asked about its first session")
+    [asked] = openai_stub.requests_for(LEARN)
+    learned, deleted = (
+        (first, second) if new_items(asked)[0]["content"].startswith("Book") else (second, first))
+    assert api.ok(api.http.delete(f"/v1/sessions/{deleted}")) == {"deleted": deleted}
+    learning.set()
+
+    [job] = wait_learned(api, agent, [learned])
+    assert (job["status"], job["error"]) == ("succeeded", None)
+    entries = agent_memory(api, agent)["entries"]
+    assert [e["sources"][0]["session"] for e in entries.values()] == [learned]
+
+
+AGENT_STORY = """query($a: ID!) { agent(id: $a) { memory { entries(first: 50) { nodes {
+  key content changes(first: 50) { nodes { op content before } } } } } } }"""
+
+
+def test_an_entry_another_change_took_over_keeps_nothing_of_hers_in_its_story(
+    api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: the memory derived from her items goes from the change chains of the entries the
+    # erasure leaves: what rested only on her items is withheld, the rest of the story stays
+    helper_is_stub(platform)
+    agent = platform.agent(shared=True)["id"]
+    ana = api.session(agent)["session"]["id"]
+    marks, keys = ["ANA-PAST-1f", "ANA-PAST-2f", "ANA-PAST-3f"], ["ANA-PAST-1k", "past-habit"]
+    teach(api, openai_stub, agent, ana, marks, keys, "ana")
+    agent_remember(platform, agent, "past-habit", "The platform's own words.")
+    agent_forget(platform, agent, "past-habit")
+    agent_remember(platform, agent, "past-habit", "The platform's words again.")
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+
+    answer = platform.graphql(AGENT_STORY, a=agent)
+    [entry] = flat(answer["data"])["agent"]["memory"]["entries"]
+    assert entry["content"] == "The platform's words again."
+    assert [(c["op"], c["content"], c["before"]) for c in entry["changes"]] == [
+        ("REMEMBER", "The platform's words again.", "The platform's own words."),
+        ("FORGET", "The platform's own words.", "The platform's own words."),
+        ("REMEMBER", "The platform's own words.", ERASED_WITHHELD),
+        ("REMEMBER", ERASED_WITHHELD, None),
+    ]
+    for mark in marks:
+        assert stored_anywhere(graph, mark) == 0, mark
+
+
+def test_a_deletion_that_stopped_before_its_agents_finishes_when_asked_again(
+    api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SPEC 7: DELETE erases the memory derived from the session; stopped half way (the
+    # process died after the session's part), the same DELETE finishes it, and the session
+    # is not found either way
+    helper_is_stub(platform)
+    agent = platform.agent(shared=True)["id"]
+    sid = api.session(agent)["session"]["id"]
+    marks, keys = ["ANA-DEL-1f", "ANA-DEL-2f", "ANA-DEL-3f"], ["ANA-DEL-1k", "ANA-DEL-2k"]
+    teach(api, openai_stub, agent, sid, marks, keys, "ana")
+
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the process died here")
+
+    monkeypatch.setattr(ErasureRepository, "erase_agent_entries", crash)
+    assert api.http.delete(f"/v1/sessions/{sid}").status_code == 500
+    monkeypatch.undo()
+    assert api.get(f"/v1/sessions/{sid}").status_code == 404
+    assert keys[1] in agent_memory(platform, agent)["entries"]
+
+    again = api.http.delete(f"/v1/sessions/{sid}")
+    assert again.status_code == 404, again.text
+    assert keys[1] not in agent_memory(platform, agent)["entries"]
+    for mark in marks + keys:
+        assert stored_anywhere(graph, mark) == 0, mark

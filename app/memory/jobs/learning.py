@@ -23,6 +23,7 @@ from app.domain.enums import JobStatus, Maker, SessionKind
 from app.domain.items import Item
 from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
 from app.domain.principals import Principal
+from app.errors import NotFound
 from app.memory.changes.checks import agent_changes, named_persons
 from app.memory.ids import new_id, now_ms
 from app.memory.jobs.prompts import (
@@ -152,7 +153,10 @@ class Learning:
             memory, jobs = AgentMemoryRepository(tx), JobRepository(tx)
             # Session first, then agent: the order every writer takes them in (a turn locks its
             # session, then the agent to queue learning), so no two wait on each other.
-            await SessionRepository(tx).lock(Principal(org), part.session)
+            try:
+                await SessionRepository(tx).lock(Principal(org), part.session)
+            except NotFound:  # erased (deleted) while the model worked: nothing of it applies
+                return
             version = await memory.lock_agent(org, agent)
             now = (await memory.entries(org, person or "", [agent]))[agent].entries
             still = await jobs.unlearned([i.uid for i in part.items])
