@@ -85,7 +85,7 @@ CALL (s) {
   OPTIONAL MATCH (j:LearningJob)-[:DROPPED]->(d:DroppedChange {session: s.id})
   WHERE NOT coalesce(d.erased, false)
   SET d.erased = true, d.proposal = null, d.key = $withheld, d.reason = $withheld,
-      j.error = null
+      d.about = null, j.error = null
   RETURN count(DISTINCT j) AS jobs
 }
 CALL (s) {

@@ -24,6 +24,7 @@ CALL (o) {
 CALL (o) {
   OPTIONAL MATCH (j:LearningJob)-[:FOR_AGENT]->(:Agent)-[:IN_ORG]->(o)
   OPTIONAL MATCH (j)-[:DROPPED]->(d:DroppedChange {about: $person})
+  WHERE NOT coalesce(d.erased, false)
   SET d.erased = true, d.proposal = null, d.key = $withheld, d.reason = $withheld,
       d.about = null
   RETURN count(DISTINCT CASE WHEN d IS NULL THEN null ELSE j END) AS jobs

@@ -1,10 +1,13 @@
 // A run that applied nothing: it failed (S11: its items stay unprocessed; TRIED records what it
-// tried to read), was skipped (generate turned off), or had nothing to read. A run its
-// session's erasure reached while its model worked keeps no error: the error may quote what
-// the model read.
+// tried to read), was skipped (generate turned off), or had nothing to read. A run that read
+// what an erasure reached while its model worked (its session, an item it tried) keeps no
+// error, as the erasure leaves it: the error may quote what the model read.
 MATCH (r:Run {id: $run})
 SET r.status = $status, r.finishedAt = $now, r.leaseUntil = null,
-    r.error = CASE WHEN coalesce(r.erased, false) THEN null ELSE $error END
+    r.error = CASE
+      WHEN coalesce(r.erased, false)
+        OR EXISTS { MATCH (i:Item) WHERE i.uid IN $tried AND coalesce(i.erased, false) }
+      THEN null ELSE $error END
 WITH r
 CALL (r) {
   UNWIND $tried AS uid

@@ -288,18 +288,20 @@ def test_a_forged_cursor_is_bad_input_on_after(api: Api, name: str, after: str) 
         "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "after"}, error
 
 
-def test_a_forged_log_cursor_before_the_first_version_is_bad_input_as_on_rest(api: Api) -> None:
-    # A11: the log's cursor is a version; one before any version is no cursor the log gave,
-    # as REST refuses `after=-1`, not a way to read the first page
+def test_a_forged_log_cursor_out_of_the_versions_bounds_is_bad_input_as_on_rest(api: Api) -> None:
+    # A11: the log's cursor is a version; one before any version, or beyond the versions'
+    # bound, is no cursor the log gave, as REST refuses such an `after`: not a way to read the
+    # first page
     agent = api.agent()["id"]
     agent_remember(api, agent, "habit-1", "Habit 1.")
     query, path = CONNECTIONS["AgentMemory.log"]
     first = api.graphql(query, a=agent, first=2, after=forged('{"v":1,"l":"log","k":[0]}'))
     assert [e["version"] for e in dig(first["data"], path)["nodes"]] == [1]
-    answer = api.graphql(query, a=agent, first=2, after=forged('{"v":1,"l":"log","k":[-1]}'))
-    [error] = answer["errors"]
-    assert error["extensions"] == {
-        "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "after"}, error
-    rest = api.get(f"/v1/agents/{agent}/memory/log?after=-1")
-    assert rest.status_code == 400
-    assert rest.json()["field"] == "after"
+    for version in (-1, 2**31):
+        cursor = forged(json.dumps({"v": 1, "l": "log", "k": [version]}))
+        [error] = api.graphql(query, a=agent, first=2, after=cursor)["errors"]
+        assert error["extensions"] == {
+            "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "after"}, error
+        rest = api.get(f"/v1/agents/{agent}/memory/log?after={version}")
+        assert rest.status_code == 400
+        assert rest.json()["field"] == "after"

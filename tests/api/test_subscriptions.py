@@ -421,3 +421,17 @@ def test_a_socket_whose_person_is_erased_hears_nothing_more(
         assert refused["payload"]["data"] is None
         assert [e["extensions"]["code"] for e in refused["payload"]["errors"]] == ["UNAUTHORIZED"]
         assert socket.message("a") == {"id": "a", "type": "complete"}
+        # nor does the socket run a query, or start a subscription, for her any more
+        socket.subscribe("q", "query($id: ID!) { agent(id: $id) { id } }", id=agent)
+        socket.subscribe("s", AGENT, id=agent)
+        for op in ("q", "s"):
+            refused = socket.message(op)
+            # (refused before it runs: the protocol's `error`; a subscription's stream may
+            # carry it as a result with no data)
+            errors = refused["payload"]
+            if refused["type"] == "next":
+                assert errors["data"] is None, refused
+                errors = errors["errors"]
+            else:
+                assert refused["type"] == "error", refused
+            assert [e["extensions"]["code"] for e in errors] == ["UNAUTHORIZED"], refused

@@ -591,6 +591,16 @@ def test_a_dropped_record_holds_no_credential_in_any_field(field: str) -> None:
         assert "Xk9!mP2qLz" not in recorded
 
 
+def test_a_dropped_record_names_whom_it_is_about_and_never_a_credential() -> None:
+    # SPEC 7, S10: the record names the person the change is about (trimmed), so their erasure
+    # finds it; a credential in `about` is withheld there as anywhere
+    assert only_dropped(remember("k", about=" ben ", visibility="private")).about == "ben"
+    assert only_dropped(remember("k", kind="nonsense")).about is None
+    dropped = only_dropped(remember("k", about=f"Ana: {PASSWORD}"))
+    assert dropped.about is not None
+    assert "Xk9!mP2qLz" not in dropped.about
+
+
 def test_learning_checks_see_the_shared_entry_behind_a_private_one() -> None:
     # A6: a retracted entry stays retracted, also behind the person's private entry of the key;
     # learning passes every entry the person may see, not the one-per-key view

@@ -33,11 +33,12 @@ Key = tuple[Any, ...]
 @dataclass(frozen=True)
 class Keyset:
     """One list's sort key: its name (a cursor of one list is refused by another), the types
-    of the key's parts, and the least an integer part can be in a cursor the list gives."""
+    of the key's parts, and the bounds of an integer part in a cursor the list gives."""
 
     name: str
     parts: tuple[type, ...]
     least: int = INT64_MIN
+    most: int = INT64_MAX
 
     def cursor(self, key: Key) -> str:
         raw = json.dumps({"v": CURSOR_VERSION, "l": self.name, "k": list(key)},
@@ -61,7 +62,8 @@ class Keyset:
             and isinstance(decoded.get("k"), list)
             and len(decoded["k"]) == len(self.parts)
             and all(_is(value, part) for value, part in zip(decoded["k"], self.parts, strict=True))
-            and all(value >= self.least for value in decoded["k"] if isinstance(value, int))
+            and all(self.least <= value <= self.most
+                    for value in decoded["k"] if isinstance(value, int))
         ):
             raise ValidationError(f"after is not a cursor of {self.name}", "after")
         return tuple(decoded["k"])

@@ -1,9 +1,10 @@
 """What an operation's request must hold before the operation runs: the name of the operation
-to run where its document has several, and variables whose text storage can keep."""
+to run where its document has several, variables whose text storage can keep, and, on a
+WebSocket, a token that still signs it in."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from graphql import (
@@ -25,6 +26,7 @@ from starlette.websockets import WebSocket
 from strawberry.extensions import SchemaExtension
 
 from app.api.bodies import broken_text, not_text
+from app.api.graphql.context import Context
 from app.errors import ValidationError
 
 
@@ -53,6 +55,19 @@ class RequestChecks(SchemaExtension):
                 context.result = ExecutionResult(
                     None, [GraphQLError(error.message, original_error=error)]
                 )
+        yield
+
+
+class SocketSignedIn(SchemaExtension):
+    """An operation a WebSocket carries (a query, a mutation, a subscription's start) runs only
+    while the token that signed the socket in still does: once it is revoked (or its person
+    erased) it is refused as a request with the token is, Unauthorized. A subscription checks
+    again before each event (`Context.next_event`)."""
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        context = self.execution_context.context
+        if isinstance(context, Context) and context.authorization is not None:
+            await context.service.tokens.principal(context.authorization)
         yield
 
 

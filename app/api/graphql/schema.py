@@ -24,7 +24,7 @@ from app.api.graphql.limits import (
     TokenLimit,
 )
 from app.api.graphql.operations import OperationMetrics
-from app.api.graphql.requests import RequestChecks
+from app.api.graphql.requests import RequestChecks, SocketSignedIn
 from app.api.graphql.scalars import EPOCH_MILLIS, EpochMillis
 from app.api.graphql.search.queries import SearchQuery
 from app.api.graphql.sessions.mutations import HistoryMutation, MemoryMutation
@@ -65,6 +65,7 @@ schema = Schema(
         AliasLimit,
         CostLimit,
         RequestChecks,
+        SocketSignedIn,
         # After the limits' rules: each document is validated once, then reused.
         lambda: ValidationCache(maxsize=DOCUMENTS_CACHED),
     ],

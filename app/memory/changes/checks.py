@@ -21,6 +21,7 @@ from app.domain.sessions import KINDS, Entry
 from app.errors import ValidationError
 from app.memory.changes.commands import (
     MAX_CONTENT_LENGTH,
+    MAX_KEY_LENGTH,
     check_agent_key,
     check_content_characters,
     check_key,
@@ -121,7 +122,7 @@ def _drop(op: Any, key: Any, reason: str, raw: Any) -> Dropped:
         _safe(key if isinstance(key, str) else ""),
         reason,
         _proposal_text(raw),
-        about=about.strip() if isinstance(about, str) else None,
+        about=_safe(about.strip()[:MAX_KEY_LENGTH]) if isinstance(about, str) else None,
     )
 
 

@@ -7,10 +7,11 @@ from app.api.graphql.connections import Keyset, Page
 from app.api.graphql.context import Context
 from app.domain.agents import Agent, AgentChange, AgentMemory, LogEntry
 from app.domain.jobs import LearningJob
+from app.memory.paging import MAX_OFFSET
 
 AGENT_ENTRIES = Keyset("agentEntries", (str,))
 AGENT_CHANGES = Keyset("agentChanges", (str,))
-LOG = Keyset("log", (int,), least=0)  # a version, as REST's `after`
+LOG = Keyset("log", (int,), least=0, most=MAX_OFFSET)  # a version, as REST's `after`
 AGENTS = Keyset("agents", (int, str))
 JOBS = Keyset("learningJobs", (int, str))
 
