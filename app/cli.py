@@ -151,6 +151,7 @@ async def _export(settings: Settings, org: str, out: Path | None) -> None:
 
 
 async def _import(settings: Settings, path: Path, org: str | None) -> None:
+    from app.memory.erasure import keep_missing_marks
     from app.memory.sessions.history import keep_missing_states
     from app.store.backup import import_org, read_header
 
@@ -165,6 +166,7 @@ async def _import(settings: Settings, path: Path, org: str | None) -> None:
             counts = await import_org(db, path, org, lambda n: bar.advance(task, n),
                                       checked=lambda n: bar.advance(check, n))
         await keep_missing_states(db)  # an export made before the head's state was kept
+        await keep_missing_marks(db)  # or before the erasure kept its marks
     finally:
         await db.close()
     print(f"imported {counts.nodes} nodes and {counts.relationships} relationships into "

@@ -11,6 +11,7 @@ an agent's HAS_MEMORY entries, a session's agent), which an erasure unlinks.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -18,7 +19,7 @@ from functools import partial
 from app.domain.erasures import Erasure
 from app.domain.principals import Principal
 from app.errors import Forbidden, NotFound
-from app.memory.changes.checks import ERASED_WITHHELD
+from app.memory.changes.checks import ERASED_WITHHELD, dropped_about
 from app.memory.ids import new_id, now_ms
 from app.store.database import Database, Tx
 from app.store.erasures import ErasureRepository
@@ -28,6 +29,35 @@ def require_service(who: Principal) -> None:
     """Erasures are asked for, and listed, with an org's service token only."""
     if who.person is not None:
         raise Forbidden("only an org's service token erases a person or lists erasures")
+
+
+async def keep_missing_marks(db: Database, batch: int = 500) -> None:
+    """Give a graph written before an erasure kept them the marks it reads (once, at start and
+    after an import; each batch a transaction of its own): `expired` on the items retention
+    emptied, no opaque id on the records of erasures done, and on each learning record of a
+    dropped change whom it is about."""
+    while await db.write(lambda tx: ErasureRepository(tx).mark_expired_items(batch)):
+        pass
+    await db.write(lambda tx: ErasureRepository(tx).forget_replacements())
+
+    async def name_batch(tx: Tx) -> int:
+        erasures = ErasureRepository(tx)
+        found = await erasures.dropped_without_about(batch)
+        if found:
+            await erasures.name_dropped_about(
+                {ref: _about_in(proposal) or "" for ref, proposal in found}
+            )
+        return len(found)
+
+    while await db.write(name_batch):
+        pass
+
+
+def _about_in(proposal: str) -> str | None:
+    try:
+        return dropped_about(json.loads(proposal))
+    except ValueError:
+        return None
 
 
 @dataclass

@@ -12,7 +12,7 @@ from app.memory.agents.agents import Agents
 from app.memory.agents.memory import AgentMemories
 from app.memory.agents.promotion import Promotion
 from app.memory.changes.credentials import credential_reason
-from app.memory.erasure import Erasures
+from app.memory.erasure import Erasures, keep_missing_marks
 from app.memory.jobs.consolidation import Consolidation
 from app.memory.jobs.learning import Learning
 from app.memory.retention import Retention
@@ -93,6 +93,7 @@ class Service:
     async def start(self) -> None:
         await self.db.apply_schema()
         await keep_missing_states(self.db)  # graphs made before the head's state was kept
+        await keep_missing_marks(self.db)  # and before the erasure kept its marks
         # Load the credential detectors now, off the event loop: loading them on the first
         # check would stall every request in flight for as long.
         await asyncio.to_thread(credential_reason, "warm up")

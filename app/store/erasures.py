@@ -3,7 +3,7 @@ or a session's content tombstones, one part (a session, an agent) per call."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from app.domain.erasures import Erasure
 from app.store.agent_memory import AgentMemoryRepository
@@ -102,3 +102,25 @@ class ErasureRepository:
         """The org's erasures, newest first."""
         rows = await self.tx.rows("list_erasures", org=org)
         return [record(Erasure, row["erasure"]) for row in rows]
+
+    async def mark_expired_items(self, batch: int) -> int:
+        """Mark up to `batch` items retention emptied before it marked them; how many."""
+        row = await self.tx.row("mark_expired_items", batch=batch)
+        return 0 if row is None else int(row["marked"])
+
+    async def forget_replacements(self) -> int:
+        """Drop the opaque id from erasure records done before a finished one dropped it."""
+        row = await self.tx.row("forget_erasure_replacements")
+        return 0 if row is None else int(row["forgotten"])
+
+    async def dropped_without_about(self, batch: int) -> list[tuple[str, str]]:
+        """Up to `batch` learning records of dropped changes that name no person, whose proposal
+        does: (the record's element id in this transaction, the proposal)."""
+        rows = await self.tx.rows("dropped_without_about", batch=batch)
+        return [(str(row["id"]), str(row["proposal"])) for row in rows]
+
+    async def name_dropped_about(self, about: Mapping[str, str]) -> None:
+        """Record whom each dropped change (by element id) is about ("" for no one)."""
+        await self.tx.row(
+            "set_dropped_about", records=[{"id": k, "about": v} for k, v in about.items()]
+        )

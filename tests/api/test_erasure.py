@@ -645,16 +645,27 @@ def test_a_run_whose_items_retention_erased_while_its_model_worked_applies_nothi
     assert stored_anywhere(graph, "OLD-HELD-1f") == 0
 
 
+def taught(
+    api: Api, platform: Api, openai_stub: OpenAIStub, mark: str, learned: str | None = None
+) -> tuple[str, str, list[str], list[str]]:
+    """A shared agent the scripted helper learned one entry from ana's session's turn (`teach`):
+    the agent, the session, the marks (ANA-`mark`-nf) and the keys (the session entry's, then
+    the learned entry's, `learned` if given)."""
+    helper_is_stub(platform)
+    agent = platform.agent(shared=True)["id"]
+    sid = api.session(agent)["session"]["id"]
+    marks = [f"ANA-{mark}-{n}f" for n in (1, 2, 3)]
+    keys = [f"ANA-{mark}-1k", learned or f"ANA-{mark}-2k"]
+    teach(api, openai_stub, agent, sid, marks, keys, "ana")
+    return agent, sid, marks, keys
+
+
 def test_an_agent_entry_learned_from_her_and_forgotten_since_leaves_with_her_erasure(
     api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
 ) -> None:
     # SPEC 7: an entry supported only by her items is erased, retracted or not: a Forget
     # keeps the content it retracts, and cites nothing of its own
-    helper_is_stub(platform)
-    agent = platform.agent(shared=True)["id"]
-    ana = api.session(agent)["session"]["id"]
-    marks, keys = ["ANA-GONE-1f", "ANA-GONE-2f", "ANA-GONE-3f"], ["ANA-GONE-1k", "ANA-GONE-2k"]
-    teach(api, openai_stub, agent, ana, marks, keys, "ana")
+    agent, _, marks, keys = taught(api, platform, openai_stub, "GONE")
     assert agent_forget(platform, agent, keys[1])["entries"][keys[1]]["status"] == "retracted"
 
     platform.ok(platform.post("/v1/org/persons/ana/erase"))
@@ -664,24 +675,39 @@ def test_an_agent_entry_learned_from_her_and_forgotten_since_leaves_with_her_era
         assert stored_anywhere(graph, mark) == 0, mark
 
 
+def promoted(api: Api, key: str, content: str) -> tuple[str, str, str]:
+    """An agent promoted from ana's subagent session with one entry: the session, the agent,
+    and the item its entry cites."""
+    _, sid = subagent(api)
+    api.remember(sid, key, content, "preference")
+    agent = str(api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
+                ["agent"]["id"])
+    [source] = agent_memory(api, agent)["entries"][key]["sources"]
+    return sid, agent, str(source["item"])
+
+
+def emptied_by_retention(
+    graph: Graph, start_server: Callable[..., RunningServer], sid: str, item: str
+) -> None:
+    """Make `item` of session `sid` two days old, and wait until a server's retention of a
+    day has emptied it."""
+    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
+               item=item, s=sid)
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
+    deadline = time.monotonic() + 60
+    while not graph.value(erased, item=item, s=sid):
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+
+
 def test_deleting_a_session_leaves_the_entries_whose_items_retention_emptied(
     api: Api, graph: Graph, start_server: Callable[..., RunningServer]
 ) -> None:
     # SPEC 7: a deletion erases the memory derived from the deleted session's items; an entry
     # whose items retention emptied rests on no erased person's data, and stays
-    _, sid = subagent(api)
-    api.remember(sid, "seat", "Ana prefers window seats.", "preference")
-    agent = str(api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
-                ["agent"]["id"])
-    [old] = agent_memory(api, agent)["entries"]["seat"]["sources"]
-    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
-               item=old["item"], s=sid)
-    start_server(item_retention_days=1, retention_poll_seconds=0.1)
-    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
-    deadline = time.monotonic() + 60
-    while not graph.value(erased, item=old["item"], s=sid):
-        assert time.monotonic() < deadline, "retention erased nothing"
-        time.sleep(0.05)
+    sid, agent, item = promoted(api, "seat", "Ana prefers window seats.")
+    emptied_by_retention(graph, start_server, sid, item)
     kept = agent_memory(api, agent)["entries"]["seat"]
     assert kept["content"] == "Ana prefers window seats."
 
@@ -698,19 +724,8 @@ def test_an_entry_resting_on_her_items_retention_emptied_leaves_with_her_erasure
 ) -> None:
     # SPEC 7: her items are hers whether or not retention emptied them: an agent entry they
     # alone support is erased with her, and her id leaves them
-    _, sid = subagent(api)
-    api.remember(sid, "ANA-OLD-1k", "ANA-OLD-1f", "preference")
-    agent = str(api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
-                ["agent"]["id"])
-    [old] = agent_memory(api, agent)["entries"]["ANA-OLD-1k"]["sources"]
-    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
-               item=old["item"], s=sid)
-    start_server(item_retention_days=1, retention_poll_seconds=0.1)
-    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
-    deadline = time.monotonic() + 60
-    while not graph.value(erased, item=old["item"], s=sid):
-        assert time.monotonic() < deadline, "retention erased nothing"
-        time.sleep(0.05)
+    sid, agent, item = promoted(api, "ANA-OLD-1k", "ANA-OLD-1f")
+    emptied_by_retention(graph, start_server, sid, item)
     assert "ANA-OLD-1k" in agent_memory(platform, agent)["entries"]
 
     platform.ok(platform.post("/v1/org/persons/ana/erase"))
@@ -837,14 +852,10 @@ def test_an_entry_another_change_took_over_keeps_nothing_of_hers_in_its_story(
 ) -> None:
     # SPEC 7: the memory derived from her items goes from the change chains of the entries the
     # erasure leaves: what rested only on her items is withheld, the rest of the story stays
-    helper_is_stub(platform)
-    agent = platform.agent(shared=True)["id"]
-    ana = api.session(agent)["session"]["id"]
-    marks, keys = ["ANA-PAST-1f", "ANA-PAST-2f", "ANA-PAST-3f"], ["ANA-PAST-1k", "past-habit"]
-    teach(api, openai_stub, agent, ana, marks, keys, "ana")
-    agent_remember(platform, agent, "past-habit", "The platform's own words.")
-    agent_forget(platform, agent, "past-habit")
-    agent_remember(platform, agent, "past-habit", "The platform's words again.")
+    agent, _, marks, keys = taught(api, platform, openai_stub, "PAST", learned="past-habit")
+    agent_remember(platform, agent, keys[1], "The platform's own words.")
+    agent_forget(platform, agent, keys[1])
+    agent_remember(platform, agent, keys[1], "The platform's words again.")
 
     platform.ok(platform.post("/v1/org/persons/ana/erase"))
 
@@ -868,11 +879,7 @@ def test_a_deletion_that_stopped_before_its_agents_finishes_when_asked_again(
     # SPEC 7: DELETE erases the memory derived from the session; stopped half way (the
     # process died after the session's part), the same DELETE finishes it, and the session
     # is not found either way
-    helper_is_stub(platform)
-    agent = platform.agent(shared=True)["id"]
-    sid = api.session(agent)["session"]["id"]
-    marks, keys = ["ANA-DEL-1f", "ANA-DEL-2f", "ANA-DEL-3f"], ["ANA-DEL-1k", "ANA-DEL-2k"]
-    teach(api, openai_stub, agent, sid, marks, keys, "ana")
+    agent, sid, marks, keys = taught(api, platform, openai_stub, "DEL")
 
     def crash(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("the process died here")
@@ -888,3 +895,36 @@ def test_a_deletion_that_stopped_before_its_agents_finishes_when_asked_again(
     assert keys[1] not in agent_memory(platform, agent)["entries"]
     for mark in marks + keys:
         assert stored_anywhere(graph, mark) == 0, mark
+
+
+def test_a_graph_written_before_the_erasure_kept_its_marks_is_given_them_at_start(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub,
+    start_server: Callable[..., RunningServer],
+) -> None:
+    # SPEC 7 on a graph an earlier version wrote: an item retention emptied without marking it
+    # expired, an erasure record that kept its opaque id, a learning record of a change about
+    # ana that does not name her. A server's start gives each the mark the erasure reads.
+    sid, agent, item = promoted(api, "seat", "Ana prefers window seats.")
+    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.content = null, i.erased = true",
+               item=item, s=sid)  # as retention emptied it before it marked `expired`
+    helper_is_stub(platform)
+    shared = platform.agent(shared=True)["id"]
+    ben = member.session(shared)["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer(
+        change("ana-tea", "ANA-OLDREC-1f", ["ben-u1"], "preference", about="ana")))
+    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    wait_learned(platform, shared, [ben])
+    graph.rows("MATCH (d:DroppedChange) REMOVE d.about")
+    graph.rows("CREATE (:Erasure {id: 'era-old', org: 'acme', person: 'zed', status: 'done', "
+               "replacement: 'erased-old'})")
+
+    start_server()
+
+    other = api.session(agent)["session"]["id"]
+    api.wait_idle(other)
+    assert api.ok(api.http.delete(f"/v1/sessions/{other}")) == {"deleted": other}
+    assert agent_memory(api, agent)["entries"]["seat"]["content"] == "Ana prefers window seats."
+    assert graph.value("MATCH (er:Erasure) WHERE er.replacement IS NOT NULL RETURN count(er)") == 0
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    assert stored_anywhere(graph, "ANA-OLDREC-1f") == 0

@@ -116,14 +116,20 @@ def _shown(value: Any) -> str:
 def _drop(op: Any, key: Any, reason: str, raw: Any) -> Dropped:
     """The record of a dropped change; nothing the model sent is kept if it holds a credential.
     It names the person the change says it is about, so their erasure finds it."""
-    about = raw.get("about") if isinstance(raw, dict) else None
     return Dropped(
         _safe(op if isinstance(op, str) else ""),
         _safe(key if isinstance(key, str) else ""),
         reason,
         _proposal_text(raw),
-        about=_safe(about.strip()[:MAX_KEY_LENGTH]) if isinstance(about, str) else None,
+        about=dropped_about(raw),
     )
+
+
+def dropped_about(raw: Any) -> str | None:
+    """Whom a dropped change says it is about, as its record keeps it: trimmed, at most a key's
+    length, never a credential; None when it names no one."""
+    about = raw.get("about") if isinstance(raw, dict) else None
+    return _safe(about.strip()[:MAX_KEY_LENGTH]) if isinstance(about, str) else None
 
 
 def _proposal_text(raw: Any) -> str:
