@@ -54,9 +54,10 @@ async def keep_missing_marks(db: Database, batch: int = 500) -> None:
 
 
 def _about_in(proposal: str) -> str | None:
+    """Whom a record's proposal (the model's change as JSON) says it is about."""
     try:
         return dropped_about(json.loads(proposal))
-    except ValueError:
+    except (ValueError, RecursionError):  # a withheld proposal, or none JSON can read
         return None
 
 
