@@ -209,7 +209,8 @@ class GraphQLApp(GraphQL[Context, None]):
         # WebSocket, which runs none before `on_ws_connect` signed it in: the org-less
         # principal they are given reaches nothing.
         who = principal_of(request) if request.user.is_authenticated else Principal("")
-        # (a WebSocket signed in on its upgrade request is checked again before each event)
+        # (a WebSocket signed in on its upgrade request is checked again before each
+        # operation and event)
         signed_in = isinstance(request, WebSocket) and request.user.is_authenticated
         return Context(service=self.service, who=who, request=request, response=response,
                        authorization=request.headers.get("authorization") if signed_in else None)

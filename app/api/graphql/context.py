@@ -39,7 +39,8 @@ class Context:
     response: Response | WebSocket
     # A WebSocket's `connection_init` payload (Strawberry sets it): where its token is.
     connection_params: dict[str, object] | None = None
-    # What signed a WebSocket in (its `Authorization`), checked again before each event.
+    # What signed a WebSocket in (its `Authorization`), checked again before each operation
+    # it carries and each event (`still_signed_in`).
     authorization: str | None = None
 
     def renew(self, who: Principal | None = None, authorization: str | None = None) -> None:
@@ -50,12 +51,17 @@ class Context:
             self.who, self.authorization = who, authorization
         self.__post_init__()
 
-    async def next_event(self) -> None:
-        """Before each event of a subscription: the socket's token still signs it in (a
-        revoked one, an erased person's, ends what it hears with Unauthorized, as a request
-        with it is refused), and fresh loaders."""
+    async def still_signed_in(self) -> None:
+        """A WebSocket's token still signs it in: a revoked one (an erased person's) is
+        Unauthorized, as a request with it is. (Nothing to check for an HTTP request, whose
+        token was checked as it came.)"""
         if self.authorization is not None:
             await self.service.tokens.principal(self.authorization)
+
+    async def next_event(self) -> None:
+        """Before each event of a subscription: the socket's token still signs it in, and
+        fresh loaders."""
+        await self.still_signed_in()
         self.renew()
 
     def __post_init__(self) -> None:

@@ -66,8 +66,8 @@ class SocketSignedIn(SchemaExtension):
 
     async def on_execute(self) -> AsyncIterator[None]:
         context = self.execution_context.context
-        if isinstance(context, Context) and context.authorization is not None:
-            await context.service.tokens.principal(context.authorization)
+        if isinstance(context, Context):
+            await context.still_signed_in()
         yield
 
 
