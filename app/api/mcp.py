@@ -8,13 +8,15 @@ its own HTTP request.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar, get_origin
 
 import pydantic
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import Field
@@ -119,6 +121,36 @@ class MemoryServer(MCPServer):
         return None
 
 
+class ArgumentsAsSent(FuncMetadata):
+    """A tool's arguments read as REST reads a body: strictly (no integer from a string or a
+    boolean, no switch from a word), and each string as the text it is. The SDK reads a string
+    sent for an argument that is not only a string as JSON, so `"null"` would be no value (no
+    `session_id` to keep a search to, no `about` to forget for); here only a list sent as its
+    JSON text is read as that list, as some model clients send one."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        lists = {name for name, field in self.arg_model.model_fields.items()
+                 if get_origin(field.annotation) is list}
+        return data | super().pre_parse_json(
+            {name: value for name, value in data.items() if name in lists}
+        )
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        arguments = self.pre_parse_json(arguments_to_validate)
+        return self.arg_model.model_validate(arguments, strict=True).model_dump_one_level()
+
+
+def tool_of(fn: Callable[..., Any], description: str) -> Tool:
+    """`fn` as a tool whose arguments are read as sent (`ArgumentsAsSent`)."""
+    tool = Tool.from_function(fn, description=description)
+    taken = tool.fn_metadata
+    tool.fn_metadata = ArgumentsAsSent(
+        arg_model=taken.arg_model, output_schema=taken.output_schema,
+        output_model=taken.output_model, wrap_output=taken.wrap_output,
+    )
+    return tool
+
+
 def principal(ctx: Context) -> Principal:
     """The principal of the HTTP request that carried this call."""
     request = ctx.request_context.request
@@ -143,8 +175,9 @@ Version = Annotated[int, Field(
 Key = Annotated[
     str, Field(description="A short stable key for one fact (reuse it for the same fact).")
 ]
+# one Literal rather than a union, so that a refused value is named as the argument alone
 Switch = Annotated[
-    bool | Literal["keep"] | None,
+    Literal[True, False, "keep"] | None,
     Field(description="true or false set it for this session, null follows the org default "
                       "again, \"keep\" (the default) leaves it as it is."),
 ]
@@ -157,12 +190,22 @@ def switch(value: bool | str | None) -> tuple[bool, bool | None]:
     return True, None if value is None else bool(value)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
 def build(service: Service) -> MCPServer:
     """The MCP server: its tools and resources, each calling the service for the caller."""
-    server = MemoryServer("openbot-memory", instructions=INSTRUCTIONS)
+    tools: list[Tool] = []
 
-    @server.tool(
-        description="Read a session: its `head` and `revision` (needed to change its memory) "
+    def tool(description: str) -> Callable[[F], F]:
+        def taken(fn: F) -> F:
+            tools.append(tool_of(fn, description))
+            return fn
+
+        return taken
+
+    @tool(
+        "Read a session: its `head` and `revision` (needed to change its memory) "
         "and its memory: every entry by key (content, kind, sources, status active or "
         "retracted), the items consolidation processed, and its settings. Call it before "
         "remember, forget or configure, and again after a conflict."
@@ -172,8 +215,8 @@ def build(service: Service) -> MCPServer:
             view = await service.sessions.view(principal(ctx), session_id, items=False)
             return dict(session_answers.session_view_json(view))
 
-    @server.tool(
-        description="Remember one fact in a session's memory: add the entry under `key` or "
+    @tool(
+        "Remember one fact in a session's memory: add the entry under `key` or "
         "replace it, and make it active. `kind` is fact, decision, preference, procedure or "
         "hypothesis. Send the `head` and `revision` you last read (read_memory); if the session "
         "moved since, nothing changes and you get a SessionConflict: read again and retry. "
@@ -193,8 +236,8 @@ def build(service: Service) -> MCPServer:
             )
             return dict(session_answers.session_view_json(view))
 
-    @server.tool(
-        description="Forget one fact of a session: mark the entry under `key` retracted (it "
+    @tool(
+        "Forget one fact of a session: mark the entry under `key` retracted (it "
         "stays in the memory, marked, and is never shown to a model again). Send the `head` "
         "and `revision` you last read; a stale one (or an unknown key) is a SessionConflict "
         "and nothing changes: read again and retry. Answers the new Session view."
@@ -209,8 +252,8 @@ def build(service: Service) -> MCPServer:
             )
             return dict(session_answers.session_view_json(view))
 
-    @server.tool(
-        description="Switch a session's memory on or off: `use` (memory goes into the model's "
+    @tool(
+        "Switch a session's memory on or off: `use` (memory goes into the model's "
         "instructions) and `generate` (turns teach memory). Changes no history: the head "
         "stays, the revision grows. Send the `head` and `revision` you last read; a stale one "
         "is a SessionConflict: read again and retry. Answers the new Session view."
@@ -228,8 +271,8 @@ def build(service: Service) -> MCPServer:
             )
             return dict(session_answers.session_view_json(view))
 
-    @server.tool(
-        description="The memory text the next turn of a session would be given now (session "
+    @tool(
+        "The memory text the next turn of a session would be given now (session "
         "entries and the agent's lasting entries the session's person may see, newest first, "
         "within the budget), and the keys it includes. Use it to see what a model is told."
     )
@@ -238,8 +281,8 @@ def build(service: Service) -> MCPServer:
             shown = await service.turns.instructions(principal(ctx), session_id)
         return dict(turn_answers.instructions_json(shown))
 
-    @server.tool(
-        description="Record a completed turn of a session: its items in order (each {type: "
+    @tool(
+        "Record a completed turn of a session: its items in order (each {type: "
         "message|tool_call|tool_result|app_action|approval, role: user|assistant|tool|system, "
         "content, id?, app?}). Answers at once with the turn and its item ids; memory forms "
         "afterwards, off the request. Choose item ids to make a retry safe: the same ids answer "
@@ -259,8 +302,8 @@ def build(service: Service) -> MCPServer:
             )
             return dict(turn_answers.turn_view_json(answer))
 
-    @server.tool(
-        description="Read an agent's lasting memory (procedures, preferences and decisions over "
+    @tool(
+        "Read an agent's lasting memory (procedures, preferences and decisions over "
         "all its sessions) as you may see it: shared entries and your own private ones (listed "
         "as key@person), and its "
         "`version`, needed to change it. Call it before remember_for_agent or forget_for_agent, "
@@ -271,8 +314,8 @@ def build(service: Service) -> MCPServer:
             memory = await service.agent_memory.view(principal(ctx), agent_id)
             return dict(agent_answers.agent_memory_json(memory))
 
-    @server.tool(
-        description="Remember lasting experience for an agent: a procedure, preference or "
+    @tool(
+        "Remember lasting experience for an agent: a procedure, preference or "
         "decision that holds beyond this conversation (facts of one task belong in the "
         "session, with remember). `about` names the person it is about; `visibility` private "
         "keeps it to that person (it needs `about`), shared (the default) shows it to every "
@@ -296,8 +339,8 @@ def build(service: Service) -> MCPServer:
             )
             return dict(agent_answers.agent_memory_json(memory))
 
-    @server.tool(
-        description="Forget an agent entry: mark it retracted (the shared entry of the key, or "
+    @tool(
+        "Forget an agent entry: mark it retracted (the shared entry of the key, or "
         "with `about` that person's private one, listed as key@person). Forgetting an entry "
         "already retracted changes nothing. Send the `version` you last read; a stale one (or "
         "an unknown key) is an AgentConflict and nothing changes: read again and retry. "
@@ -316,8 +359,8 @@ def build(service: Service) -> MCPServer:
             )
             return dict(agent_answers.agent_memory_json(memory))
 
-    @server.tool(
-        description="Find memory by its words: full-text search (Lucene syntax: words, \"a "
+    @tool(
+        "Find memory by its words: full-text search (Lucene syntax: words, \"a "
         "phrase\", AND, OR, NOT, prefix*) over the session and agent entries you may read, best "
         "first (an exact key match first). Each hit has the entry (with its `session` or "
         "`agent`), a score and a snippet with matches **marked**. `session_id` keeps one "
@@ -338,8 +381,8 @@ def build(service: Service) -> MCPServer:
             )
             return dict(search_answers.search_json(found))
 
-    @server.tool(
-        description="The story of one fact of a session: every change behind the entry under "
+    @tool(
+        "The story of one fact of a session: every change behind the entry under "
         "`key`, newest first: what it said before and after, what made it (a person, a "
         "consolidation run and its model, a fork) and the conversation items it cites. Use it "
         "to check where a fact came from before you rely on it or correct it."
@@ -350,6 +393,8 @@ def build(service: Service) -> MCPServer:
             story = await service.provenance.fact_story(principal(ctx), session_id, key)
             changes = [session_answers.change_json(change) for change in story]
             return {"key": key, "changes": changes}
+
+    server = MemoryServer("openbot-memory", instructions=INSTRUCTIONS, tools=tools)
 
     @server.resource(
         "openbot://sessions/{session_id}/memory",

@@ -310,6 +310,42 @@ def test_an_argument_the_tool_does_not_take_is_refused_as_rest_refuses_a_field(
     assert api.view(sid) == before
 
 
+def test_an_argument_is_read_as_sent_as_rest_reads_a_field(
+    server: RunningServer, api: Api
+) -> None:
+    # The text "null" is that text, not a missing argument: a search kept to a session named
+    # "null" finds no such session (REST: 404), and a Forget about a person named "null" names
+    # no person (REST: 400 on `about`) rather than retracting the shared entry of the key.
+    # A number sent as text, a boolean for a number and a word for a switch are refused as a
+    # REST body refuses them, naming the argument; nothing changes.
+    agent = api.agent("desk")["id"]
+    agent_remember(api, agent, "seat", "Prefer window seats.", "preference")
+    sid, head, _ = new_session(api)
+    api.remember(sid, "budget", "The budget is 1500 EUR.")
+    head = api.view(sid)["session"]["head"]
+    before = (api.view(sid), agent_memory(api, agent))
+    assert error(call(server, api.token, "search_memory", query="budget",
+                      session_id="null"))["_tag"] == "NotFound"
+    refused: list[tuple[str, dict[str, Any], str]] = [
+        ("forget_for_agent", {"agent_id": agent, "expected": 1, "key": "seat", "about": "null"},
+         "about"),
+        ("remember", {"session_id": sid, "expected": head, "revision": "1", "key": "seat",
+                      "content": "Window.", "kind": "preference"}, "revision"),
+        ("remember", {"session_id": sid, "expected": head, "revision": True, "key": "seat",
+                      "content": "Window.", "kind": "preference"}, "revision"),
+        ("configure", {"session_id": sid, "expected": head, "revision": 1, "use": "yes"}, "use"),
+    ]
+    for name, arguments, field in refused:
+        body = error(call(server, api.token, name, **arguments))
+        assert (body["_tag"], body["field"]) == ("ValidationError", field), (name, body)
+    assert (api.view(sid), agent_memory(api, agent)) == before
+    # a list sent as its JSON text is still read as the list
+    item = {"id": "i-json", "type": "message", "role": "user", "content": "Hello."}
+    recorded = answer(call(server, api.token, "record_turn", session_id=sid,
+                           items=json.dumps([item])))
+    assert recorded["turn"]["items"] == ["i-json"]
+
+
 def modern_call(server: RunningServer, token: str, name: str, arguments: dict[str, Any]) -> Any:
     """A tool call as one self-contained POST of MCP's 2026-07-28 protocol (no handshake),
     whose JSON body is written here: `json.dumps` writes a lone surrogate as its escape."""
