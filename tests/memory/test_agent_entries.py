@@ -13,7 +13,12 @@ from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
 from app.memory.agents.entries import may_reach, owner_of, reachable, target_of, view_of
-from app.memory.changes.commands import AgentRemember, check_agent_remember
+from app.memory.changes.commands import (
+    AgentForget,
+    AgentRemember,
+    check_agent_forget,
+    check_agent_remember,
+)
 
 BEN = Principal("acme", person="ben")
 ANA = Principal("acme", person="ana")
@@ -133,6 +138,16 @@ def test_an_agent_key_with_an_at_sign_is_refused() -> None:
     with pytest.raises(ValidationError) as caught, nested_command(AgentRememberBody):
         check_agent_remember(AgentRemember("seat@ana", "The seat plan.", "decision"), SERVICE)
     assert caught.value.field == "command.key"
+
+
+def test_a_forget_names_a_bad_key_before_a_bad_about_as_a_remember_does() -> None:
+    # A10: both commands read the key first, so the same two faults name the same field
+    faults = {"key": "seat@ana", "about": " "}
+    with pytest.raises(ValidationError) as remembered:
+        check_agent_remember(AgentRemember(content="Aisle.", kind="preference", **faults), SERVICE)
+    with pytest.raises(ValidationError) as forgotten:
+        check_agent_forget(AgentForget(**faults))
+    assert forgotten.value.field == remembered.value.field == "key"
 
 
 # --- target_of ---------------------------------------------------------------------------------

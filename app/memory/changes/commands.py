@@ -217,5 +217,6 @@ def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemembe
 def check_agent_forget(command: AgentForget) -> AgentForget:
     """A10: the entry a Forget names: an agent key, and the person a private one is about,
     read as a Remember reads them. (No credential scan: no entry has such a key to forget.)"""
+    key = agent_key(command.key, "key")  # the key first, as a Remember checks it
     about = None if command.about is None else check_key(command.about, "about")
-    return AgentForget(agent_key(command.key, "key"), about)
+    return AgentForget(key, about)
