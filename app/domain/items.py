@@ -86,6 +86,12 @@ class Item:
         return Item.from_row([getattr(self, f) for f in fields] + [self.turn], fields)
 
 
+def outside_data(cited: Sequence[Item]) -> bool:
+    """A4: whether what cites these items rests on tool results from Apps alone, outside data
+    that no agent memory keeps; nothing cited is not so."""
+    return bool(cited) and all(item.app is not None for item in cited)
+
+
 @dataclass(frozen=True, slots=True)
 class BranchItem:
     """An item on the branch of a session's head, with the turn it came in."""

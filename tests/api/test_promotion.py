@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from tests.api.test_agent_memory import agent_log, agent_memory, assert_error
-from tests.conftest import Api, Graph, flat
+from tests.api.test_learning import (
+    CONSOLIDATE,
+    answer,
+    change,
+    helper_is_stub,
+    tool_result,
+)
+from tests.conftest import Api, Graph, flat, user
+from tests.openai_stub import OpenAIStub
 
 Body = dict[str, Any]
 
@@ -299,3 +307,30 @@ def test_a_lasting_entry_whose_key_has_an_at_sign_is_a_conflict_until_renamed(
     api.remember(sid, "contact-acme", "Write to the travel desk first.", "procedure")
     promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {}), 201)
     assert set(promoted["memory"]["entries"]) == {"contact-acme"}
+
+
+def test_an_entry_only_app_results_support_stays_behind(
+    api: Api, openai_stub: OpenAIStub, graph: Graph
+) -> None:
+    # A4, A12: tool results from Apps are outside data, which no agent memory keeps; a lasting
+    # entry of the session that only they support is not promoted, as learning drops it
+    helper_is_stub(api, agentMemory=False)
+    _, sid = subagent(api)
+    openai_stub.script_for(CONSOLIDATE, answer(
+        change("fridays", "Keep Fridays free of travel.", ["t-1"], "decision"),
+        change("trains", "Book trains, not flights.", ["u-1"], "preference"),
+        change("calendar", "Check the calendar before booking.", ["t-1", "u-1"]),
+    ))
+    api.turn(sid, user("Book trains, not flights; check my calendar first.", id="u-1"),
+             tool_result("Calendar: a standing meeting every Friday; keep Fridays free.", "t-1"))
+    [run] = api.wait_idle(sid)
+    assert run["status"] == "succeeded", run
+    session_memory = api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]
+    assert sorted(session_memory) == ["calendar", "fridays", "trains"]  # the session keeps all
+
+    memory = api.ok(api.post(f"/v1/sessions/{sid}/promote", {}), 201)["memory"]
+    assert sorted(memory["entries"]) == ["calendar", "trains"]
+    assert [s["item"] for s in memory["entries"]["trains"]["sources"]] == ["u-1"]
+    assert graph.value(
+        "MATCH (c:AgentChange {key: 'fridays'}) RETURN count(c)"
+    ) == 0

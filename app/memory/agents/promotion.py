@@ -1,6 +1,7 @@
-"""A12: promoting a subagent session. Its lasting entries (A1 kinds) become the memory of a new
-agent of the org, each change linked to the session change and entry it came from and keeping
-its sources, all logged as one version made by `promotion`. One transaction."""
+"""A12: promoting a subagent session. Its lasting entries (A1 kinds), but those only App tool
+results support (A4), become the memory of a new agent of the org, each change linked to the
+session change and entry it came from and keeping its sources, all logged as one version made
+by `promotion`. One transaction."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from app.domain.agents import (
     is_agent_key,
 )
 from app.domain.enums import ChangeOp, Maker, SessionKind, Status, Visibility
+from app.domain.items import outside_data
 from app.domain.principals import Principal
 from app.errors import SessionConflict
 from app.memory.agents.agents import create_agent
@@ -59,6 +61,7 @@ class Promotion:
             lasting = [
                 entry for entry in view.memory.entries.values()
                 if entry.status == Status.ACTIVE and entry.kind in AGENT_KINDS
+                and not outside_data(entry.items())  # A4, as learning drops such a change
             ]
             unfit = sorted(entry.key for entry in lasting if not is_agent_key(entry.key))
             if unfit:

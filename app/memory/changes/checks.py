@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
 from app.domain.enums import ChangeOp, Kind, Status, Visibility
-from app.domain.items import Item
+from app.domain.items import Item, outside_data
 from app.domain.jobs import Dropped, Kept
 from app.domain.sessions import KINDS, Entry
 from app.errors import ValidationError
@@ -303,7 +303,7 @@ def _agent_problem(
     if change.about is not None and change.about != person:
         return "a change about a person is made only from that person's own session"
     cited = [readable[s] for s in change.sources if s in readable]
-    if cited and len(cited) == len(change.sources) and all(i.app is not None for i in cited):
+    if len(cited) == len(change.sources) and outside_data(cited):
         return "only tool results from Apps support it (outside data, A4)"
     return None
 
