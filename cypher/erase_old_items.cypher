@@ -5,16 +5,20 @@
 // it is answered again. The entries they support and every provenance edge stay. Answers how
 // many it erased (0: none is left), and their uids (`erasedUids`: keep_agent_sources leaves them
 // out of the agent entries that cite them).
-MATCH (i:Item)
-WHERE i.at < $cutoff AND NOT coalesce(i.erased, false)
-WITH i ORDER BY i.at LIMIT $batch
-WITH i.session AS sid, collect(i) AS items
+// Each item is read again under the lock: an erasure that held it may have erased it
+// meanwhile, and such an item is the erasure's, never `expired`.
+MATCH (old:Item)
+WHERE old.at < $cutoff AND NOT coalesce(old.erased, false)
+WITH old ORDER BY old.at LIMIT $batch
+WITH old.session AS sid, collect(old.uid) AS uids
 ORDER BY sid
 MATCH (s:Session {id: sid})
 SET s._lock = true
 REMOVE s._lock
 SET s.revision = s.revision + 1
-WITH items
-UNWIND items AS i
+WITH uids
+UNWIND uids AS uid
+MATCH (i:Item {uid: uid})
+WHERE NOT coalesce(i.erased, false)
 SET i.content = null, i.erased = true, i.expired = true
 RETURN count(i) AS erased, collect(i.uid) AS erasedUids

@@ -426,6 +426,29 @@ def wait_settled(graph: Graph, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
+def test_a_run_queued_behind_one_at_work_ends_when_its_session_is_deleted(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # S11, SPEC 7: every run of a deleted session ends, skipped, the one its model works on and
+    # the one queued behind it; none is left queued or running for a worker to claim again
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    sid = api.session()["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, answer(
+        change("trip", "Fly on Monday.", ["u-1"], kind="fact"), gate=gate, started=started,
+    ))
+    api.turn(sid, user("I fly on Monday.", id="u-1"))
+    wait_event(started, "the first run asked its model")
+    api.turn(sid, user("And back on Friday.", id="u-2"))
+    runs = ("MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
+            "WITH r ORDER BY r.queuedAt RETURN collect(r.status)")
+    assert graph.value(runs, s=sid) == ["running", "queued"]
+    assert api.ok(api.http.delete(f"/v1/sessions/{sid}")) == {"deleted": sid}
+    gate.set()
+    wait_settled(graph)
+    assert graph.value(runs, s=sid) == ["skipped", "skipped"]
+
+
 def test_a_run_and_a_learning_job_in_flight_during_an_erasure_write_nothing_erased(
     api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
 ) -> None:
@@ -699,6 +722,39 @@ def emptied_by_retention(
     while not graph.value(erased, item=item, s=sid):
         assert time.monotonic() < deadline, "retention erased nothing"
         time.sleep(0.05)
+
+
+def test_an_item_an_erasure_empties_while_retention_waits_stays_the_erasures(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # SPEC 7: retention reads each old item again under its session's lock. An item that an
+    # erasure holding that lock emptied meanwhile stays as the erasure left it, never marked
+    # `expired` (which would keep the agent entries resting on it from leaving with her)
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("I fly OLD-RACE-1f", id="u-1"))
+    wait_settled(graph)
+    item = "MATCH (i:Item {id: 'u-1', session: $s}) "
+    graph.rows(item + "SET i.at = i.at - 2 * 86400000", s=sid)
+    revision = "MATCH (s:Session {id: $s}) RETURN s.revision"
+    before = graph.value(revision, s=sid)
+    blocked = ("SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' "
+               "RETURN count(*) AS n")
+    with graph.driver.session(database=graph.database) as session:
+        erasing = session.begin_transaction()  # an erasure's part, under the session's lock
+        erasing.run("MATCH (s:Session {id: $s}) SET s._lock = true REMOVE s._lock WITH s "
+                    + item + "SET i.content = null, i.erased = true", s=sid)
+        start_server(item_retention_days=1, retention_poll_seconds=0.1)
+        deadline = time.monotonic() + 60
+        while not graph.value(blocked):
+            assert time.monotonic() < deadline, "retention never waited for the lock"
+            time.sleep(0.05)
+        erasing.commit()
+    while graph.value(revision, s=sid) == before:  # retention's statement went on, and ended
+        assert time.monotonic() < deadline, "retention never took the lock"
+        time.sleep(0.05)
+    assert graph.rows(item + "RETURN i.erased AS erased, i.expired AS expired", s=sid) == [
+        {"erased": True, "expired": None}
+    ]
 
 
 def test_deleting_a_session_leaves_the_entries_whose_items_retention_emptied(

@@ -139,7 +139,8 @@ class Consolidation:
             return context, backlog, view
 
         found = await self.db.read(read)  # the run, its session's backlog and view: one read
-        if found is None:
+        if found is None:  # its session was deleted (or erased) since the run was queued
+            await self._finish(run_id, None, JobStatus.SKIPPED, None)
             return
         context, backlog, seen_view = found
         model_name = context.model
@@ -189,14 +190,16 @@ class Consolidation:
         sessions = SessionRepository(tx)
         try:
             state = await sessions.lock(Principal(org), session_id)
-        except NotFound:  # erased (deleted) while the model worked: nothing of it is applied
+            if (state.revision, state.head) != (view.session.revision, view.session.head):
+                # The session changed while the model worked: its newest memory (S7). Else the
+                # view read before the model is the one that holds now, as every change of a
+                # session's memory, items or settings grows its revision (S12).
+                view = await sessions.view(Principal(org), session_id)
+        except NotFound:
+            # erased (deleted) while the model worked, before the lock or while it waited for
+            # it (an erasure grows the revision): nothing of it is applied
             await self._finish_in(tx, run_id, owner, JobStatus.SKIPPED, None)
             return []
-        if (state.revision, state.head) != (view.session.revision, view.session.head):
-            # The session changed while the model worked: its newest memory (S7). Else the
-            # view read before the model is the one that holds now, as every change of a
-            # session's memory, items or settings grows its revision (S12).
-            view = await sessions.view(Principal(org), session_id)
         # the org's default may have changed meanwhile
         if not state.switches.generate:
             await self._finish_in(tx, run_id, owner, JobStatus.SKIPPED, None)
