@@ -296,6 +296,27 @@ def test_the_bookmarks_an_answer_gives_replace_those_its_request_sent() -> None:
     assert sent == [None, "FB:a1,FB:a2", "FB:b", ",".join(many[1:])]
 
 
+def test_a_call_that_waits_on_the_service_is_given_as_long_as_the_service_waits() -> None:
+    # a Refresh is answered once its run has ended (up to 120 s on the service), a `wait=S`
+    # call after S seconds: each is sent with at least that long, and never with less than
+    # the client's own timeout
+    timeouts: list[float | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        timeouts.append(request.extensions["timeout"]["read"])
+        return httpx.Response(404, json={"_tag": "NotFound", "message": "no session"})
+
+    for client_timeout in (30.0, 300.0):
+        with httpx.Client(transport=httpx.MockTransport(answer), timeout=client_timeout) as http, \
+                OpenBotMemory("http://memory.test", "token", http_client=http) as client:
+            for call in (lambda: client.refresh("ses-1", expected="v-1", revision=1),
+                         lambda: client.get_run("ses-1", "run-1", wait=1),
+                         lambda: client.get_run("ses-1", "run-1", wait=60)):
+                with pytest.raises(NotFound):
+                    call()
+    assert timeouts == [130.0, 30.0, 70.0, 300.0, 300.0, 300.0]
+
+
 def test_a_command_after_a_turn_that_waited_for_its_run_is_sent_at_the_session_after_it(
     client: OpenBotMemory, graph: Graph,
 ) -> None:

@@ -16,6 +16,7 @@ from openbot_memory_client import (
     AgentConflict,
     Forbidden,
     GraphQLError,
+    InternalError,
     MethodNotAllowed,
     NotFound,
     OpenBotMemory,
@@ -88,6 +89,26 @@ def test_every_error_tag_is_its_own_class(
         client.graphql("{ nothing }")
     assert unknown.value.message
     assert unknown.value.request_id
+
+
+def test_an_internal_error_has_its_class_and_a_tag_without_one_is_kept() -> None:
+    # the service answers a failure of its own as 500 `InternalError` (app/api/telemetry.py),
+    # and a refusal made before its code ran with a status of no tag of its own as `HTTPError`
+    answers = iter([
+        httpx.Response(500, json={"_tag": "InternalError", "message": "internal error"},
+                       headers={"X-Request-Id": "rid-500"}),
+        httpx.Response(415, json={"_tag": "HTTPError", "message": "Unsupported Media Type"}),
+    ])
+    with httpx.Client(transport=httpx.MockTransport(lambda _: next(answers))) as http, \
+            OpenBotMemory("http://memory.test", "token", http_client=http) as client:
+        with pytest.raises(InternalError) as failed:
+            client.get_agent("agt-1")
+        assert (failed.value.status, failed.value.request_id) == (500, "rid-500")
+        assert str(failed.value) == "InternalError: internal error [request rid-500]"
+        with pytest.raises(OpenBotMemoryError) as refused:
+            client.get_agent("agt-1")
+        assert (refused.value.tag, refused.value.status) == ("HTTPError", 415)
+        assert str(refused.value).startswith("HTTPError: ")
 
 
 def test_each_error_code_graphql_answers_is_raised_as_the_class_of_its_tag() -> None:

@@ -16,7 +16,15 @@ from websockets.typing import Subprotocol
 
 from openbot_memory_client import live
 from openbot_memory_client import models as m
-from openbot_memory_client.core import DEFAULT_URL, KEEP, Call, Core, Keep, unmoved
+from openbot_memory_client.core import (
+    DEFAULT_URL,
+    KEEP,
+    Call,
+    Core,
+    Keep,
+    timeout_of,
+    unmoved,
+)
 from openbot_memory_client.errors import SessionConflict
 
 T = TypeVar("T")
@@ -69,7 +77,7 @@ class AsyncOpenBotMemory:
             response = await self.http.request(
                 call.method, call.path, params=call.params, json=call.body,
                 headers=self.core.headers(),
-                timeout=call.timeout if call.timeout is not None else httpx.USE_CLIENT_DEFAULT,
+                timeout=timeout_of(call, self.http.timeout),
             )
             delay = self.core.retry_after(response, attempt)
             if delay is None:

@@ -27,6 +27,7 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 BOOKMARK = "OpenBot-Bookmark"  # the bookmark of a write, passed back to read at least its state
 MAX_BOOKMARKS = 8  # how many one request may send back
 WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
+REFRESH_SECONDS = 120.0  # the longest a Refresh waits on the service for the run it queues
 
 
 def _bookmarks(header: str | None) -> tuple[str, ...]:
@@ -81,6 +82,14 @@ def model(cls: type[M]) -> Callable[[Any], M]:
 
 def nothing(_: Any) -> None:
     return None
+
+
+def timeout_of(call: Call[Any], client: httpx.Timeout) -> float | httpx.Timeout:
+    """The timeout to send `call` with: the client's, or the call's where it waits longer
+    (a `wait`, a Refresh) and the client would give up first."""
+    if call.timeout is None or client.read is None or client.read >= call.timeout:
+        return client
+    return call.timeout
 
 
 def _query(**values: Any) -> dict[str, Any]:
@@ -285,8 +294,10 @@ class Core:
         self, session_id: str, command: m.Command, expected: str, revision: int
     ) -> Call[m.SessionView]:
         body = {"expected": expected, "revision": revision, "command": command.to_json()}
+        waits = isinstance(command, m.Refresh)  # answered once the run it queues has ended
         return Call("POST", f"/v1/sessions/{session_id}/memory", model(m.SessionView),
-                    body=body, at_session=session_id)
+                    body=body, at_session=session_id,
+                    timeout=REFRESH_SECONDS + WAIT_MARGIN if waits else None)
 
     @staticmethod
     def configure_command(use: bool | Keep | None, generate: bool | Keep | None) -> m.Configure:

@@ -11,7 +11,11 @@
     ├── PayloadTooLarge    413  the body is over the service's size limit
     ├── Unavailable        503  the database does not answer (after the client's retries);
     │                           `retry_after` is the seconds the service asked to wait
+    ├── InternalError      500  the service failed; quote `request_id` when you report it
     └── GraphQLError            any other error of a GraphQL answer (`code` is its extensions')
+
+An error whose `_tag` has no class here (`HTTPError`: a status the service's own code did not
+answer) is an `OpenBotMemoryError` whose `tag` is that `_tag`.
 """
 
 from __future__ import annotations
@@ -95,6 +99,10 @@ class Unavailable(OpenBotMemoryError):
     tag, code = "Unavailable", "UNAVAILABLE"
 
 
+class InternalError(OpenBotMemoryError):
+    tag, code = "InternalError", "INTERNAL"
+
+
 class GraphQLError(OpenBotMemoryError):
     """A GraphQL error with no class of its own; `code` is its `extensions.code`."""
 
@@ -109,12 +117,12 @@ ERRORS: dict[str, type[OpenBotMemoryError]] = {
     cls.tag: cls
     for cls in (
         SessionConflict, AgentConflict, NotFound, Unauthorized, Forbidden, ValidationError,
-        MethodNotAllowed, PayloadTooLarge, Unavailable,
+        MethodNotAllowed, PayloadTooLarge, Unavailable, InternalError,
     )
 }
 BY_STATUS: dict[int, type[OpenBotMemoryError]] = {
     404: NotFound, 401: Unauthorized, 403: Forbidden, 400: ValidationError,
-    405: MethodNotAllowed, 413: PayloadTooLarge, 503: Unavailable,
+    405: MethodNotAllowed, 413: PayloadTooLarge, 503: Unavailable, 500: InternalError,
 }
 CODES: dict[str, type[OpenBotMemoryError]] = {
     cls.code: cls for cls in ERRORS.values() if cls.code is not None
@@ -132,7 +140,7 @@ def error_of(
     cls = ERRORS.get(tag) if isinstance(tag, str) else None
     cls = cls or BY_STATUS.get(status, OpenBotMemoryError)
     field = body.get("field")
-    return cls(
+    error = cls(
         str(body.get("message", f"HTTP {status}")),
         field=field if isinstance(field, str) else None,
         request_id=body.get("requestId") or request_id,
@@ -140,6 +148,9 @@ def error_of(
         body=body,
         retry_after=retry_after,
     )
+    if cls is OpenBotMemoryError and isinstance(tag, str):
+        error.tag = tag  # the service's own word for it
+    return error
 
 
 def graphql_error_of(error: dict[str, Any], request_id: str | None) -> OpenBotMemoryError:
