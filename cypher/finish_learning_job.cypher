@@ -1,18 +1,22 @@
 // A learning job's end: succeeded, failed (its error kept; the items it TRIED stay to learn,
 // S11 for agents) or skipped (agent memory off, or no helper model). A job that read what an
 // erasure reached while its model worked (a session it learned from, an item it tried) keeps
-// no error, as the erasure leaves it: the error may quote what the model read.
+// no error, as the erasure leaves it: the error may quote what the model read. The items it
+// tried are locked before that is read, so an erasure going through them meanwhile has
+// committed by then.
 MATCH (j:LearningJob {id: $job})
+CALL (j) {
+  UNWIND $tried AS uid
+  MATCH (i:Item {uid: uid})
+  SET i._lock = true
+  REMOVE i._lock
+  MERGE (j)-[:TRIED]->(i)
+}
+WITH j
 SET j.status = $status, j.finishedAt = $now, j.leaseUntil = null,
     j.model = coalesce($model, j.model),
     j.error = CASE
       WHEN EXISTS { (j)-[:FROM_SESSION]->(s:Session) WHERE coalesce(s.erased, false) }
-        OR EXISTS { MATCH (i:Item) WHERE i.uid IN $tried AND coalesce(i.erased, false) }
+        OR EXISTS { MATCH (tried:Item) WHERE tried.uid IN $tried AND coalesce(tried.erased, false) }
       THEN null ELSE $error END
-WITH j
-CALL (j) {
-  UNWIND $tried AS uid
-  MATCH (i:Item {uid: uid})
-  MERGE (j)-[:TRIED]->(i)
-}
 RETURN j.id AS id

@@ -57,11 +57,15 @@ class AgentMemoryRepository:
     def __init__(self, tx: Tx) -> None:
         self.tx = tx
 
-    async def lock_agent(self, org: str, agent: str) -> int:
-        """Lock the agent's memory for this transaction; answer its current version."""
-        row = await self.tx.row("lock_agent", org=org, agent=agent)
+    async def lock_agent(self, org: str, agent: str, person: str | None = None) -> int:
+        """Lock the agent's memory for this transaction; answer its current version. For a
+        person's write, `person` is locked too: once an erasure of them has begun they are no
+        person of the org (NotFound), as a session of theirs that would start is refused."""
+        row = await self.tx.row("lock_agent", org=org, agent=agent, person=person)
         if row is None:
             raise NotFound(f"no agent {agent}")
+        if row["erasing"]:
+            raise NotFound(f"no person {person} in your org")
         return int(row["version"])
 
     async def entries(

@@ -14,7 +14,8 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -365,6 +366,37 @@ def test_a_session_for_the_person_is_refused_while_their_erasure_runs(
     assert agent_memory(platform, promoted["agent"]["id"])["entries"] == {}
 
 
+def test_her_agent_memory_edit_is_refused_while_her_erasure_runs(
+    api: Api, platform: Api, graph: Graph, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SPEC 7, A10: once her erasure has begun she is no person of the org, for her own token
+    # too: an agent memory edit of hers is refused as a session of hers is, so no change of
+    # hers can land after the erasure read them
+    agent = platform.agent(shared=True)["id"]
+    api.session(agent)
+    agent_remember(platform, agent, "tone", "Keep answers short.")
+    before = agent_memory(platform, agent)
+    during: list[httpx.Response] = []
+    scope = ErasureRepository.scope
+
+    async def then_her_edit(
+        self: ErasureRepository, org: str, person: str
+    ) -> tuple[list[str], list[str]]:
+        found = await scope(self, org, person)
+        if not during:  # (the scope is read again after the parts)
+            during.append(await asyncio.to_thread(
+                agent_command, api, agent, remember("tone", "Answer at length.", "procedure")))
+        return found
+
+    monkeypatch.setattr(ErasureRepository, "scope", then_her_edit)
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    monkeypatch.undo()
+    [refused] = during
+    assert (refused.status_code, refused.json()["_tag"], refused.json()["message"]) == (
+        404, "NotFound", "no person ana in your org")
+    assert agent_memory(platform, agent) == before
+
+
 def test_no_agent_entry_about_the_person_is_made_while_their_erasure_runs(
     api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub,
     monkeypatch: pytest.MonkeyPatch,
@@ -423,6 +455,26 @@ def wait_settled(graph: Graph, timeout: float = 60) -> None:
         "RETURN count(r)"
     ):
         assert time.monotonic() < deadline, "jobs still pending"
+        time.sleep(0.05)
+
+
+@contextmanager
+def held(graph: Graph, statement: str, **params: Any) -> Iterator[None]:
+    """`statement` run in a transaction of the test's own, which holds the locks it took (as an
+    operation of the service does, half way through) until the block ends, then commits."""
+    with graph.driver.session(database=graph.database) as session:
+        tx = session.begin_transaction()
+        tx.run(statement, params).consume()  # run to its end: its locks are held
+        yield
+        tx.commit()
+
+
+def wait_blocked(graph: Graph, what: str) -> None:
+    """Wait until a transaction waits for a lock that another holds (Neo4j's own word)."""
+    deadline = time.monotonic() + 60
+    while not graph.value("SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' "
+                          "RETURN count(*) AS n"):
+        assert time.monotonic() < deadline, what
         time.sleep(0.05)
 
 
@@ -737,18 +789,12 @@ def test_an_item_an_erasure_empties_while_retention_waits_stays_the_erasures(
     graph.rows(item + "SET i.at = i.at - 2 * 86400000", s=sid)
     revision = "MATCH (s:Session {id: $s}) RETURN s.revision"
     before = graph.value(revision, s=sid)
-    blocked = ("SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' "
-               "RETURN count(*) AS n")
-    with graph.driver.session(database=graph.database) as session:
-        erasing = session.begin_transaction()  # an erasure's part, under the session's lock
-        erasing.run("MATCH (s:Session {id: $s}) SET s._lock = true REMOVE s._lock WITH s "
-                    + item + "SET i.content = null, i.erased = true", s=sid)
+    # an erasure's part, under the session's lock, not yet committed
+    with held(graph, "MATCH (s:Session {id: $s}) SET s._lock = true REMOVE s._lock WITH s "
+              + item + "SET i.content = null, i.erased = true", s=sid):
         start_server(item_retention_days=1, retention_poll_seconds=0.1)
-        deadline = time.monotonic() + 60
-        while not graph.value(blocked):
-            assert time.monotonic() < deadline, "retention never waited for the lock"
-            time.sleep(0.05)
-        erasing.commit()
+        wait_blocked(graph, "retention never waited for the lock")
+    deadline = time.monotonic() + 60
     while graph.value(revision, s=sid) == before:  # retention's statement went on, and ended
         assert time.monotonic() < deadline, "retention never took the lock"
         time.sleep(0.05)
@@ -815,6 +861,32 @@ def test_a_model_error_answered_after_her_erasure_is_not_kept(
     label = "Run" if held == "run" else "LearningJob"
     assert graph.value(f"MATCH (j:{label} {{status: 'failed'}}) RETURN count(j)") == 1
     assert stored_anywhere(graph, "ANA-ERR-1f") == 0
+
+
+def test_a_learning_error_answered_while_her_erasure_goes_through_its_items_is_not_kept(
+    api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: a learning job that ends failed while an erasure holds the items its model read
+    # (not yet committed) waits for it, and then keeps no error: the error may quote them
+    helper_is_stub(platform)
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, Reply(content="refused: ANA-RACE-1f", status=400, gate=gate,
+                                        started=started))
+    agent = platform.agent(shared=True)["id"]
+    sid = api.session(agent)["session"]["id"]
+    api.turn(sid, user("My trip ANA-RACE-1f", id="ana-u1"))
+    wait_event(started, "the learning job asked its model")
+    # an erasure's part, under the session's lock, not yet committed
+    with held(graph, "MATCH (s:Session {id: $s}) SET s._lock = true REMOVE s._lock WITH s "
+              "MATCH (i:Item {id: 'ana-u1', session: $s}) "
+              "SET i.content = null, i.erased = true", s=sid):
+        gate.set()
+        wait_blocked(graph, "the job's end never waited for the items")
+    wait_settled(graph)
+    assert graph.rows("MATCH (j:LearningJob) RETURN j.status AS status, j.error AS error") == [
+        {"status": "failed", "error": None}
+    ]
 
 
 def test_a_change_about_her_dropped_from_another_members_session_leaves_with_her_erasure(
@@ -951,6 +1023,43 @@ def test_a_deletion_that_stopped_before_its_agents_finishes_when_asked_again(
     assert keys[1] not in agent_memory(platform, agent)["entries"]
     for mark in marks + keys:
         assert stored_anywhere(graph, mark) == 0, mark
+
+
+def test_a_record_an_erasure_withholds_while_a_start_names_it_stays_naming_no_one(
+    member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub,
+    start_server: Callable[..., RunningServer],
+) -> None:
+    # SPEC 7 on a graph an earlier version wrote: a start names whom each learning record of a
+    # dropped change is about, and reads the record again under its lock, so a record that an
+    # erasure withholds meanwhile (not yet committed when the start read it) names no one
+    helper_is_stub(platform)
+    shared = platform.agent(shared=True)["id"]
+    ben = member.session(shared)["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer(
+        change("ana-tea", "ANA-NAMED-1f", ["ben-u1"], "preference", about="ana")))
+    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    wait_learned(platform, shared, [ben])
+    graph.rows("MATCH (d:DroppedChange) REMOVE d.about")  # as an earlier version wrote it
+    failed: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            start_server()
+        except BaseException as exc:  # the test's thread asserts it
+            failed.append(exc)
+
+    # an erasure withholding the record, not yet committed
+    with held(graph, "MATCH (d:DroppedChange) SET d.erased = true, d.proposal = null, "
+              "d.key = 'withheld', d.reason = 'withheld', d.about = null"):
+        starting = threading.Thread(target=start)
+        starting.start()
+        wait_blocked(graph, "the start never waited for the record")
+    starting.join()
+    assert failed == []
+    assert graph.rows("MATCH (d:DroppedChange) RETURN d.erased AS erased, d.about AS about") == [
+        {"erased": True, "about": None}
+    ]
 
 
 def test_a_graph_written_before_the_erasure_kept_its_marks_is_given_them_at_start(

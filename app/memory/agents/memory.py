@@ -118,7 +118,7 @@ class AgentMemories:
 
         async def work(tx: Tx) -> AgentMemory:
             memory = AgentMemoryRepository(tx)
-            version = await memory.lock_agent(who.org, agent_id)
+            version = await memory.lock_agent(who.org, agent_id, who.person)
             if version != expected:
                 raise AgentConflict(
                     f"the agent memory's version is {version}, not {expected}: read it again"
