@@ -2,11 +2,12 @@
 // become tombstones (no content, `erased`, and `expired`: retention emptied them, not an
 // erasure, so the agent entries they support are not erase_agent_entries' to erase), each under
 // its session's lock, as a command takes it; the session's revision grows, so no kept view of
-// it is answered again. The entries they support and every provenance edge stay. Answers how
-// many it erased (0: none is left), and their uids (`erasedUids`: keep_agent_sources leaves them
+// it is answered again. The entries they support and every provenance edge stay. Each item is
+// locked itself and read again: an erasure may have erased it meanwhile (under its session's
+// lock, or, for an item the person wrote in another's session, under the item's own), and such
+// an item is the erasure's, never `expired`. Answers how many it found (fewer than $batch: none
+// is left), how many it erased, and their uids (`erasedUids`: keep_agent_sources leaves them
 // out of the agent entries that cite them).
-// Each item is read again under the lock: an erasure that held it may have erased it
-// meanwhile, and such an item is the erasure's, never `expired`.
 MATCH (old:Item)
 WHERE old.at < $cutoff AND NOT coalesce(old.erased, false)
 WITH old ORDER BY old.at LIMIT $batch
@@ -16,9 +17,16 @@ MATCH (s:Session {id: sid})
 SET s._lock = true
 REMOVE s._lock
 SET s.revision = s.revision + 1
-WITH uids
-UNWIND uids AS uid
-MATCH (i:Item {uid: uid})
-WHERE NOT coalesce(i.erased, false)
-SET i.content = null, i.erased = true, i.expired = true
-RETURN count(i) AS erased, collect(i.uid) AS erasedUids
+WITH collect(uids) AS batches
+WITH reduce(all = [], uids IN batches | all + uids) AS found
+CALL (found) {
+  UNWIND found AS uid
+  MATCH (i:Item {uid: uid})
+  SET i._lock = true
+  REMOVE i._lock
+  WITH i
+  WHERE NOT coalesce(i.erased, false)
+  SET i.content = null, i.erased = true, i.expired = true
+  RETURN count(i) AS erased, collect(i.uid) AS erasedUids
+}
+RETURN size(found) AS found, erased, erasedUids

@@ -58,8 +58,9 @@ def _whole(value: Any) -> Any:
 
 # Neo4j integers are 64-bit: a larger one would fail in the driver, after validation.
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-Integer = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX), BeforeValidator(_whole)]
-Count = Annotated[int, Field(ge=0, le=INT64_MAX), BeforeValidator(_whole)]
+WHOLE = BeforeValidator(_whole)
+Integer = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX), WHOLE]
+Count = Annotated[int, Field(ge=0, le=INT64_MAX), WHOLE]
 
 
 class Strict(BaseModel):

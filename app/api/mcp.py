@@ -19,7 +19,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 from starlette.requests import Request
 from starlette.routing import Route
 
@@ -164,20 +164,29 @@ AgentId = Annotated[str, Field(description="The agent's id (agt-…).")]
 Head = Annotated[str, Field(description="The session's `head` as you last read it.")]
 # Neo4j's integers are 64-bit: as over REST (bodies.Integer, bodies.Count), a wider one is
 # refused as input, and so is a negative version.
-Revision = Annotated[int, Field(
-    ge=bodies.INT64_MIN, le=bodies.INT64_MAX,
+Revision = Annotated[bodies.Integer, Field(
     description="The session's `revision` as you last read it.",
 )]
-Version = Annotated[int, Field(
-    ge=0, le=bodies.INT64_MAX,
+Version = Annotated[bodies.Count, Field(
     description="The agent memory's `version` as you last read it.",
 )]
 Key = Annotated[
     str, Field(description="A short stable key for one fact (reuse it for the same fact).")
 ]
+
+
+def no_number(value: Any) -> Any:
+    """A switch is a boolean, null or "keep": a number is refused, as REST refuses it (the
+    Literal alone takes 1 and 0, equal to true and false)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError('a switch is true, false, null or "keep"')
+    return value
+
+
 # one Literal rather than a union, so that a refused value is named as the argument alone
 Switch = Annotated[
     Literal[True, False, "keep"] | None,
+    BeforeValidator(no_number),
     Field(description="true or false set it for this session, null follows the org default "
                       "again, \"keep\" (the default) leaves it as it is."),
 ]
@@ -373,7 +382,7 @@ def build(service: Service) -> MCPServer:
         ctx: Context,
         session_id: Annotated[str | None, Field(description="only this session")] = None,
         agent_id: Annotated[str | None, Field(description="only this agent")] = None,
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = DEFAULT_LIMIT,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT), bodies.WHOLE] = DEFAULT_LIMIT,
     ) -> dict[str, Any]:
         with service_errors():
             found = await service.search.search(

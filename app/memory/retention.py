@@ -59,12 +59,12 @@ class Retention:
         metrics = self.db.telemetry.metrics
         total = 0
         while True:
-            erased = await self.db.write(
+            found, erased = await self.db.write(
                 lambda tx: ErasureRepository(tx).erase_old_items(cutoff, self.batch)
             )
             total += erased
             metrics.retention_erased.inc(erased)
-            if erased < self.batch:
+            if found < self.batch:
                 break
         metrics.retention_passes.inc()
         metrics.retention_cutoff.set(cutoff)

@@ -59,12 +59,13 @@ class AgentMemoryRepository:
 
     async def lock_agent(self, org: str, agent: str, person: str | None = None) -> int:
         """Lock the agent's memory for this transaction; answer its current version. For a
-        person's write, `person` is locked too: once an erasure of them has begun they are no
-        person of the org (NotFound), as a session of theirs that would start is refused."""
+        person's write, `person` is locked first: once an erasure of them has begun (or ended)
+        they are no person of the org (NotFound), as a session of theirs that would start is
+        refused."""
         row = await self.tx.row("lock_agent", org=org, agent=agent, person=person)
         if row is None:
             raise NotFound(f"no agent {agent}")
-        if row["erasing"]:
+        if row["gone"]:
             raise NotFound(f"no person {person} in your org")
         return int(row["version"])
 

@@ -90,13 +90,14 @@ class ErasureRepository:
         await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
         return record(Erasure, row["erasure"])
 
-    async def erase_old_items(self, cutoff: int, batch: int) -> int:
-        """Retention: make up to `batch` items older than `cutoff` tombstones; how many."""
+    async def erase_old_items(self, cutoff: int, batch: int) -> tuple[int, int]:
+        """Retention: make up to `batch` items older than `cutoff` tombstones; how many it
+        found (fewer than `batch`: none is left), and how many of them it erased."""
         row = await self.tx.row("erase_old_items", cutoff=cutoff, batch=batch)
         if row is None:
-            return 0
+            return 0, 0
         await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
-        return int(row["erased"])
+        return int(row["found"]), int(row["erased"])
 
     async def of_org(self, org: str) -> Sequence[Erasure]:
         """The org's erasures, newest first."""
@@ -104,9 +105,10 @@ class ErasureRepository:
         return [record(Erasure, row["erasure"]) for row in rows]
 
     async def mark_expired_items(self, batch: int) -> int:
-        """Mark up to `batch` items retention emptied before it marked them; how many."""
+        """Mark up to `batch` items retention emptied before it marked them; how many it found
+        (none: none is left)."""
         row = await self.tx.row("mark_expired_items", batch=batch)
-        return 0 if row is None else int(row["marked"])
+        return 0 if row is None else int(row["found"])
 
     async def forget_replacements(self) -> int:
         """Drop the opaque id from erasure records done before a finished one dropped it."""

@@ -469,11 +469,13 @@ def held(graph: Graph, statement: str, **params: Any) -> Iterator[None]:
         tx.commit()
 
 
-def wait_blocked(graph: Graph, what: str) -> None:
-    """Wait until a transaction waits for a lock that another holds (Neo4j's own word)."""
+def wait_blocked(graph: Graph, statement: str, what: str) -> None:
+    """Wait until a transaction running `statement` (a part of its text) waits for a lock
+    that another holds (Neo4j's own word)."""
     deadline = time.monotonic() + 60
-    while not graph.value("SHOW TRANSACTIONS YIELD status WHERE status STARTS WITH 'Blocked' "
-                          "RETURN count(*) AS n"):
+    while not graph.value("SHOW TRANSACTIONS YIELD status, currentQuery "
+                          "WHERE status STARTS WITH 'Blocked' AND currentQuery CONTAINS $text "
+                          "RETURN count(*) AS n", text=statement):
         assert time.monotonic() < deadline, what
         time.sleep(0.05)
 
@@ -776,12 +778,15 @@ def emptied_by_retention(
         time.sleep(0.05)
 
 
+@pytest.mark.parametrize("lock", ["session", "item"])
 def test_an_item_an_erasure_empties_while_retention_waits_stays_the_erasures(
-    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer], lock: str
 ) -> None:
-    # SPEC 7: retention reads each old item again under its session's lock. An item that an
-    # erasure holding that lock emptied meanwhile stays as the erasure left it, never marked
-    # `expired` (which would keep the agent entries resting on it from leaving with her)
+    # SPEC 7: retention locks each old item (under its session's lock) and reads it again. An
+    # item that an erasure emptied meanwhile, under the session's lock (erase_session) or
+    # the item's own (finish_erasure: what she wrote in another's session), stays as the
+    # erasure left it, never marked `expired` (which would keep the agent entries resting on
+    # it from leaving with her)
     sid = api.session()["session"]["id"]
     api.turn(sid, user("I fly OLD-RACE-1f", id="u-1"))
     wait_settled(graph)
@@ -789,11 +794,12 @@ def test_an_item_an_erasure_empties_while_retention_waits_stays_the_erasures(
     graph.rows(item + "SET i.at = i.at - 2 * 86400000", s=sid)
     revision = "MATCH (s:Session {id: $s}) RETURN s.revision"
     before = graph.value(revision, s=sid)
-    # an erasure's part, under the session's lock, not yet committed
-    with held(graph, "MATCH (s:Session {id: $s}) SET s._lock = true REMOVE s._lock WITH s "
-              + item + "SET i.content = null, i.erased = true", s=sid):
+    locked = ("MATCH (s:Session {id: $s}) SET s._lock = true REMOVE s._lock WITH s "
+              if lock == "session" else "")
+    # an erasure's part, not yet committed
+    with held(graph, locked + item + "SET i.content = null, i.erased = true", s=sid):
         start_server(item_retention_days=1, retention_poll_seconds=0.1)
-        wait_blocked(graph, "retention never waited for the lock")
+        wait_blocked(graph, "i.expired = true", "retention never waited for the lock")
     deadline = time.monotonic() + 60
     while graph.value(revision, s=sid) == before:  # retention's statement went on, and ended
         assert time.monotonic() < deadline, "retention never took the lock"
@@ -882,7 +888,7 @@ def test_a_learning_error_answered_while_her_erasure_goes_through_its_items_is_n
               "MATCH (i:Item {id: 'ana-u1', session: $s}) "
               "SET i.content = null, i.erased = true", s=sid):
         gate.set()
-        wait_blocked(graph, "the job's end never waited for the items")
+        wait_blocked(graph, "MERGE (j)-[:TRIED]->(i)", "the job's end never waited for the items")
     wait_settled(graph)
     assert graph.rows("MATCH (j:LearningJob) RETURN j.status AS status, j.error AS error") == [
         {"status": "failed", "error": None}
@@ -1054,7 +1060,7 @@ def test_a_record_an_erasure_withholds_while_a_start_names_it_stays_naming_no_on
               "d.key = 'withheld', d.reason = 'withheld', d.about = null"):
         starting = threading.Thread(target=start)
         starting.start()
-        wait_blocked(graph, "the start never waited for the record")
+        wait_blocked(graph, "SET d.about = r.about", "the start never waited for the record")
     starting.join()
     assert failed == []
     assert graph.rows("MATCH (d:DroppedChange) RETURN d.erased AS erased, d.about AS about") == [

@@ -316,8 +316,8 @@ def test_an_argument_is_read_as_sent_as_rest_reads_a_field(
     # The text "null" is that text, not a missing argument: a search kept to a session named
     # "null" finds no such session (REST: 404), and a Forget about a person named "null" names
     # no person (REST: 400 on `about`) rather than retracting the shared entry of the key.
-    # A number sent as text, a boolean for a number and a word for a switch are refused as a
-    # REST body refuses them, naming the argument; nothing changes.
+    # A number sent as text, a boolean for a number and a word or a number for a switch are
+    # refused as a REST body refuses them, naming the argument; nothing changes.
     agent = api.agent("desk")["id"]
     agent_remember(api, agent, "seat", "Prefer window seats.", "preference")
     sid, head, _ = new_session(api)
@@ -334,11 +334,15 @@ def test_an_argument_is_read_as_sent_as_rest_reads_a_field(
         ("remember", {"session_id": sid, "expected": head, "revision": True, "key": "seat",
                       "content": "Window.", "kind": "preference"}, "revision"),
         ("configure", {"session_id": sid, "expected": head, "revision": 1, "use": "yes"}, "use"),
+        ("configure", {"session_id": sid, "expected": head, "revision": 1, "use": 1}, "use"),
     ]
     for name, arguments, field in refused:
         body = error(call(server, api.token, name, **arguments))
         assert (body["_tag"], body["field"]) == ("ValidationError", field), (name, body)
     assert (api.view(sid), agent_memory(api, agent)) == before
+    # JSON has one number type: a whole number written 1.0 is the integer 1, as over REST
+    assert answer(call(server, api.token, "remember", session_id=sid, expected=head,
+                       revision=1.0, key="seat", content="Window.", kind="preference"))
     # a list sent as its JSON text is still read as the list
     item = {"id": "i-json", "type": "message", "role": "user", "content": "Hello."}
     recorded = answer(call(server, api.token, "record_turn", session_id=sid,

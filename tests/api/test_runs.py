@@ -10,7 +10,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.conftest import Api, Graph, RunningServer, flat, user
+import pytest
+
+from app.domain.jobs import JobKind
+from app.memory.jobs.consolidation import Consolidation
+from app.store.jobs import JobRepository
+from tests.conftest import Api, Graph, RunningServer, claims_nothing, flat, user
 from tests.openai_stub import OpenAIStub, Reply, changes
 
 STUB = "openai:test"
@@ -410,3 +415,56 @@ def test_graphql_answers_a_runs_start_and_head_as_rest_does(
     keys = ("id", "queuedAt", "startedAt", "finishedAt", "head")
     assert {k: node[k] for k in keys} == {k: rest[k] for k in keys}
     assert node["head"] == head  # its changes made the session's head
+
+
+def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_applied(
+    api: Api, server: RunningServer, graph: Graph, openai_stub: OpenAIStub,
+    start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # S7, S11: a run is claimed under a lease its worker renews. A worker that cannot renew it
+    # loses the run once the lease runs out, and another process claims and applies it. The
+    # first worker's model answering after that (here: failing) changes nothing of the run:
+    # it stays succeeded, with no error and no item tried.
+    api.patch("/v1/org/settings", {"agentMemory": False})
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script(
+        Reply(gate=gate, started=started, status=400, content="refused"),
+        changes(remember("budget", "The trip budget is 1500 EUR.", ["m-1"])),
+    )
+    renew = JobRepository.extend
+
+    async def renew_once_released(
+        self: JobRepository, kind: JobKind, job: str, until: int
+    ) -> None:
+        if gate.is_set():  # while the first worker's model is held, no lease is renewed
+            await renew(self, kind, job, until)
+
+    finish = Consolidation._finish
+    ended = threading.Event()
+
+    async def finish_and_tell(self: Consolidation, *args: Any, **kwargs: Any) -> None:
+        await finish(self, *args, **kwargs)  # committed
+        ended.set()
+
+    monkeypatch.setattr(JobRepository, "extend", renew_once_released)
+    monkeypatch.setattr(Consolidation, "_finish", finish_and_tell)
+    first = start_server(run_lease_seconds=1)
+    second = start_server()
+    sid = api.session(model=STUB)["session"]["id"]
+    with claims_nothing(server):
+        with claims_nothing(second):
+            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+            assert started.wait(30), "the first worker's model was not asked"
+        deadline = time.monotonic() + 60
+        status = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) RETURN r.status"
+        while graph.value(status, s=sid) != "succeeded":  # the second process applied it
+            assert time.monotonic() < deadline, "no other worker applied the run"
+            time.sleep(0.05)
+        gate.set()
+        assert ended.wait(30), "the first worker never ended its run"
+    assert first.url != second.url
+    [run] = api.ok(api.get(f"/v1/sessions/{sid}/runs"))["runs"]
+    assert (run["status"], run["error"], run["attempts"]) == ("succeeded", None, 2)
+    assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
+        "The trip budget is 1500 EUR.")
+    assert graph.value("MATCH (:Run)-[t:TRIED]->() RETURN count(t)") == 0

@@ -301,12 +301,14 @@ def test_a_call_that_waits_on_the_service_is_given_as_long_as_the_service_waits(
     # call after S seconds: each is sent with at least that long, and never with less than
     # the client's own timeout
     timeouts: list[float | None] = []
+    connects: set[float | None] = set()
 
     def answer(request: httpx.Request) -> httpx.Response:
         timeouts.append(request.extensions["timeout"]["read"])
+        connects.add(request.extensions["timeout"]["connect"])
         return httpx.Response(404, json={"_tag": "NotFound", "message": "no session"})
 
-    for client_timeout in (30.0, 300.0):
+    for client_timeout in (httpx.Timeout(30.0, connect=5.0), httpx.Timeout(300.0)):
         with httpx.Client(transport=httpx.MockTransport(answer), timeout=client_timeout) as http, \
                 OpenBotMemory("http://memory.test", "token", http_client=http) as client:
             for call in (lambda: client.refresh("ses-1", expected="v-1", revision=1),
@@ -315,6 +317,7 @@ def test_a_call_that_waits_on_the_service_is_given_as_long_as_the_service_waits(
                 with pytest.raises(NotFound):
                     call()
     assert timeouts == [130.0, 30.0, 70.0, 300.0, 300.0, 300.0]
+    assert connects == {5.0, 300.0}  # the client's own, whatever the call waits for
 
 
 def test_a_command_after_a_turn_that_waited_for_its_run_is_sent_at_the_session_after_it(

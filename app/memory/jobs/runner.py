@@ -3,7 +3,9 @@
 A job is a node written in the transaction that asks for it. Workers claim one at a time with a
 lease they keep renewing while they work; a job whose lease ran out (its process died) goes
 back to the queue. A job writes what it found in one transaction at its end, so running it again
-after a crash reads the same input and applies it once.
+after a crash reads the same input and applies it once. A worker that could not renew its lease
+and lost the job to another ends nothing of it: a job's end reads it under its lock and ends
+only a job still running, and what was applied already is not read again.
 """
 
 from __future__ import annotations

@@ -84,12 +84,13 @@ def nothing(_: Any) -> None:
     return None
 
 
-def timeout_of(call: Call[Any], client: httpx.Timeout) -> float | httpx.Timeout:
-    """The timeout to send `call` with: the client's, or the call's where it waits longer
-    (a `wait`, a Refresh) and the client would give up first."""
+def timeout_of(call: Call[Any], client: httpx.Timeout) -> httpx.Timeout:
+    """The timeouts to send `call` with: the client's, with the call's for reading its answer
+    where it waits longer (a `wait`, a Refresh) than the client would."""
     if call.timeout is None or client.read is None or client.read >= call.timeout:
         return client
-    return call.timeout
+    return httpx.Timeout(connect=client.connect, read=call.timeout, write=client.write,
+                         pool=client.pool)
 
 
 def _query(**values: Any) -> dict[str, Any]:

@@ -15,7 +15,8 @@
     └── GraphQLError            any other error of a GraphQL answer (`code` is its extensions')
 
 An error whose `_tag` has no class here (`HTTPError`: a status the service's own code did not
-answer) is an `OpenBotMemoryError` whose `tag` is that `_tag`.
+answer) is raised as the class of its status, or where its status has none either, as an
+`OpenBotMemoryError` whose `tag` is that `_tag`.
 """
 
 from __future__ import annotations
