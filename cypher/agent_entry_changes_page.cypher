@@ -2,6 +2,7 @@
 // current change (or, with $after, from the last change the previous page showed, which is then
 // left out), at most $first + 1 changes (an entry's changes all share its visibility, so one
 // check serves). 201 is the largest page (MAX_PAGE) + 1: the walk never goes further.
+// An $after that is no change of the entry's story (another list's cursor) answers null.
 UNWIND $ids AS cid
 // (the plan starts from the index seek on c0; the org, unlabelled, is checked on the
 // way out and is never where a plan starts: it would expand over all the org's nodes)
@@ -27,4 +28,6 @@ CALL (c0) {
                     .about, .visibility, .beforeContent, .beforeStatus, .at,
                     job: job.id, sources: sources}) AS changes
 }
-RETURN cid, changes
+RETURN cid, CASE WHEN $after IS NULL
+                      OR EXISTS { MATCH (:AgentChange {id: cid})-[:REPLACES*0..]->(c0) }
+                 THEN changes END AS changes

@@ -3,6 +3,7 @@
 // left out), at most $first + 1 changes, with what each cites and what made it. The cursor is a
 // position in the chain itself, so a change made between two pages (a new head of the chain)
 // shifts nothing. 201 is the largest page (MAX_PAGE) + 1: the walk never goes further.
+// An $after that is no change of the entry's story (another list's cursor) answers null.
 UNWIND $ids AS cid
 // (the plan starts from the index seek on c0; the org, unlabelled, is checked on the
 // way out and is never where a plan starts: it would expand over all the org's nodes)
@@ -26,4 +27,6 @@ CALL (c0) {
                     .beforeKind, .beforeStatus, .revision, .head, .run, .model,
                     session: s.id, madeBy: maker.id, cites: cites}) AS changes
 }
-RETURN cid, changes
+RETURN cid, CASE WHEN $after IS NULL
+                      OR EXISTS { MATCH (:Change {id: cid})-[:REPLACES*0..]->(c0) }
+                 THEN changes END AS changes

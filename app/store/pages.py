@@ -69,20 +69,23 @@ class PageRepository:
 
     async def changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
-    ) -> dict[str, list[Change]]:
-        """For each entry's current change, its story newest first, after change `after`."""
-        found = await self._lists("entry_changes_page", "cid", "changes", **who.scope(),
+    ) -> dict[str, list[Change] | None]:
+        """For each entry's current change, its story newest first, after change `after`; None
+        where `after` is no change of that story (another list's cursor)."""
+        rows = await self.tx.rows("entry_changes_page", **who.scope(),
                                   ids=list(change_ids), after=after, first=first)
-        return {cid: [record(Change, c) for c in rows] for cid, rows in found.items()}
+        return {row["cid"]: None if row["changes"] is None
+                else [record(Change, c) for c in row["changes"]] for row in rows}
 
     async def agent_changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
-    ) -> dict[str, list[AgentChange]]:
-        """For each agent entry's current change, its story newest first, after `after`."""
-        found = await self._lists("agent_entry_changes_page", "cid", "changes",
-                                  **reader(who.org, who.person),
+    ) -> dict[str, list[AgentChange] | None]:
+        """For each agent entry's current change, its story newest first, after `after`; None
+        where `after` is no change of that story (another list's cursor)."""
+        rows = await self.tx.rows("agent_entry_changes_page", **reader(who.org, who.person),
                                   ids=list(change_ids), after=after, first=first)
-        return {cid: [record(AgentChange, c) for c in rows] for cid, rows in found.items()}
+        return {row["cid"]: None if row["changes"] is None
+                else [record(AgentChange, c) for c in row["changes"]] for row in rows}
 
     async def agent_session_ids(
         self, who: Principal, agents: Sequence[str], after: Key, first: int

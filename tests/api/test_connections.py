@@ -305,3 +305,35 @@ def test_a_forged_log_cursor_out_of_the_versions_bounds_is_bad_input_as_on_rest(
         rest = api.get(f"/v1/agents/{agent}/memory/log?after={version}")
         assert rest.status_code == 400
         assert rest.json()["field"] == "after"
+
+
+def test_an_entrys_change_cursor_is_bad_input_on_another_entrys_changes(api: Api) -> None:
+    # S12, A11: an entry's story is paged by a cursor of that story. Given to every entry of a
+    # page, it names `after` on each other one, which never answers the first entry's story
+    # in its place
+    sid = api.session()["session"]["id"]
+    for content in ("Short answers.", "Very short answers."):
+        api.remember(sid, "tone", content)
+    api.remember(sid, "budget", "The trip budget is 1500 EUR.")
+    agent = api.agent()["id"]
+    for content in ("Book trains.", "Book night trains."):
+        agent_remember(api, agent, "tone", content)
+    agent_remember(api, agent, "budget", "Keep to the budget.")
+    changes = "changes(first: 1, after: $c) { nodes { content } pageInfo { endCursor } }"
+    for query, args, where in (
+        ("query($s: ID!, $c: String) { session(id: $s) { memory { "
+         f"entries(first: 10) {{ nodes {{ key {changes} }} }} }} }} }}",
+         {"s": sid}, ("session", "memory", "entries", "nodes")),
+        ("query($a: ID!, $c: String) { agent(id: $a) { memory { "
+         f"entries(first: 10) {{ nodes {{ key {changes} }} }} }} }} }}",
+         {"a": agent}, ("agent", "memory", "entries", "nodes")),
+    ):
+        first = api.graphql(query, **args, c=None)
+        assert "errors" not in first, first
+        nodes = {node["key"]: node for node in dig(first["data"], where)}
+        cursor = nodes["tone"]["changes"]["pageInfo"]["endCursor"]
+        answer = api.graphql(query, **args, c=cursor)
+        [error] = answer["errors"]
+        assert error["extensions"]["field"] == "after", error
+        assert error["extensions"]["code"] == "VALIDATION_ERROR", error
+        assert error["path"] == [*where, list(nodes).index("budget"), "changes"], error

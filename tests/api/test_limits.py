@@ -191,6 +191,26 @@ def test_cost_counts_list_sizes_and_refuses_what_multiplies(api: Api) -> None:
                   fragment A on Agent { sessions(first: 200) { nodes {
                   memory { entries { nodes { key sources { id } } } } } } }"""
     assert flat(api.graphql(fragment))["errors"][0]["extensions"]["code"] == "QUERY_TOO_COSTLY"
+    # search's hits are the page its `first` asked for, counted once: the largest page of
+    # hits with the largest page of each one's changes loads as much as entries would, and runs
+    hits = ('{ search(query: "budget", first: 100) { hits { entry { key '
+            "changes(first: 200) { nodes { op maker at } } } } } }")
+    assert "errors" not in flat(api.graphql(hits))
+
+
+def test_a_document_12_levels_below_its_root_field_runs_and_one_13_below_is_refused(
+    api: Api,
+) -> None:
+    # docs/reference/graphql.md: a depth of 12 levels of nested fields below a root field
+    def levels(n: int) -> str:
+        chain = ["agent(id: $a)"] + [("sessions(first: 1)", "nodes", "agent")[k % 3]
+                                      for k in range(n - 2)] + ["__typename"]
+        return "query($a: ID!) { " + " { ".join(chain) + " }" * (n - 1) + " }"
+
+    agent = api.agent()["id"]
+    assert "errors" not in flat(api.graphql(levels(13), a=agent))
+    [error] = flat(api.graphql(levels(14), a=agent))["errors"]
+    assert "exceeds maximum operation depth of 12" in error["message"], error
 
 
 def test_get_on_graphql_runs_queries_only(api: Api, graph: Any) -> None:

@@ -22,6 +22,7 @@ from app.memory.agents.memory import AgentMemories
 from app.memory.views.live import Live
 from app.store.database import Database, Target
 from tests.api.test_agent_memory import agent_remember
+from tests.api.test_promotion import subagent
 from tests.conftest import Api, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, Reply, changes
 
@@ -435,3 +436,25 @@ def test_a_socket_whose_person_is_erased_hears_nothing_more(
             else:
                 assert refused["type"] == "error", refused
             assert [e["extensions"]["code"] for e in errors] == ["UNAUTHORIZED"], refused
+
+
+def test_an_erasure_that_takes_an_entry_seen_is_heard(
+    member: Api, platform: Api, server: RunningServer, other: RunningServer,
+    sockets: Callable[..., Socket], clients: Callable[[RunningServer, str], Api],
+) -> None:
+    # SPEC 7, A9: an erasure's version records no change, yet the entries it takes leave every
+    # view: a subscriber who saw one is sent the memory without it
+    _, sub = subagent(member)
+    member.remember(sub, "seat", "Ben prefers the aisle.", "preference")
+    agent = member.ok(member.post(f"/v1/sessions/{sub}/promote", {}), 201)["agent"]["id"]
+    watching = sockets(server, platform.token).ack()
+    watching.subscribe("a", AGENT, id=agent)
+    seen = watching.next("a")["data"]["agentMemoryChanged"]
+    assert [e["key"] for e in seen["entries"]] == ["seat"]
+
+    eraser = clients(other, platform.token)
+    eraser.ok(eraser.post("/v1/org/persons/ben/erase"))
+
+    heard = watching.next("a")["data"]["agentMemoryChanged"]
+    assert heard["version"] > seen["version"]
+    assert heard["entries"] == []

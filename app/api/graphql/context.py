@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +20,11 @@ from app.domain import sessions as values
 from app.domain.agents import Agent, AgentChange, AgentMemory
 from app.domain.principals import Principal
 from app.domain.turns import Turn
+from app.errors import ValidationError
 from app.memory.service import Service
 
 # One keyset read of a growing list: the parents' ids, the key to start after, how many.
-PageFetch = Callable[[list[str], Any, int], Awaitable[dict[str, list[Any]]]]
+PageFetch = Callable[[list[str], Any, int], Awaitable[Mapping[str, list[Any] | None]]]
 
 # The memory of a version not found (none the caller may reach).
 NO_MEMORY = history_values.MemoryAt(entries=(), processed=(), processed_seq=0)
@@ -203,9 +204,10 @@ class Context:
         if shape not in self._pages:
             fetch = self._fetches[name]
 
-            async def load(ids: list[str]) -> list[list[Any]]:
+            async def load(ids: list[str]) -> list[list[Any] | ValidationError]:
                 found = await fetch(ids, after, first)
-                return [found.get(i, []) for i in ids]
+                # None: `after` is no cursor of that parent's list (an error of its own field)
+                return [_page_or_refusal(found.get(i, [])) for i in ids]
 
             self._pages[shape] = DataLoader(load_fn=load)
         return self._pages[shape]
@@ -217,6 +219,12 @@ def settings_of(context: Any) -> Settings:
     service = getattr(context, "service", None)
     settings = getattr(service, "settings", None)
     return settings if isinstance(settings, Settings) else Settings.from_environment()
+
+
+def _page_or_refusal(page: list[Any] | None) -> list[Any] | ValidationError:
+    if page is None:
+        return ValidationError("after is not a cursor this list gave", "after")
+    return page
 
 
 def _hashable(key: Any) -> Hashable:

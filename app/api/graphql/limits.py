@@ -6,11 +6,12 @@
 - `CostLimit`: an estimate of the objects an operation may load, counted before it runs. Each
   field costs 1; a paged field (a connection, or a list with `limit`) multiplies what it selects
   by its page size: its `first` or `limit` argument (its declared default when not given,
-  MAX_PAGE when it is a variable). Inside a connection, `edges` and `nodes` are that page, so
-  they multiply by nothing more. A list without pages multiplies by UNPAGED_LIST. Over
-  `graphql_max_cost` is refused with `QUERY_TOO_COSTLY`.
-- `DepthLimit` and `AliasLimit`: at most MAX_DEPTH levels of nested fields and MAX_ALIASES
-  aliases, by Strawberry's own validators, whose errors carry no `extensions.code`.
+  MAX_PAGE when it is a variable). Inside a connection, `edges` and `nodes` are that page (and
+  search's `hits` are its), so they multiply by nothing more. A list without pages multiplies
+  by UNPAGED_LIST. Over `graphql_max_cost` is refused with `QUERY_TOO_COSTLY`.
+- `DepthLimit` and `AliasLimit`: at most MAX_DEPTH levels of nested fields below a root field
+  (Strawberry's depth, which counts the root field as 0) and MAX_ALIASES aliases, by
+  Strawberry's own validators, whose errors carry no `extensions.code`.
 """
 
 from __future__ import annotations
@@ -102,7 +103,10 @@ class TokenLimit(SchemaExtension):
                 error.extensions = {**(error.extensions or {}), "code": TOO_LARGE}
 
 
-PAGE_FIELDS = ("edges", "nodes")
+# The fields that are the page a paged field asked for, by a field their type has beside
+# them: a connection's `edges` and `nodes` (beside `pageInfo`), search's `hits` (beside
+# `hasNextPage`).
+PAGE_FIELDS = {"pageInfo": ("edges", "nodes"), "hasNextPage": ("hits",)}
 
 
 def _page_size(field: FieldNode, definition: GraphQLField) -> int | None:
@@ -127,8 +131,9 @@ def _multiplier(parent: GraphQLObjectType | GraphQLInterfaceType, field: FieldNo
     size = _page_size(field, definition)
     if size is not None:
         return size
-    if "pageInfo" in parent.fields and field.name.value in PAGE_FIELDS:
-        return 1  # a connection's page, already counted by the field that asked for it
+    if any(beside in parent.fields and field.name.value in page
+           for beside, page in PAGE_FIELDS.items()):
+        return 1  # a page, already counted by the field that asked for it
     many = isinstance(get_nullable_type(definition.type), GraphQLList)
     return UNPAGED_LIST if many else 1
 

@@ -92,15 +92,16 @@ class Subscription:
     ) -> AsyncGenerator[AgentMemory, None]:
         ctx, aid = info.context, str(agent_id)
         async with ctx.service.live.watch("agent", aid) as watch:
-            memory = await ctx.service.agent_memory.view(ctx.who, aid)
+            shown = await ctx.service.agent_memory.view(ctx.who, aid)
             await ctx.next_event()
-            yield AgentMemory.from_domain(aid, memory)
-            told = memory.version
+            yield AgentMemory.from_domain(aid, shown)
+            told = shown.version
             while True:
                 marks = await watch.changed()
                 if marks.version <= told:
                     continue
-                told, news = await ctx.service.live.agent_news(ctx.who, aid, told)
+                told, news = await ctx.service.live.agent_news(ctx.who, aid, shown)
                 if news is not None:
                     await ctx.next_event()
+                    shown = news
                     yield AgentMemory.from_domain(aid, news)

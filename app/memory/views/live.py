@@ -32,7 +32,7 @@ from app.domain.history import MemoryAt
 from app.domain.principals import Principal
 from app.domain.sessions import Entries, LiveMarks, SessionView
 from app.errors import NotFound, Unavailable
-from app.memory.agents.memory import MAX_LOG_PAGE, AgentMemories
+from app.memory.agents.memory import AgentMemories
 from app.store.database import Database, Tx
 from app.store.live import Key, Kind, LiveRepository
 from app.store.sessions import SessionRepository
@@ -154,21 +154,14 @@ class Live:
         return await self.db.read(work)
 
     async def agent_news(
-        self, who: Principal, agent_id: str, after: int
+        self, who: Principal, agent_id: str, shown: AgentMemory
     ) -> tuple[int, AgentMemory | None]:
-        """The agent's memory version now, and its view as `who` may see it if a version after
-        `after` changed an entry `who` may see; None if none did (A9: a version that touched
-        only another member's private entries is no news to them). 404 without the agent."""
+        """The agent's memory version now, and its view as `who` may see it if that differs
+        from `shown`, the view last sent; None if not (A9: a version that touched only
+        another member's private entries is no news to them). An erasure's version, which no
+        change records, is news where it took an entry `who` saw. 404 without the agent."""
         now = await self.agent_memory.view(who, agent_id)
-        seen = after
-        while seen < now.version:
-            page = await self.agent_memory.log(who, agent_id, seen, MAX_LOG_PAGE)
-            if any(entry.version <= now.version for entry in page):
-                return now.version, now
-            if len(page) < MAX_LOG_PAGE:
-                break
-            seen = page[-1].version
-        return now.version, None
+        return now.version, None if now.entries == shown.entries else now
 
 
 def view_at(now: SessionView, revision: int, head: str, memory: MemoryAt) -> SessionView:

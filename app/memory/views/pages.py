@@ -49,19 +49,19 @@ class Pages:
 
     async def changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
-    ) -> dict[str, list[Change]]:
+    ) -> dict[str, list[Change] | None]:
         return await self.db.read(
             lambda tx: PageRepository(tx).changes(who, change_ids, after, first)
         )
 
     async def agent_changes(
         self, who: Principal, change_ids: Sequence[str], after: str | None, first: int
-    ) -> dict[str, list[AgentChange]]:
+    ) -> dict[str, list[AgentChange] | None]:
         found = await self.db.read(
             lambda tx: PageRepository(tx).agent_changes(who, change_ids, after, first)
         )
         return {
-            cid: [change_as_seen(who.person, change) for change in chain]
+            cid: None if chain is None else [change_as_seen(who.person, c) for c in chain]
             for cid, chain in found.items()
         }
 
