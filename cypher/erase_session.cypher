@@ -85,14 +85,14 @@ CALL (s) {
   OPTIONAL MATCH (j:LearningJob)-[:DROPPED]->(d:DroppedChange {session: s.id})
   WHERE NOT coalesce(d.erased, false)
   SET d.erased = true, d.proposal = null, d.key = $withheld, d.reason = $withheld,
-      d.about = null, j.error = null
+      d.about = null, j.error = null, j.errorSessions = null, j.errorParts = null
   RETURN count(DISTINCT j) AS jobs
 }
 CALL (s) {
   // (a learning job's error may quote what its model read of the session)
   OPTIONAL MATCH (j:LearningJob)-[:FROM_SESSION|TRIED]->(x)
   WHERE (x = s OR x.session = s.id) AND j.error IS NOT NULL
-  SET j.error = null
+  SET j.error = null, j.errorSessions = null, j.errorParts = null
 }
 WITH s, items, erasedUids, changes, entries, runs, jobs,
      CASE WHEN coalesce(s.erased, false) THEN 0 ELSE 1 END AS sessions

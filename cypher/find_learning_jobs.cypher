@@ -1,6 +1,6 @@
 // Learning jobs by id: status, model, error, the items read (with their sessions), and the
-// changes kept and dropped, and why. Another member's private changes and the items of
-// sessions the reader may not reach are left out (A9).
+// changes kept and dropped, and why. Another member's private changes, and the items and the
+// errors of sessions the reader may not reach, are left out (A9).
 UNWIND $ids AS jid
 // (the plan starts from the index seek on j; the org, unlabelled, is checked on the
 // way out and is never where a plan starts: it would expand over all the org's nodes)
@@ -37,6 +37,19 @@ CALL (j) {
   WHERE $all OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) }
   RETURN collect(s.id) AS sessions
 }
-RETURN j {.id, .status, .model, .error, .queuedAt, .startedAt, .finishedAt, .attempts,
+CALL (j) {
+  // (the errors of the sessions the reader may reach; the service's view reads them all)
+  UNWIND range(0, size(coalesce(j.errorSessions, [])) - 1) AS n
+  WITH j, n, j.errorSessions[n] AS sid
+  WHERE $all OR EXISTS { MATCH (:Session {id: sid})-[:WITH]->(:Person {id: $person}) }
+  WITH j, n, sid ORDER BY n
+  RETURN collect(sid + ': ' + j.errorParts[n]) AS failed
+}
+WITH j, read, tried, kept, dropped, sessions,
+     CASE WHEN j.errorSessions IS NULL THEN j.error
+          WHEN size(failed) = 0 THEN null
+          ELSE reduce(text = head(failed), part IN tail(failed) | text + '; ' + part) END
+     AS error
+RETURN j {.id, .status, .model, .queuedAt, .startedAt, .finishedAt, .attempts, error: error,
           agent: j.agent, read: read, tried: tried, kept: kept, dropped: dropped,
           sessions: sessions} AS job

@@ -1,11 +1,14 @@
-// A learning job's end: succeeded, failed (its error kept; the items it TRIED stay to learn,
-// S11 for agents) or skipped (agent memory off, or no helper model). Only a job still running
-// ends so, read under its lock: a worker whose lease ran out while its model worked finds the
-// job ended (or claimed again) by another, and changes nothing of it. A job that read what an
-// erasure reached while its model worked (a session it learned from, an item it tried) keeps
-// no error, as the erasure leaves it: the error may quote what the model read. The items it
-// tried are locked before that is read (and before the job: an erasure takes them in that
-// order), so an erasure going through them meanwhile has committed by then.
+// A learning job's end: succeeded, failed (the items it TRIED stay to learn, S11 for agents) or
+// skipped (agent memory off, or no helper model). Its error is its own ($error), or each
+// session's whose helper call failed ($failed: {session, error}), kept apart (`errorSessions`,
+// `errorParts`) so that a reader sees those of the sessions they may reach (A9); `error` joins
+// them all, for the service's view. Only a job still running ends so, read under its lock: a
+// worker whose lease ran out while its model worked finds the job ended (or claimed again) by
+// another, and changes nothing of it. A job that read what an erasure reached while its model
+// worked (a session it learned from, an item it tried) keeps no error, as the erasure leaves
+// it: an error may quote what the model read. The items it tried are locked before that is
+// read (and before the job: an erasure takes them in that order), so an erasure going through
+// them meanwhile has committed by then.
 MATCH (held:LearningJob {id: $job})
 CALL (held) {
   UNWIND $tried AS uid
@@ -24,10 +27,20 @@ CALL (j) {
   MATCH (i:Item {uid: uid})
   MERGE (j)-[:TRIED]->(i)
 }
+WITH j, EXISTS { (j)-[:FROM_SESSION]->(s:Session) WHERE coalesce(s.erased, false) }
+        OR EXISTS { MATCH (tried:Item) WHERE tried.uid IN $tried AND coalesce(tried.erased, false) }
+        AS reached
+WITH j, reached,
+     [f IN $failed | f.session + ': ' + f.error] AS parts
 SET j.status = $status, j.finishedAt = $now, j.leaseUntil = null,
     j.model = coalesce($model, j.model),
     j.error = CASE
-      WHEN EXISTS { (j)-[:FROM_SESSION]->(s:Session) WHERE coalesce(s.erased, false) }
-        OR EXISTS { MATCH (tried:Item) WHERE tried.uid IN $tried AND coalesce(tried.erased, false) }
-      THEN null ELSE $error END
+      WHEN reached THEN null
+      WHEN size(parts) > 0
+        THEN reduce(text = head(parts), part IN tail(parts) | text + '; ' + part)
+      ELSE $error END,
+    j.errorSessions = CASE WHEN reached OR size(parts) = 0 THEN null
+                           ELSE [f IN $failed | f.session] END,
+    j.errorParts = CASE WHEN reached OR size(parts) = 0 THEN null
+                        ELSE [f IN $failed | f.error] END
 RETURN j.id AS id

@@ -241,12 +241,14 @@ class JobRepository:
 
     async def finish_learning(
         self, job: str, status: JobStatus, error: str | None, now: int, tried: Sequence[str],
-        model: str | None,
+        model: str | None, failed: Sequence[tuple[str, str]] = (),
     ) -> None:
-        """End a learning job with `status`; `tried` are the uids of the items it tried."""
+        """End a learning job with `status` and its own `error`; `tried` are the uids of the
+        items it tried, `failed` the sessions whose helper call failed, with their errors."""
         await self.tx.row(
             "finish_learning_job", job=job, status=status, error=error, now=now,
             tried=list(tried), model=model,
+            failed=[{"session": session, "error": text} for session, text in failed],
         )
 
     async def learning_jobs(

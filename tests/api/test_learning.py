@@ -441,6 +441,35 @@ def test_a_retracted_agent_entry_stays_retracted_until_a_person_remembers_it(
 # --- A5, A9: who said it ---------------------------------------------------------------
 
 
+def test_a_members_learning_error_shows_only_the_sessions_they_may_reach(
+    api: Api, member: Api, platform: Api, openai_stub: OpenAIStub
+) -> None:
+    # A9, S11: a job that learned from ana's and ben's sessions, and whose helper failed on
+    # both, records each session's error; each person reads the error of their own session
+    # only (another's may quote it), the service token both
+    helper_is_stub(api)
+    agent = api.agent(shared=True)["id"]
+    ana, ben = session_id(api, agent), session_id(member, agent)
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, Reply(gate=gate, started=started), answer())
+    refused = Reply(content="refused: over quota", status=400)
+    openai_stub.script_for(LEARN, refused, refused)
+    try:
+        api.turn(ana, user("Book trains where you can.", id="a-1"))
+        wait_event(started, "ana's session consolidates")
+        member.turn(ben, user("Never book night flights for me.", id="b-1"))
+        member.wait_idle(ben)
+    finally:
+        gate.set()
+    [job] = wait_learned(platform, agent, [ana, ben])
+    assert job["status"] == "failed", job
+    named = {person: learning_jobs(client, agent)[0]["error"]
+             for person, client in (("service", platform), ("ana", api), ("ben", member))}
+    assert {person: (ana in error, ben in error) for person, error in named.items()} == {
+        "service": (True, True), "ana": (True, False), "ben": (False, True)}, named
+    assert "over quota" in named["ana"]
+
+
 def test_a_private_change_about_ana_is_never_seen_by_ben(
     api: Api, member: Api, platform: Api, openai_stub: OpenAIStub
 ) -> None:

@@ -111,15 +111,15 @@ class Learning:
         if not model_name:
             await self._finish(job, JobStatus.SKIPPED, "the org has no helperModel")
             return
-        errors: list[str] = []
+        failed: list[tuple[str, str]] = []  # (session, error)
         tried: list[str] = []
         for part in found.sessions:
             error = await self._learn(job, org, agent, model_name, part, found.members)
             if error is not None:
-                errors.append(f"{part.session}: {error}")
+                failed.append((part.session, error))
                 tried.extend(item.uid for item in part.items)
-        status = JobStatus.FAILED if errors else JobStatus.SUCCEEDED
-        await self._finish(job, status, "; ".join(errors) or None, tried, model_name)
+        status = JobStatus.FAILED if failed else JobStatus.SUCCEEDED
+        await self._finish(job, status, None, tried, model_name, failed)
 
     async def _learn(
         self, job: str, org: str, agent: str, model_name: str, part: SessionInput[Item],
@@ -191,11 +191,13 @@ class Learning:
 
     async def _finish(
         self, job: str, status: JobStatus, error: str | None, tried: Sequence[str] = (),
-        model: str | None = None,
+        model: str | None = None, failed: Sequence[tuple[str, str]] = (),
     ) -> None:
+        """End the job: `error` is the job's own, `failed` each session's whose helper call
+        failed, with its error (a reader sees those of the sessions they may reach, A9)."""
         await self.db.write(
             lambda tx: JobRepository(tx).finish_learning(job, status, error, now_ms(), tried,
-                                                         model)
+                                                         model, failed)
         )
 
     async def find(self, who: Principal, ids: Sequence[str]) -> dict[str, LearningJob]:
