@@ -151,19 +151,22 @@ async def _export(settings: Settings, org: str, out: Path | None) -> None:
 
 
 async def _import(settings: Settings, path: Path, org: str | None) -> None:
+    from app.memory.access.tokens import check_name
     from app.memory.erasure import keep_missing_marks
     from app.memory.sessions.history import keep_missing_states
     from app.store.backup import import_org, read_header
 
     header = read_header(path)
     total = int(header["nodes"]) + int(header["relationships"])
-    target = org or str(header["org"])
+    # the org's name as `token create` takes it, before anything connects: a name no token
+    # could be made for would leave an org no one can use
+    target = check_name(str(header["org"]) if org is None else org, "org")
     db = await Database.connect(resolve_target(settings))
     try:
         with _progress(f"import into {target}") as bar:
             check = bar.add_task("checked", total=total)
             task = bar.add_task("records", total=total)
-            counts = await import_org(db, path, org, lambda n: bar.advance(task, n),
+            counts = await import_org(db, path, target, lambda n: bar.advance(task, n),
                                       checked=lambda n: bar.advance(check, n))
         await keep_missing_states(db)  # an export made before the head's state was kept
         await keep_missing_marks(db)  # or before the erasure kept its marks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -171,3 +172,21 @@ def test_import_of_what_is_not_an_export_is_one_line(tmp_path: Path) -> None:
         answer = run_cli("import", path, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
         assert answer.returncode == 1, path
         assert answer.stderr.splitlines() == [f"openbot-memory: error: {message}"], path
+
+
+def test_import_into_a_name_no_token_could_be_made_for_is_refused_before_it_connects(
+    tmp_path: Path,
+) -> None:
+    # the org's name is checked as `token create` checks it, before anything connects (the
+    # database here answers nothing): an org no token could be made for would be no one's
+    header = {"format": "openbot-memory-export", "version": 1, "nodes": 0, "relationships": 0}
+    export = tmp_path / "acme.jsonl"
+    export.write_text(json.dumps({**header, "org": "acme"}) + "\n")
+    named = tmp_path / "named.jsonl"
+    named.write_text(json.dumps({**header, "org": "a/b"}) + "\n")
+    for path, org in ((export, "bad name"), (export, ""), (named, None)):
+        answer = run_cli("import", str(path), *(["--org", org] if org is not None else []),
+                         env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        assert answer.returncode == 1, org
+        assert answer.stderr.splitlines()[-1].startswith("openbot-memory: error: org is a name"), (
+            org, answer.stderr)

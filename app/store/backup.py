@@ -139,15 +139,38 @@ def _count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+# What no export holds: tokens (never exported), an import's own checkpoint and marks.
+NOT_EXPORTED = frozenset({"Token", "Import", "Importing"})
+INT64 = range(-(2**63), 2**63)
+
+
+def _is_value(value: object) -> bool:
+    """Whether `value` is a property value Neo4j stores: a string, number or boolean, or a
+    list of one kind of them."""
+    if isinstance(value, list):
+        kinds = {type(one) for one in value}
+        return len(kinds) <= 1 and all(_is_value(one) and not isinstance(one, list)
+                                       for one in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value in INT64
+    return isinstance(value, str | float | bool)
+
+
 def _is_record(record: object) -> bool:
-    """Whether a line holds a node or a relationship as an export writes them."""
+    """Whether a line holds a node or a relationship as an export writes them: its properties
+    values Neo4j stores, a node with labels (none an import's own, and no `importRef`)."""
     if not isinstance(record, dict) or not isinstance(record.get("properties"), dict):
+        return False
+    properties: dict[str, Any] = record["properties"]
+    if not all(isinstance(key, str) and _is_value(value) for key, value in properties.items()):
         return False
     if "node" in record:
         labels = record.get("labels")
-        return (isinstance(record["node"], str) and isinstance(labels, list)
-                and all(isinstance(label, str) for label in labels))
-    return all(isinstance(record.get(key), str) for key in ("relationship", "start", "end"))
+        return (isinstance(record["node"], str) and isinstance(labels, list) and bool(labels)
+                and all(isinstance(label, str) and label for label in labels)
+                and not NOT_EXPORTED & set(labels) and "importRef" not in properties)
+    return (all(isinstance(record.get(key), str) for key in ("relationship", "start", "end"))
+            and bool(record["relationship"]))
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -44,7 +44,8 @@ def _fetch_jars(lib: Path) -> None:
     mvn = require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch the Neo4j jars")
     staging = lib.with_name("lib.partial")
     shutil.rmtree(staging, ignore_errors=True)
-    print(f"Fetching Neo4j {NEO4J_VERSION} jars from Maven Central (once, about 130 MB)...")
+    print(f"Fetching Neo4j {NEO4J_VERSION} jars from Maven Central (once, about 130 MB)...",
+          file=sys.stderr)
     with tempfile.TemporaryFile() as output:
         maven = subprocess.Popen(
             [
@@ -82,7 +83,7 @@ def _fetch_apoc(folder: Path) -> Path:
         return jars[0]
     mvn = require("mvn", "install Maven (e.g. `apt-get install maven`) to fetch APOC")
     shutil.rmtree(folder, ignore_errors=True)
-    print(f"Fetching {APOC_ARTIFACT} from Maven Central (once, about 3 MB)...")
+    print(f"Fetching {APOC_ARTIFACT} from Maven Central (once, about 3 MB)...", file=sys.stderr)
     fetched = subprocess.run(
         [
             mvn, "-q", "-B", "-f", str(POM), "dependency:copy", f"-Dartifact={APOC_ARTIFACT}",

@@ -245,6 +245,40 @@ def test_an_export_that_is_cut_or_changed_is_refused_before_anything_is_written(
     assert counts(graph) == in_graph
 
 
+def test_a_record_no_export_holds_is_refused_before_anything_is_written(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # a node no export writes (a value Neo4j does not store, no label, a token, an import's
+    # own mark) is refused with the file whole, as a changed line is: tokens are never part
+    # of an export, so no file can plant one
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
+    lines = out.read_text().splitlines(keepends=True)
+    in_graph = counts(graph)
+    tokens = "MATCH (t:Token) RETURN count(t)"
+    held = graph.value(tokens)
+    node = json.loads(lines[1])
+    changes: dict[str, dict[str, Any]] = {
+        "map": {**node, "properties": {**node["properties"], "x": {"y": 1}}},
+        "mixed": {**node, "properties": {**node["properties"], "x": [1, "a"]}},
+        "wide": {**node, "properties": {**node["properties"], "x": 2**64}},
+        "unlabelled": {**node, "labels": []},
+        "token": {**node, "labels": ["Token"], "properties": {"hash": "x", "id": "tok-x"}},
+        "import-ref": {**node, "properties": {**node["properties"], "importRef": "r"}},
+    }
+    for name, record in changes.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join([lines[0], json.dumps(record) + "\n", *lines[2:]]))
+        answer = run_cli("import", str(path), "--org", "acme2", env=env(neo4j_target))
+        assert answer.returncode == 1, name
+        assert answer.stderr.splitlines()[-1] == (
+            f"openbot-memory: error: {path}: line 2 is not a record of an export: "
+            "the file is cut or changed"), name
+        assert graph.value("MATCH (n) WHERE n:Import OR n:Importing OR "
+                           "(n:Org AND n.id = 'acme2') RETURN count(n)") == 0, name
+        assert counts(graph) == in_graph
+        assert graph.value(tokens) == held
+
+
 def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
     server: RunningServer, neo4j_target: Target, tmp_path: Path
 ) -> None:
