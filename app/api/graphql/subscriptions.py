@@ -46,6 +46,9 @@ class Subscription:
                 marks = await watch.changed()
                 if marks.revision <= told.session.revision:
                     continue
+                # a revoked token first (an erased person's session is gone too): the socket
+                # is told it is signed out, not that the session is not found
+                await ctx.still_signed_in()
                 views = await ctx.service.live.session_views(
                     ctx.who, sid, told.session.revision, told.session.head
                 )
@@ -69,11 +72,18 @@ class Subscription:
             told = {run.id for run in await consolidation.runs(ctx.who, sid)
                     if run.ended and (run.finished_at or 0) < since}
             ended: tuple[int, int] | None = None
+            revision: int | None = None
             while True:
                 marks = await watch.changed()
                 if (marks.ended, marks.last_ended) == ended:
+                    if marks.revision != revision:
+                        # no run ended, yet the session moved: it may be gone (deleted,
+                        # erased), which ends the stream as a query would be answered
+                        revision = marks.revision
+                        await ctx.still_signed_in()
+                        await ctx.service.sessions.view(ctx.who, sid, items=False)
                     continue
-                ended = marks.ended, marks.last_ended
+                ended, revision = (marks.ended, marks.last_ended), marks.revision
                 for run in ended_runs(await consolidation.runs(ctx.who, sid), told):
                     told.add(run.id)
                     await ctx.next_event()
