@@ -268,7 +268,9 @@ async def import_org(
     check_export(path, header, checked)
     source, target = str(header["org"]), org or str(header["org"])
     digest = _digest(path)
-    prefix = digest[:16] + ":"
+    # the file's references, made the target's own: two imports of one file (into two orgs)
+    # never share a node, nor does org delete of one find the other's
+    prefix = digest[:16] + hashlib.sha256(target.encode()).hexdigest()[:8] + ":"
     await db.apply_schema()
     state = await db.read(lambda tx: tx.row("import_state", org=target))
     assert state is not None
@@ -281,7 +283,7 @@ async def import_org(
         lambda tx: tx.row("begin_import", org=target, digest=digest, refs=prefix, now=now_ms())
     )
     assert begun is not None
-    done = int(begun["lines"])
+    done, prefix = int(begun["lines"]), str(begun["refs"])  # a resumed import's own
     advance(done)
     for kind, first, records in _batches(path, done, batch):
         step = {"org": target, "digest": digest, "from": first, "to": first + len(records)}

@@ -279,6 +279,42 @@ def test_a_record_no_export_holds_is_refused_before_anything_is_written(
         assert graph.value(tokens) == held
 
 
+def test_an_import_of_a_file_into_another_org_leaves_an_unfinished_one_of_it_alone(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # an interrupted import into acme2, then the same file into its own org's name: the
+    # second never takes the first's nodes (its ids are there: it is refused, naming them),
+    # and the first, run again, finishes whole
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
+    in_graph = counts(graph)
+    graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
+    applied = 0
+
+    def stop_past_4(n: int) -> None:
+        nonlocal applied
+        applied += n
+        if applied >= 4:
+            raise KeyboardInterrupt
+
+    interrupt_import(neo4j_target, out, stop_past_4, batch=2)
+    marked = "MATCH (n:Importing) RETURN count(n)"
+    held = (graph.value(marked), graph.value("MATCH (o:Org) RETURN collect(o.id)"))
+    assert held[0] > 0
+
+    other = run_cli("import", str(out), env=env(neo4j_target))
+    assert other.returncode == 1, other.stderr
+    assert "ids are in this database already" in other.stderr.splitlines()[-1]
+    assert (graph.value(marked), graph.value("MATCH (o:Org) RETURN collect(o.id)")) == held
+
+    resumed = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
+    assert resumed.returncode == 0, resumed.stderr
+    assert graph.value("MATCH (n) WHERE n:Importing OR (n:Import AND n.org = 'acme2') "
+                       "RETURN count(n)") == 0
+    restored = (graph.value("MATCH (n) WHERE NOT n:Token AND NOT n:Import RETURN count(n)"),
+                counts(graph)[1])
+    assert restored == in_graph  # every node once, no edge twice
+
+
 def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
     server: RunningServer, neo4j_target: Target, tmp_path: Path
 ) -> None:
