@@ -8,4 +8,4 @@ WHERE j.status = 'queued'
         WHERE r.status IN ['queued', 'running'] }
 SET j.status = 'running', j.startedAt = $now, j.attempts = j.attempts + 1,
     j.leaseUntil = $now + $lease
-RETURN j.id AS id
+RETURN j.id AS id, j.attempts AS attempt

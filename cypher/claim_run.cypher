@@ -4,4 +4,4 @@ MATCH (r:Run {id: $job})-[:FOR_SESSION]->(s:Session)
 WHERE r.status = 'queued' AND NOT EXISTS { (s)<-[:FOR_SESSION]-(:Run {status: 'running'}) }
 SET r.status = 'running', r.startedAt = $now, r.attempts = r.attempts + 1,
     r.leaseUntil = $now + $lease
-RETURN r.id AS id
+RETURN r.id AS id, r.attempts AS attempt

@@ -13,10 +13,11 @@ WHERE old.at < $cutoff AND NOT coalesce(old.erased, false)
 WITH old ORDER BY old.at LIMIT $batch
 WITH old.session AS sid, collect(old.uid) AS uids
 ORDER BY sid
-MATCH (s:Session {id: sid})
-SET s._lock = true
-REMOVE s._lock
-SET s.revision = s.revision + 1
+OPTIONAL MATCH (s:Session {id: sid})
+FOREACH (locked IN CASE WHEN s IS NULL THEN [] ELSE [s] END |
+  SET locked._lock = true
+  REMOVE locked._lock
+  SET locked.revision = locked.revision + 1)
 WITH collect(uids) AS batches
 WITH reduce(all = [], uids IN batches | all + uids) AS found
 CALL (found) {

@@ -2,11 +2,12 @@
 // skipped (agent memory off, or no helper model). Its error is its own ($error), or each
 // session's whose helper call failed ($failed: {session, error}), kept apart (`errorSessions`,
 // `errorParts`) so that a reader sees those of the sessions they may reach (A9); `error` joins
-// them all, for the service's view. Only a job still running ends so, read under its lock: a
-// worker whose lease ran out while its model worked finds the job ended (or claimed again) by
-// another, and changes nothing of it. A job that read what an erasure reached while its model
-// worked (a session it learned from, an item it tried) keeps no error, as the erasure leaves
-// it: an error may quote what the model read. The items it tried are locked before that is
+// them all, for the service's view. Only a job still running as the claim that ends it
+// ($attempt) ends so, read under its lock: a worker whose lease ran out while its model worked
+// finds the job ended, or claimed again, by another, and changes nothing of it (no row). A
+// job that read what an erasure reached while its model worked (a session it learned from, an
+// item it tried) keeps no error, as the erasure leaves it: an error may quote what the model
+// read. The items it tried are locked before that is
 // read (and before the job: an erasure takes them in that order), so an erasure going through
 // them meanwhile has committed by then.
 MATCH (held:LearningJob {id: $job})
@@ -21,7 +22,7 @@ SET held._lock = true
 REMOVE held._lock
 WITH held
 MATCH (j:LearningJob {id: $job})
-WHERE j.status = 'running'
+WHERE j.status = 'running' AND j.attempts = $attempt
 CALL (j) {
   UNWIND $tried AS uid
   MATCH (i:Item {uid: uid})

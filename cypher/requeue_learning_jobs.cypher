@@ -4,7 +4,9 @@
 // job that ended (or was renewed) meanwhile stays as it is.
 MATCH (lapsed:LearningJob {status: 'running'})
 WHERE coalesce(lapsed.leaseUntil, 0) < $now
+// (every requeue locks them in one order)
 WITH lapsed.id AS id
+ORDER BY id
 MATCH (j:LearningJob {id: id})
 SET j._lock = true
 REMOVE j._lock

@@ -4,7 +4,9 @@
 // renewed) meanwhile stays as it is.
 MATCH (lapsed:Run {status: 'running'})
 WHERE coalesce(lapsed.leaseUntil, 0) < $now
+// (every requeue locks them in one order)
 WITH lapsed.id AS id
+ORDER BY id
 MATCH (r:Run {id: id})
 SET r._lock = true
 REMOVE r._lock

@@ -92,11 +92,14 @@ class LearningJob:
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A job a worker took: its id, and the key no two workers run at once (a session, an
-    agent)."""
+    """A job a worker took: its id, the key no two workers run at once (a session, an agent),
+    and which attempt at it this is: the fence of its lease, which renewing and ending it
+    name, so that a worker whose lease ran out (and whose job another claimed) changes
+    nothing of it."""
 
     job: str
     key: str
+    attempt: int
 
 
 @dataclass(frozen=True, slots=True)

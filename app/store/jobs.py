@@ -83,11 +83,13 @@ class JobRepository:
         if candidate is None:
             return None
         claimed = await self.tx.row(queue.claim, job=candidate["id"], now=now, lease=lease_ms)
-        return Claim(candidate["id"], candidate["claimKey"]) if claimed else None
+        if not claimed:
+            return None
+        return Claim(candidate["id"], candidate["claimKey"], int(claimed["attempt"]))
 
-    async def extend(self, kind: JobKind, job: str, until: int) -> None:
-        """Renew a running job's lease until `until`."""
-        await self.tx.row(_QUEUES[kind].extend, job=job, until=until)
+    async def extend(self, kind: JobKind, job: str, attempt: int, until: int) -> None:
+        """Renew a running job's lease until `until`, if it is still the claim `attempt`."""
+        await self.tx.row(_QUEUES[kind].extend, job=job, attempt=attempt, until=until)
 
     async def outcome(self, job: str) -> Outcome | None:
         """How a run or learning job ended, as the graph recorded it; None when it is gone."""
@@ -175,12 +177,14 @@ class JobRepository:
         return [row["model"] for row in rows]
 
     async def finish_run(
-        self, run: str, status: JobStatus, error: str | None, now: int, tried: Sequence[str]
-    ) -> None:
-        """End a run with `status`; `tried` are the uids of the items a failed run tried."""
-        await self.tx.row(
-            "finish_run", run=run, status=status, error=error, now=now, tried=list(tried)
-        )
+        self, run: str, attempt: int, status: JobStatus, error: str | None, now: int,
+        tried: Sequence[str],
+    ) -> bool:
+        """End a run with `status`, if it is still running as the claim `attempt`; whether it
+        did. `tried` are the uids of the items a failed run tried."""
+        row = await self.tx.row("finish_run", run=run, attempt=attempt, status=status,
+                                error=error, now=now, tried=list(tried))
+        return row is not None
 
     async def runs(self, org: str, person: str | None, ids: Sequence[str]) -> dict[str, Run]:
         """Runs by id, of sessions the reader may reach."""
@@ -240,16 +244,18 @@ class JobRepository:
         )
 
     async def finish_learning(
-        self, job: str, status: JobStatus, error: str | None, now: int, tried: Sequence[str],
-        model: str | None, failed: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        """End a learning job with `status` and its own `error`; `tried` are the uids of the
-        items it tried, `failed` the sessions whose helper call failed, with their errors."""
-        await self.tx.row(
-            "finish_learning_job", job=job, status=status, error=error, now=now,
-            tried=list(tried), model=model,
+        self, job: str, attempt: int, status: JobStatus, error: str | None, now: int,
+        tried: Sequence[str], model: str | None, failed: Sequence[tuple[str, str]] = (),
+    ) -> bool:
+        """End a learning job with `status` and its own `error`, if it is still running as the
+        claim `attempt`; whether it did. `tried` are the uids of the items it tried, `failed`
+        the sessions whose helper call failed, with their errors."""
+        row = await self.tx.row(
+            "finish_learning_job", job=job, attempt=attempt, status=status, error=error,
+            now=now, tried=list(tried), model=model,
             failed=[{"session": session, "error": text} for session, text in failed],
         )
+        return row is not None
 
     async def learning_jobs(
         self, org: str, person: str | None, ids: Sequence[str]

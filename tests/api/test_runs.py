@@ -417,27 +417,29 @@ def test_graphql_answers_a_runs_start_and_head_as_rest_does(
     assert node["head"] == head  # its changes made the session's head
 
 
-def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_applied(
+def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed(
     api: Api, server: RunningServer, graph: Graph, openai_stub: OpenAIStub,
     start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # S7, S11: a run is claimed under a lease its worker renews. A worker that cannot renew it
-    # loses the run once the lease runs out, and another process claims and applies it. The
-    # first worker's model answering after that (here: failing) changes nothing of the run:
-    # it stays succeeded, with no error and no item tried.
+    # loses the run once the lease runs out, and another process claims it again. The first
+    # worker's model failing after that changes nothing of the run (the second's claim): it
+    # stays running with no error and no item tried, and then ends as the second applies it.
     api.patch("/v1/org/settings", {"agentMemory": False})
-    gate, started = threading.Event(), threading.Event()
+    first_gate, first_asked = threading.Event(), threading.Event()
+    second_gate, second_asked = threading.Event(), threading.Event()
     openai_stub.script(
-        Reply(gate=gate, started=started, status=400, content="refused"),
-        changes(remember("budget", "The trip budget is 1500 EUR.", ["m-1"])),
+        Reply(gate=first_gate, started=first_asked, status=400, content="refused"),
+        Reply(gate=second_gate, started=second_asked, content=changes(
+            remember("budget", "The trip budget is 1500 EUR.", ["m-1"])).content),
     )
     renew = JobRepository.extend
 
-    async def renew_once_released(
-        self: JobRepository, kind: JobKind, job: str, until: int
+    async def renew_but_the_first_claim(
+        self: JobRepository, kind: JobKind, job: str, attempt: int, until: int
     ) -> None:
-        if gate.is_set():  # while the first worker's model is held, no lease is renewed
-            await renew(self, kind, job, until)
+        if attempt > 1:  # the first claim's worker renews nothing: its lease runs out
+            await renew(self, kind, job, attempt, until)
 
     finish = Consolidation._finish
     ended = threading.Event()
@@ -446,25 +448,27 @@ def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_applied
         await finish(self, *args, **kwargs)  # committed
         ended.set()
 
-    monkeypatch.setattr(JobRepository, "extend", renew_once_released)
+    monkeypatch.setattr(JobRepository, "extend", renew_but_the_first_claim)
     monkeypatch.setattr(Consolidation, "_finish", finish_and_tell)
     first = start_server(run_lease_seconds=1)
     second = start_server()
     sid = api.session(model=STUB)["session"]["id"]
+    run = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
     with claims_nothing(server):
         with claims_nothing(second):
             api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
-            assert started.wait(30), "the first worker's model was not asked"
-        deadline = time.monotonic() + 60
-        status = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) RETURN r.status"
-        while graph.value(status, s=sid) != "succeeded":  # the second process applied it
-            assert time.monotonic() < deadline, "no other worker applied the run"
-            time.sleep(0.05)
-        gate.set()
-        assert ended.wait(30), "the first worker never ended its run"
-    assert first.url != second.url
-    [run] = api.ok(api.get(f"/v1/sessions/{sid}/runs"))["runs"]
-    assert (run["status"], run["error"], run["attempts"]) == ("succeeded", None, 2)
+            assert first_asked.wait(30), "the first worker's model was not asked"
+        with claims_nothing(first):
+            assert second_asked.wait(60), "no other worker claimed the run"
+            assert graph.value(run + "RETURN r.attempts", s=sid) == 2
+            first_gate.set()
+            assert ended.wait(30), "the first worker never ended its run"
+            assert graph.rows(run + "OPTIONAL MATCH (r)-[t:TRIED]->() "
+                              "RETURN r.status AS status, r.error AS error, count(t) AS tried",
+                              s=sid) == [{"status": "running", "error": None, "tried": 0}]
+            second_gate.set()
+            [applied] = api.wait_idle(sid)
+    assert (applied["status"], applied["error"], applied["attempts"]) == ("succeeded", None, 2)
     assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
         "The trip budget is 1500 EUR.")
     assert graph.value("MATCH (:Run)-[t:TRIED]->() RETURN count(t)") == 0

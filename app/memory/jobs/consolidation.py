@@ -121,10 +121,10 @@ class Consolidation:
     def ended(self) -> None:
         self.on_run_end()
 
-    async def fail(self, run_id: str, error: str) -> None:
-        await self._finish(run_id, None, JobStatus.FAILED, error)
+    async def fail(self, run_id: str, attempt: int, error: str) -> None:
+        await self._finish(run_id, attempt, None, JobStatus.FAILED, error)
 
-    async def work(self, run_id: str) -> None:
+    async def work(self, run_id: str, attempt: int) -> None:
         """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read."""
 
         async def read(tx: Tx) -> tuple[RunContext, list[Item], SessionView | None] | None:
@@ -140,16 +140,16 @@ class Consolidation:
 
         found = await self.db.read(read)  # the run, its session's backlog and view: one read
         if found is None:  # its session was deleted (or erased) since the run was queued
-            await self._finish(run_id, None, JobStatus.SKIPPED, None)
+            await self._finish(run_id, attempt, None, JobStatus.SKIPPED, None)
             return
         context, backlog, seen_view = found
         model_name = context.model
         owner = Owner(context.org, context.agent)
         if not generates(context):  # S11: off since the run was queued
-            await self._finish(run_id, owner, JobStatus.SKIPPED, None)
+            await self._finish(run_id, attempt, owner, JobStatus.SKIPPED, None)
             return
         if seen_view is None:  # nothing to read: earlier runs read it all
-            await self._finish(run_id, owner, JobStatus.SUCCEEDED, None)
+            await self._finish(run_id, attempt, owner, JobStatus.SUCCEEDED, None)
             return
         view = seen_view
         items = first_chunk(backlog, self.settings.prompt_budget_chars)
@@ -164,11 +164,15 @@ class Consolidation:
         read_uids = {item.uid for item in items}
         proposed = await ask(self, run_id, self.models, self.settings, model_name, request)
         if isinstance(proposed, Failed):
-            await self._finish(run_id, owner, JobStatus.FAILED, proposed.message, sorted(read_uids))
+            await self._finish(
+                run_id, attempt, owner, JobStatus.FAILED, proposed.message, sorted(read_uids)
+            )
             return
         seen = {entry.key: entry.change for entry in entries}
         ended = await self.db.write(
-            lambda tx: self._apply(tx, run_id, owner, view, model_name, read_uids, seen, proposed)
+            lambda tx: self._apply(
+                tx, run_id, attempt, owner, view, model_name, read_uids, seen, proposed
+            )
         )
         count_ended(self.db, self.kind, ended)
 
@@ -176,6 +180,7 @@ class Consolidation:
         self,
         tx: Tx,
         run_id: str,
+        attempt: int,
         owner: Owner,
         view: SessionView,
         model_name: str,
@@ -198,17 +203,17 @@ class Consolidation:
         except NotFound:
             # erased (deleted) while the model worked, before the lock or while it waited for
             # it (an erasure grows the revision): nothing of it is applied
-            await self._finish_in(tx, run_id, owner, JobStatus.SKIPPED, None)
+            await self._finish_in(tx, run_id, attempt, owner, JobStatus.SKIPPED, None)
             return []
         # the org's default may have changed meanwhile
         if not state.switches.generate:
-            await self._finish_in(tx, run_id, owner, JobStatus.SKIPPED, None)
+            await self._finish_in(tx, run_id, attempt, owner, JobStatus.SKIPPED, None)
             return []
         unprocessed = await jobs.unprocessed(session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
-            await self._finish_in(tx, run_id, owner, JobStatus.SUCCEEDED, None)
+            await self._finish_in(tx, run_id, attempt, owner, JobStatus.SUCCEEDED, None)
             return []
         # what the model read may have been erased while it worked (an erasure, retention)
         erased = bool(await jobs.erased(sorted(read_uids)))
@@ -241,18 +246,22 @@ class Consolidation:
         return done
 
     async def _finish(
-        self, run_id: str, owner: Owner | None, status: JobStatus, error: str | None,
-        tried: Sequence[str] = (),
+        self, run_id: str, attempt: int, owner: Owner | None, status: JobStatus,
+        error: str | None, tried: Sequence[str] = (),
     ) -> None:
-        await self.db.write(lambda tx: self._finish_in(tx, run_id, owner, status, error, tried))
+        await self.db.write(
+            lambda tx: self._finish_in(tx, run_id, attempt, owner, status, error, tried)
+        )
 
     @classmethod
     async def _finish_in(
-        cls, tx: Tx, run_id: str, owner: Owner | None, status: JobStatus, error: str | None,
-        tried: Sequence[str] = (),
+        cls, tx: Tx, run_id: str, attempt: int, owner: Owner | None, status: JobStatus,
+        error: str | None, tried: Sequence[str] = (),
     ) -> None:
-        await JobRepository(tx).finish_run(run_id, status, error, now_ms(), tried)
-        await cls._ended(tx, run_id, owner)
+        """End the run as its claim `attempt`; a claim another worker has taken since (its
+        lease ran out) ends nothing."""
+        if await JobRepository(tx).finish_run(run_id, attempt, status, error, now_ms(), tried):
+            await cls._ended(tx, run_id, owner)
 
     @staticmethod
     async def _ended(tx: Tx, run_id: str, owner: Owner | None) -> None:

@@ -93,10 +93,10 @@ class Learning:
     def ended(self) -> None:
         """Nothing in the process waits on a learning job's end (the clients read its status)."""
 
-    async def fail(self, job: str, error: str) -> None:
-        await self._finish(job, JobStatus.FAILED, error)
+    async def fail(self, job: str, attempt: int, error: str) -> None:
+        await self._finish(job, attempt, JobStatus.FAILED, error)
 
-    async def work(self, job: str) -> None:
+    async def work(self, job: str, attempt: int) -> None:
         """Run one claimed job to its end: a helper call per session with items to learn from,
         each session's changes applied as it answers."""
         found = await self.db.read(
@@ -106,10 +106,10 @@ class Learning:
             return
         org, agent, model_name = found.org, found.agent, found.helper_model
         if found.agent_memory is False:
-            await self._finish(job, JobStatus.SKIPPED, "the org's agentMemory is off")
+            await self._finish(job, attempt, JobStatus.SKIPPED, "the org's agentMemory is off")
             return
         if not model_name:
-            await self._finish(job, JobStatus.SKIPPED, "the org has no helperModel")
+            await self._finish(job, attempt, JobStatus.SKIPPED, "the org has no helperModel")
             return
         failed: list[tuple[str, str]] = []  # (session, error)
         tried: list[str] = []
@@ -119,7 +119,7 @@ class Learning:
                 failed.append((part.session, error))
                 tried.extend(item.uid for item in part.items)
         status = JobStatus.FAILED if failed else JobStatus.SUCCEEDED
-        await self._finish(job, status, None, tried, model_name, failed)
+        await self._finish(job, attempt, status, None, tried, model_name, failed)
 
     async def _learn(
         self, job: str, org: str, agent: str, model_name: str, part: SessionInput[Item],
@@ -190,14 +190,17 @@ class Learning:
         )
 
     async def _finish(
-        self, job: str, status: JobStatus, error: str | None, tried: Sequence[str] = (),
-        model: str | None = None, failed: Sequence[tuple[str, str]] = (),
+        self, job: str, attempt: int, status: JobStatus, error: str | None,
+        tried: Sequence[str] = (), model: str | None = None,
+        failed: Sequence[tuple[str, str]] = (),
     ) -> None:
-        """End the job: `error` is the job's own, `failed` each session's whose helper call
-        failed, with its error (a reader sees those of the sessions they may reach, A9)."""
+        """End the job as its claim `attempt` (a claim another worker has taken since ends
+        nothing): `error` is the job's own, `failed` each session's whose helper call failed,
+        with its error (a reader sees those of the sessions they may reach, A9)."""
         await self.db.write(
-            lambda tx: JobRepository(tx).finish_learning(job, status, error, now_ms(), tried,
-                                                         model, failed)
+            lambda tx: JobRepository(tx).finish_learning(
+                job, attempt, status, error, now_ms(), tried, model, failed
+            )
         )
 
     async def find(self, who: Principal, ids: Sequence[str]) -> dict[str, LearningJob]:

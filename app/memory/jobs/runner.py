@@ -3,9 +3,10 @@
 A job is a node written in the transaction that asks for it. Workers claim one at a time with a
 lease they keep renewing while they work; a job whose lease ran out (its process died) goes
 back to the queue. A job writes what it found in one transaction at its end, so running it again
-after a crash reads the same input and applies it once. A worker that could not renew its lease
-and lost the job to another ends nothing of it: a job's end reads it under its lock and ends
-only a job still running, and what was applied already is not read again.
+after a crash reads the same input and applies it once. Each claim is an attempt, counted on
+the job, and renewing or ending a job names its attempt: a worker that could not renew its lease
+and lost the job to another renews and ends nothing of the other's claim, and what was applied
+already is not read again.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from app.config import Settings
 from app.domain.enums import JobStatus
-from app.domain.jobs import PENDING, JobKind
+from app.domain.jobs import PENDING, Claim, JobKind
 from app.errors import Unavailable
 from app.memory.changes.credentials import prescan
 from app.memory.ids import now_ms
@@ -40,10 +41,10 @@ class Job(Protocol):
     noun: str  # how the log names one job of the kind ("run", "learning job")
     log: logging.Logger
 
-    async def work(self, job: str) -> None:
-        """Run one claimed job to its end."""
+    async def work(self, job: str, attempt: int) -> None:
+        """Run one claimed job (its claim `attempt`, which ends it) to its end."""
 
-    async def fail(self, job: str, error: str) -> None:
+    async def fail(self, job: str, attempt: int, error: str) -> None:
         """Record a job that raised as failed with `error`."""
 
     def ended(self) -> None:
@@ -181,13 +182,12 @@ class Workers:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), self.poll_seconds)
                 continue
-            job, group = claimed
-            self._busy.add(group)
+            self._busy.add(claimed.key)
             self._idle.discard(n)
             try:
-                await self._run_leased(job)
+                await self._run_leased(claimed)
             finally:
-                self._busy.discard(group)
+                self._busy.discard(claimed.key)
                 self._idle.add(n)
                 async with self._done:
                     self._done.notify_all()
@@ -200,35 +200,38 @@ class Workers:
         if requeued:
             log.info("requeued %s %s jobs whose worker stopped renewing them", requeued, self.name)
 
-    async def _keep_lease(self, job: str) -> None:
+    async def _keep_lease(self, claim: Claim) -> None:
         while True:
             await asyncio.sleep(self.lease_seconds / 3)
             with contextlib.suppress(Exception):
-                await self._extend(job)
+                await self._extend(claim)
 
     @property
     def name(self) -> JobKind:
         return self.job.kind
 
-    async def execute(self, job: str) -> None:
+    async def execute(self, claim: Claim) -> None:
         """Run one claimed job to its end; whatever goes wrong, it ends recorded as failed."""
+        job = claim.job
         try:
-            await self.job.work(job)
+            await self.job.work(job, claim.attempt)
         except Exception as exc:
             self.job.log.exception("%s %s failed unexpectedly", self.job.noun, job)
             with contextlib.suppress(Exception):
-                await self.job.fail(job, f"internal error ({exc.__class__.__name__})")
+                await self.job.fail(job, claim.attempt,
+                                    f"internal error ({exc.__class__.__name__})")
         finally:
             self.job.ended()
 
-    async def _run_leased(self, job: str) -> None:
-        lease = asyncio.create_task(self._keep_lease(job))
+    async def _run_leased(self, claim: Claim) -> None:
+        job = claim.job
+        lease = asyncio.create_task(self._keep_lease(claim))
         started = time.perf_counter()
         try:
             with self.db.telemetry.tracer.start_as_current_span(
                 f"{self.name} job", attributes={"job": job}
             ):
-                await self.execute(job)
+                await self.execute(claim)
         finally:
             lease.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -248,15 +251,16 @@ class Workers:
     async def _requeue(self) -> int:
         return await self.db.write(lambda tx: JobRepository(tx).requeue(self.name, now_ms()))
 
-    async def _claim(self, busy: frozenset[str]) -> tuple[str, str] | None:
-        claim = await self.db.write(
+    async def _claim(self, busy: frozenset[str]) -> Claim | None:
+        return await self.db.write(
             lambda tx: JobRepository(tx).claim(self.name, sorted(busy), now_ms(), self._lease_ms)
         )
-        return None if claim is None else (claim.job, claim.key)
 
-    async def _extend(self, job: str) -> None:
+    async def _extend(self, claim: Claim) -> None:
         await self.db.write(
-            lambda tx: JobRepository(tx).extend(self.name, job, now_ms() + self._lease_ms)
+            lambda tx: JobRepository(tx).extend(
+                self.name, claim.job, claim.attempt, now_ms() + self._lease_ms
+            )
         )
 
 
