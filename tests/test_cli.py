@@ -125,6 +125,20 @@ def test_neo4j_status_when_none_runs(tmp_path: Path) -> None:
     assert "not running" in answer.stdout
 
 
+def test_a_state_file_cut_short_is_one_line_naming_it(tmp_path: Path) -> None:
+    # a state file `neo4j start` did not write whole (a disk filled up, an edit) is refused
+    # naming it, on every command that reads it, with no traceback
+    state = tmp_path / "neo4j" / "state.json"
+    state.parent.mkdir()
+    for text in ('{"pid": 1, "bolt_po', '{"pid": 1}', "[]"):
+        state.write_text(text)
+        answer = run_cli("neo4j", "status", env={"OPENBOT_MEMORY_STATE_DIR": str(tmp_path)})
+        assert answer.returncode == 1, answer.stderr
+        assert "Traceback" not in answer.stderr
+        assert answer.stderr.splitlines()[-1].startswith(
+            f"openbot-memory: error: {state} is not the state `neo4j start` writes"), text
+
+
 def test_a_bad_setting_is_one_line_naming_its_variable() -> None:
     bad = {
         ("OPENBOT_MEMORY_ITEM_RETENTION_DAYS", "-1"): "Input should be greater than 0",

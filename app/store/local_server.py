@@ -148,21 +148,31 @@ def _alive(pid: int) -> bool:
 
 
 def read_state(settings: Settings) -> LocalServer | None:
-    """The server recorded in the state file, if any (running or not)."""
+    """The server recorded in the state file, if any (running or not); a file that is not one
+    `start` wrote is a SetupError naming it."""
     path = _state_file(settings)
     if not path.exists():
         return None
-    data = json.loads(path.read_text())
-    return LocalServer(**data)
+    try:
+        return LocalServer(**json.loads(path.read_text()))
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:
+        raise SetupError(
+            f"{path} is not the state `neo4j start` writes: stop the Neo4j of "
+            f"{path.parent} by hand if one runs, then remove the file"
+        ) from exc
 
 
 def _write_state(settings: Settings, server: LocalServer) -> None:
+    """Write the state file whole or not at all (a temporary file renamed over it), readable
+    by its owner only: it holds the password."""
     path = _state_file(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    partial = path.with_name(path.name + ".partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         json.dump(asdict(server), out)
-    os.chmod(path, 0o600)
+    os.chmod(partial, 0o600)
+    os.replace(partial, path)
 
 
 def _write_conf(home: Path, bolt_port: int, http_port: int, apoc: bool = False) -> None:
