@@ -20,6 +20,7 @@ from openbot_memory_client import (
     SessionConflict,
     TurnItem,
     Unavailable,
+    ValidationError,
 )
 from openbot_memory_client import models as m
 from openbot_memory_client.core import BOOKMARK
@@ -318,6 +319,35 @@ def test_a_call_that_waits_on_the_service_is_given_as_long_as_the_service_waits(
                     call()
     assert timeouts == [130.0, 30.0, 70.0, 300.0, 300.0, 300.0]
     assert connects == {5.0, 300.0}  # the client's own, whatever the call waits for
+
+
+def test_bookmarks_the_service_refuses_are_forgotten_and_the_request_sent_once_more() -> None:
+    # a client that outlives its service's database (made anew) holds bookmarks no service
+    # gave: the 400 on OpenBot-Bookmark ran nothing, so the client forgets them and sends the
+    # request again without them, once; a refusal of anything else is raised as it is
+    sent: list[str | None] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.headers.get(BOOKMARK))
+        if request.headers.get(BOOKMARK):
+            return httpx.Response(400, json={"_tag": "ValidationError", "field": BOOKMARK,
+                                             "message": "not a bookmark this service gave"})
+        if request.url.path.endswith("agt-2"):
+            return httpx.Response(400, json={"_tag": "ValidationError", "field": "id",
+                                             "message": "bad id"})
+        return httpx.Response(200, json={"id": "agt-1", "name": "a", "shared": False,
+                                         "model": None})
+
+    with httpx.Client(transport=httpx.MockTransport(answer)) as http, \
+            OpenBotMemory("http://memory.test", "token", http_client=http) as client:
+        client.core.bookmarks = ("FB:old",)
+        assert client.get_agent("agt-1").id == "agt-1"
+        assert sent == ["FB:old", None]
+        assert len(client.core.bookmarks) == 0  # forgotten
+        client.core.bookmarks = ("FB:old",)
+        with pytest.raises(ValidationError):
+            client.get_agent("agt-2")
+    assert sent == ["FB:old", None, "FB:old", None]
 
 
 def test_a_command_after_a_turn_that_waited_for_its_run_is_sent_at_the_session_after_it(

@@ -78,6 +78,8 @@ class OpenBotMemory:
                 headers=self.core.headers(),
                 timeout=timeout_of(call, self.http.timeout),
             )
+            if self.core.forget_refused_bookmarks(response):
+                continue  # sent again without them, once: none is left to refuse
             delay = self.core.retry_after(response, attempt)
             if delay is None:
                 return self.core.answer(call, response)

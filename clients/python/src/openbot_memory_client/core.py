@@ -139,6 +139,20 @@ class Core:
         kept = [b for b in self.bookmarks if b not in sent]
         self.bookmarks = (*kept, *given)[-MAX_BOOKMARKS:]
 
+    def forget_refused_bookmarks(self, response: httpx.Response) -> bool:
+        """Whether the service refused the bookmarks the request sent (ones it never gave: its
+        database was made anew), which are then forgotten, so that the request is sent again
+        without them. A refused request ran nothing."""
+        if response.status_code != 400 or not response.request.headers.get(BOOKMARK):
+            return False
+        try:
+            refused = response.json().get("field") == BOOKMARK
+        except (ValueError, AttributeError):
+            return False
+        if refused:
+            self.bookmarks = ()
+        return bool(refused)
+
     # -- answers -------------------------------------------------------------------------
     def retry_after(self, response: httpx.Response, attempt: int) -> float | None:
         """Seconds to wait before sending again, or None: a 503 with `Retry-After`, at most
