@@ -480,19 +480,27 @@ def wait_blocked(graph: Graph, statement: str, what: str) -> None:
         time.sleep(0.05)
 
 
+def held_run(api: Api, openai_stub: OpenAIStub, content: str) -> tuple[str, threading.Event]:
+    """A session whose turn (u-1, "I fly <content>") is consolidated by the scripted model,
+    which answers (keeping `content` under `trip`) once the gate it returns is set: the run
+    is at its model when this returns."""
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    sid = api.session()["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, answer(
+        change("trip", content, ["u-1"], kind="fact"), gate=gate, started=started,
+    ))
+    api.turn(sid, user(f"I fly {content}", id="u-1"))
+    wait_event(started, "the run asked its model")
+    return sid, gate
+
+
 def test_a_run_queued_behind_one_at_work_ends_when_its_session_is_deleted(
     api: Api, graph: Graph, openai_stub: OpenAIStub
 ) -> None:
     # S11, SPEC 7: every run of a deleted session ends, skipped, the one its model works on and
     # the one queued behind it; none is left queued or running for a worker to claim again
-    api.patch("/v1/org/settings", {"model": "openai:stub"})
-    sid = api.session()["session"]["id"]
-    gate, started = threading.Event(), threading.Event()
-    openai_stub.script_for(CONSOLIDATE, answer(
-        change("trip", "Fly on Monday.", ["u-1"], kind="fact"), gate=gate, started=started,
-    ))
-    api.turn(sid, user("I fly on Monday.", id="u-1"))
-    wait_event(started, "the first run asked its model")
+    sid, gate = held_run(api, openai_stub, "on Monday.")
     api.turn(sid, user("And back on Friday.", id="u-2"))
     runs = ("MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
             "WITH r ORDER BY r.queuedAt RETURN collect(r.status)")
@@ -698,14 +706,7 @@ def test_a_run_whose_items_retention_erased_while_its_model_worked_applies_nothi
     start_server: Callable[..., RunningServer],
 ) -> None:
     # SPEC 7: applying re-checks what the run read
-    api.patch("/v1/org/settings", {"model": "openai:stub"})
-    sid = api.session()["session"]["id"]
-    gate, started = threading.Event(), threading.Event()
-    openai_stub.script_for(CONSOLIDATE, answer(
-        change("trip", "OLD-HELD-1f", ["u-1"], kind="fact"), gate=gate, started=started,
-    ))
-    api.turn(sid, user("I fly OLD-HELD-1f", id="u-1"))
-    wait_event(started, "the run asked its model")
+    sid, gate = held_run(api, openai_stub, "OLD-HELD-1f")
     graph.rows("MATCH (i:Item {id: 'u-1', session: $s}) SET i.at = i.at - 2 * 86400000", s=sid)
     start_server(item_retention_days=1, retention_poll_seconds=0.1)
     deadline = time.monotonic() + 60

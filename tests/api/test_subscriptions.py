@@ -478,20 +478,3 @@ def test_a_deleted_sessions_run_stream_ends_not_found(
         assert ended["type"] == "next", ended
         assert [e["extensions"]["code"] for e in ended["payload"]["errors"]] == ["NOT_FOUND"]
         assert live.message(op) == {"id": op, "type": "complete"}
-
-
-def test_a_session_stream_of_an_erased_person_is_told_unauthorized(
-    api: Api, platform: Api, server: RunningServer, sockets: Callable[..., Socket],
-) -> None:
-    # SPEC 7: her erasure takes her sessions and her tokens; a memoryChanged stream she signed
-    # in is told she is signed out (UNAUTHORIZED), as for any other event, not that her
-    # session is not found
-    sid = api.session()["session"]["id"]
-    live = sockets(server, api.token).ack()
-    live.subscribe("view", SESSION, id=sid)
-    assert live.next("view")["data"]["memoryChanged"]["revision"] == 0
-    platform.ok(platform.post("/v1/org/persons/ana/erase"))
-    refused = live.message("view")
-    assert refused["type"] == "next", refused
-    assert [e["extensions"]["code"] for e in refused["payload"]["errors"]] == ["UNAUTHORIZED"]
-    assert live.message("view") == {"id": "view", "type": "complete"}

@@ -46,9 +46,6 @@ class Subscription:
                 marks = await watch.changed()
                 if marks.revision <= told.session.revision:
                     continue
-                # a revoked token first (an erased person's session is gone too): the socket
-                # is told it is signed out, not that the session is not found
-                await ctx.still_signed_in()
                 views = await ctx.service.live.session_views(
                     ctx.who, sid, told.session.revision, told.session.head
                 )
