@@ -309,6 +309,7 @@ async def import_org(
         try:
             await db.write(work)
         except SessionConflict as exc:  # a unique id of the file is in the database already
+            await db.write(lambda tx: tx.row("abandon_import", org=target, digest=digest))
             raise SetupError(
                 f"the export's ids are in this database already (is org {source!r} still "
                 "here?): import into another database, or delete that org first"

@@ -171,6 +171,8 @@ def _write_state(settings: Settings, server: LocalServer) -> None:
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         json.dump(asdict(server), out)
+        out.flush()
+        os.fsync(out.fileno())  # on disk before it takes the state file's name
     os.chmod(partial, 0o600)
     os.replace(partial, path)
 

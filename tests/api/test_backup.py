@@ -305,6 +305,8 @@ def test_an_import_of_a_file_into_another_org_leaves_an_unfinished_one_of_it_alo
     assert other.returncode == 1, other.stderr
     assert "ids are in this database already" in other.stderr.splitlines()[-1]
     assert (graph.value(marked), graph.value("MATCH (o:Org) RETURN collect(o.id)")) == held
+    # the refused import wrote nothing, and leaves no checkpoint holding the org's name
+    assert graph.value("MATCH (i:Import {org: 'acme'}) RETURN count(i)") == 0
 
     resumed = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
     assert resumed.returncode == 0, resumed.stderr

@@ -14,10 +14,20 @@ from collections.abc import AsyncGenerator
 
 import strawberry
 
-from app.api.graphql.context import GraphInfo
+from app.api.graphql.context import Context, GraphInfo
 from app.api.graphql.nodes import AgentMemory, Run, Session
 from app.domain import jobs
+from app.errors import NotFound
 from app.memory.ids import now_ms
+
+
+async def reachable(ctx: Context, session_id: str) -> int:
+    """The session's revision, read as a query reads it (from the process's kept view while
+    that is current); NotFound where the caller may not reach it (any more)."""
+    found = await ctx.service.sessions.views(ctx.who, [session_id])
+    if session_id not in found:
+        raise NotFound(f"no session {session_id}")
+    return found[session_id].session.revision
 
 
 def ended_runs(runs: list[jobs.Run], told: set[str]) -> list[jobs.Run]:
@@ -65,22 +75,21 @@ class Subscription:
         consolidation = ctx.service.consolidation
         since = now_ms()  # runs that end from now on are told, however slow the reads below
         async with ctx.service.live.watch("session", sid) as watch:
-            await ctx.service.sessions.view(ctx.who, sid)  # NotFound as a query would be
+            revision = await reachable(ctx, sid)  # NotFound as a query would be
             told = {run.id for run in await consolidation.runs(ctx.who, sid)
                     if run.ended and (run.finished_at or 0) < since}
             ended: tuple[int, int] | None = None
-            revision: int | None = None
             while True:
                 marks = await watch.changed()
+                if marks.revision != revision:
+                    # the session moved: it may be gone (deleted, erased), which ends the
+                    # stream as a query would be answered
+                    await ctx.still_signed_in()
+                    await reachable(ctx, sid)
+                    revision = marks.revision
                 if (marks.ended, marks.last_ended) == ended:
-                    if marks.revision != revision:
-                        # no run ended, yet the session moved: it may be gone (deleted,
-                        # erased), which ends the stream as a query would be answered
-                        revision = marks.revision
-                        await ctx.still_signed_in()
-                        await ctx.service.sessions.view(ctx.who, sid, items=False)
                     continue
-                ended, revision = (marks.ended, marks.last_ended), marks.revision
+                ended = marks.ended, marks.last_ended
                 for run in ended_runs(await consolidation.runs(ctx.who, sid), told):
                     told.add(run.id)
                     await ctx.next_event()

@@ -72,15 +72,16 @@ class AsyncOpenBotMemory:
 
     async def send(self, call: Call[T]) -> T:
         """Send one call; a 503 with `Retry-After` again, a bounded number of times."""
-        attempt = 0
+        attempt, resent = 0, False
         while True:
             response = await self.http.request(
                 call.method, call.path, params=call.params, json=call.body,
                 headers=self.core.headers(),
                 timeout=timeout_of(call, self.http.timeout),
             )
-            if self.core.forget_refused_bookmarks(response):
-                continue  # sent again without them, once: none is left to refuse
+            if not resent and self.core.forget_refused_bookmarks(response):
+                resent = True  # sent again without them, once
+                continue
             delay = self.core.retry_after(response, attempt)
             if delay is None:
                 return self.core.answer(call, response)

@@ -141,17 +141,22 @@ class Core:
 
     def forget_refused_bookmarks(self, response: httpx.Response) -> bool:
         """Whether the service refused the bookmarks the request sent (ones it never gave: its
-        database was made anew), which are then forgotten, so that the request is sent again
-        without them. A refused request ran nothing."""
-        if response.status_code != 400 or not response.request.headers.get(BOOKMARK):
+        database was made anew), over REST (a 400 on the header) or GraphQL (its first error's
+        field); those are then forgotten, others sent at once kept, so that the request is
+        sent again without them. A refused request ran nothing."""
+        sent = _bookmarks(response.request.headers.get(BOOKMARK))
+        if not sent or response.status_code not in (200, 400):
             return False
         try:
-            refused = response.json().get("field") == BOOKMARK
-        except (ValueError, AttributeError):
+            body = response.json()
+            errors = body.get("errors") if response.status_code == 200 else [
+                {"extensions": body}]
+            refused = bool(errors) and errors[0].get("extensions", {}).get("field") == BOOKMARK
+        except (ValueError, AttributeError, TypeError):
             return False
         if refused:
-            self.bookmarks = ()
-        return bool(refused)
+            self.bookmarks = tuple(b for b in self.bookmarks if b not in sent)
+        return refused
 
     # -- answers -------------------------------------------------------------------------
     def retry_after(self, response: httpx.Response, attempt: int) -> float | None:
