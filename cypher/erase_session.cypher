@@ -91,7 +91,7 @@ CALL (s) {
 CALL (s) {
   // (a learning job's error may quote what its model read of the session)
   OPTIONAL MATCH (j:LearningJob)-[:FROM_SESSION|TRIED]->(x)
-  WHERE (x = s OR x.session = s.id) AND j.error IS NOT NULL
+  WHERE (x = s OR x.session = s.id) AND (j.error IS NOT NULL OR j.errorParts IS NOT NULL)
   SET j.error = null, j.errorSessions = null, j.errorParts = null
 }
 WITH s, items, erasedUids, changes, entries, runs, jobs,

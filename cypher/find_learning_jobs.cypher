@@ -46,8 +46,7 @@ CALL (j) {
   RETURN collect(sid + ': ' + j.errorParts[n]) AS failed
 }
 WITH j, read, tried, kept, dropped, sessions,
-     CASE WHEN j.errorSessions IS NULL THEN j.error
-          WHEN size(failed) = 0 THEN null
+     CASE WHEN size(failed) = 0 THEN j.error
           ELSE reduce(text = head(failed), part IN tail(failed) | text + '; ' + part) END
      AS error
 RETURN j {.id, .status, .model, .queuedAt, .startedAt, .finishedAt, .attempts, error: error,

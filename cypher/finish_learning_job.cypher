@@ -1,8 +1,8 @@
 // A learning job's end: succeeded, failed (the items it TRIED stay to learn, S11 for agents) or
-// skipped (agent memory off, or no helper model). Its error is its own ($error), or each
-// session's whose helper call failed ($failed: {session, error}), kept apart (`errorSessions`,
-// `errorParts`) so that a reader sees those of the sessions they may reach (A9); `error` joins
-// them all, for the service's view. Only a job still running as the claim that ends it
+// skipped (agent memory off, or no helper model). Its own error ($error) is `error`; each
+// session's whose helper call failed ($failed: {session, error}) is kept apart
+// (`errorSessions`, `errorParts`), so that a reader sees those of the sessions they may reach
+// (A9; find_learning_jobs joins them). Only a job still running as the claim that ends it
 // ($attempt) ends so, read under its lock: a worker whose lease ran out while its model worked
 // finds the job ended, or claimed again, by another, and changes nothing of it (no row). A
 // job that read what an erasure reached while its model worked (a session it learned from, an
@@ -31,17 +31,10 @@ CALL (j) {
 WITH j, EXISTS { (j)-[:FROM_SESSION]->(s:Session) WHERE coalesce(s.erased, false) }
         OR EXISTS { MATCH (tried:Item) WHERE tried.uid IN $tried AND coalesce(tried.erased, false) }
         AS reached
-WITH j, reached,
-     [f IN $failed | f.session + ': ' + f.error] AS parts
+WITH j, reached, reached OR size($failed) = 0 AS none
 SET j.status = $status, j.finishedAt = $now, j.leaseUntil = null,
     j.model = coalesce($model, j.model),
-    j.error = CASE
-      WHEN reached THEN null
-      WHEN size(parts) > 0
-        THEN reduce(text = head(parts), part IN tail(parts) | text + '; ' + part)
-      ELSE $error END,
-    j.errorSessions = CASE WHEN reached OR size(parts) = 0 THEN null
-                           ELSE [f IN $failed | f.session] END,
-    j.errorParts = CASE WHEN reached OR size(parts) = 0 THEN null
-                        ELSE [f IN $failed | f.error] END
+    j.error = CASE WHEN reached THEN null ELSE $error END,
+    j.errorSessions = CASE WHEN none THEN null ELSE [f IN $failed | f.session] END,
+    j.errorParts = CASE WHEN none THEN null ELSE [f IN $failed | f.error] END
 RETURN j.id AS id

@@ -33,6 +33,19 @@ AGENT = """query Agent($id: ID!) { agent(id: $id) { memory { version
   log(first: 50) { nodes { version maker person keys at } } } } }"""
 
 
+def stop_past(records: int) -> Callable[[int], None]:
+    """An import's progress callback that interrupts it (Ctrl-C) once `records` are in."""
+    applied = 0
+
+    def advance(n: int) -> None:
+        nonlocal applied
+        applied += n
+        if applied >= records:
+            raise KeyboardInterrupt
+
+    return advance
+
+
 def interrupt_import(
     target: Target, export: Path, advance: Callable[[int], None], batch: int
 ) -> None:
@@ -146,15 +159,7 @@ def test_an_org_round_trips_through_export_and_an_interrupted_import(
 
     graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
 
-    applied = 0
-
-    def stop_past_60(n: int) -> None:
-        nonlocal applied
-        applied += n
-        if applied >= 60:
-            raise KeyboardInterrupt
-
-    interrupt_import(neo4j_target, out, stop_past_60, batch=7)
+    interrupt_import(neo4j_target, out, stop_past(60), batch=7)
     assert graph.value("MATCH (i:Import {org: 'acme2'}) RETURN i.lines") >= 60
     assert graph.value("MATCH (n:Importing) RETURN count(n)") > 0
 
@@ -288,15 +293,7 @@ def test_an_import_of_a_file_into_another_org_leaves_an_unfinished_one_of_it_alo
     out = export_a_small_org(server, neo4j_target, graph, tmp_path)
     in_graph = counts(graph)
     graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
-    applied = 0
-
-    def stop_past_4(n: int) -> None:
-        nonlocal applied
-        applied += n
-        if applied >= 4:
-            raise KeyboardInterrupt
-
-    interrupt_import(neo4j_target, out, stop_past_4, batch=2)
+    interrupt_import(neo4j_target, out, stop_past(4), batch=2)
     marked = "MATCH (n:Importing) RETURN count(n)"
     held = (graph.value(marked), graph.value("MATCH (o:Org) RETURN collect(o.id)"))
     assert held[0] > 0

@@ -896,21 +896,32 @@ def test_a_learning_error_answered_while_her_erasure_goes_through_its_items_is_n
     ]
 
 
-def test_a_change_about_her_dropped_from_another_members_session_leaves_with_her_erasure(
-    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
-) -> None:
-    # SPEC 7, A5: what jobs kept of the changes about her goes, from whichever session; what
-    # they kept of others' stays
+def ben_tells_of_ana(
+    member: Api, platform: Api, openai_stub: OpenAIStub, mark: str, *more: dict[str, Any]
+) -> tuple[str, str]:
+    """A shared agent, and ben's session of it, whose turn (ben-u1) tells of ana: the
+    scripted helper proposes a preference about her (`mark`), which learning drops (A5: not
+    her own session), and `more`. The agent and the session; the job may still run."""
     helper_is_stub(platform)
     shared = platform.agent(shared=True)["id"]
     ben = member.session(shared)["session"]["id"]
     openai_stub.script_for(CONSOLIDATE, answer())
     openai_stub.script_for(LEARN, answer(
-        change("ana-tea", "ANA-TOLD-1f", ["ben-u1"], "preference", about="ana"),
+        change("ana-tea", mark, ["ben-u1"], "preference", about="ana"), *more))
+    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    return shared, ben
+
+
+def test_a_change_about_her_dropped_from_another_members_session_leaves_with_her_erasure(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7, A5: what jobs kept of the changes about her goes, from whichever session; what
+    # they kept of others' stays
+    shared, ben = ben_tells_of_ana(
+        member, platform, openai_stub, "ANA-TOLD-1f",
         change("ben-desk", "BEN-TOLD-2f", ["ben-u1"], "nonsense", about="ben",
                visibility="private"),
-    ))
-    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    )
     [job] = wait_learned(platform, shared, [ben])
     assert {d["key"] for d in job["dropped"]} == {"ana-tea", "ben-desk"}
 
@@ -1039,13 +1050,7 @@ def test_a_record_an_erasure_withholds_while_a_start_names_it_stays_naming_no_on
     # SPEC 7 on a graph an earlier version wrote: a start names whom each learning record of a
     # dropped change is about, and reads the record again under its lock, so a record that an
     # erasure withholds meanwhile (not yet committed when the start read it) names no one
-    helper_is_stub(platform)
-    shared = platform.agent(shared=True)["id"]
-    ben = member.session(shared)["session"]["id"]
-    openai_stub.script_for(CONSOLIDATE, answer())
-    openai_stub.script_for(LEARN, answer(
-        change("ana-tea", "ANA-NAMED-1f", ["ben-u1"], "preference", about="ana")))
-    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    shared, ben = ben_tells_of_ana(member, platform, openai_stub, "ANA-NAMED-1f")
     wait_learned(platform, shared, [ben])
     graph.rows("MATCH (d:DroppedChange) REMOVE d.about")  # as an earlier version wrote it
     failed: list[BaseException] = []
@@ -1079,13 +1084,7 @@ def test_a_graph_written_before_the_erasure_kept_its_marks_is_given_them_at_star
     sid, agent, item = promoted(api, "seat", "Ana prefers window seats.")
     graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.content = null, i.erased = true",
                item=item, s=sid)  # as retention emptied it before it marked `expired`
-    helper_is_stub(platform)
-    shared = platform.agent(shared=True)["id"]
-    ben = member.session(shared)["session"]["id"]
-    openai_stub.script_for(CONSOLIDATE, answer())
-    openai_stub.script_for(LEARN, answer(
-        change("ana-tea", "ANA-OLDREC-1f", ["ben-u1"], "preference", about="ana")))
-    member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
+    shared, ben = ben_tells_of_ana(member, platform, openai_stub, "ANA-OLDREC-1f")
     wait_learned(platform, shared, [ben])
     graph.rows("MATCH (d:DroppedChange) REMOVE d.about")
     graph.rows("CREATE (:Erasure {id: 'era-old', org: 'acme', person: 'zed', status: 'done', "
