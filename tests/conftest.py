@@ -27,10 +27,12 @@ from starlette.applications import Starlette
 
 from app.api.app import create_app
 from app.config import Settings
+from app.domain.jobs import JobKind
 from app.memory.access.tokens import Tokens
 from app.memory.service import Service
 from app.store import local_server
 from app.store.database import Database, Target, resolve_target
+from app.store.jobs import JobRepository
 from tests.openai_stub import OpenAIStub
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,6 +190,20 @@ def claims_nothing(*servers: RunningServer) -> Iterator[None]:
     finally:
         for pool in pools:
             pool.paused = False
+
+
+def first_claim_renews_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker of a job's first claim renews nothing: its lease runs out while it works, and
+    another worker may claim the job again."""
+    renew = JobRepository.extend
+
+    async def renew_but_the_first_claim(
+        self: JobRepository, kind: JobKind, job: str, attempt: int, until: int
+    ) -> None:
+        if attempt > 1:
+            await renew(self, kind, job, attempt, until)
+
+    monkeypatch.setattr(JobRepository, "extend", renew_but_the_first_claim)
 
 
 def test_settings(stub: OpenAIStub, target: Target, **overrides: Any) -> Settings:

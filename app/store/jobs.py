@@ -31,22 +31,25 @@ class _Queue:
     """The statements of one kind of job: `waiting` reads whether any job is queued or ran out
     of its lease (so an idle worker writes nothing), `next` finds a candidate (its `id`, and the
     `claimKey` no two workers may run at once) and locks it, `claim` checks again and takes it
-    with a lease, `extend` renews a lease, `requeue` puts back the jobs whose lease ran out."""
+    with a lease, `extend` renews a lease, `held` reads whether a claim still holds (under the
+    job's lock), `requeue` puts back the jobs whose lease ran out."""
 
     waiting: str
     next: str
     claim: str
     extend: str
+    held: str
     requeue: str
 
 
 _QUEUES: dict[JobKind, _Queue] = {
     "consolidation": _Queue(
-        "waiting_runs", "next_run", "claim_run", "extend_run_lease", "requeue_runs"
+        "waiting_runs", "next_run", "claim_run", "extend_run_lease", "run_held",
+        "requeue_runs",
     ),
     "learning": _Queue(
         "waiting_learning_jobs", "next_learning_job", "claim_learning_job",
-        "extend_learning_lease", "requeue_learning_jobs",
+        "extend_learning_lease", "learning_job_held", "requeue_learning_jobs",
     ),
 }
 
@@ -90,6 +93,11 @@ class JobRepository:
     async def extend(self, kind: JobKind, job: str, attempt: int, until: int) -> None:
         """Renew a running job's lease until `until`, if it is still the claim `attempt`."""
         await self.tx.row(_QUEUES[kind].extend, job=job, attempt=attempt, until=until)
+
+    async def holds(self, kind: JobKind, job: str, attempt: int) -> bool:
+        """Whether `job` still runs as the claim `attempt`, read under its lock: what a worker
+        applies is applied only while its claim holds."""
+        return await self.tx.row(_QUEUES[kind].held, job=job, attempt=attempt) is not None
 
     async def outcome(self, job: str) -> Outcome | None:
         """How a run or learning job ended, as the graph recorded it; None when it is gone."""

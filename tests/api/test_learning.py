@@ -15,6 +15,9 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import pytest
+
+from app.memory.jobs.learning import Learning
 from tests.api.test_agent_memory import (
     agent_command,
     agent_forget,
@@ -24,7 +27,16 @@ from tests.api.test_agent_memory import (
     instructions,
 )
 from tests.api.test_consolidation import stored_anywhere
-from tests.conftest import Api, Graph, RunningServer, assistant, claims_nothing, flat, user
+from tests.conftest import (
+    Api,
+    Graph,
+    RunningServer,
+    assistant,
+    claims_nothing,
+    first_claim_renews_nothing,
+    flat,
+    user,
+)
 from tests.openai_stub import OpenAIStub, Reply
 
 Body = dict[str, Any]
@@ -663,6 +675,63 @@ def test_a_persons_edit_while_the_helper_works_wins(
     assert view["entries"]["seat"]["content"] == "Book aisle seats."
     assert [c["maker"] for c in agent_log(api, agent)] == ["person", "person"]
     assert job["read"] == ["u-1"]  # the item is learned from, though nothing was kept
+
+
+def test_a_worker_whose_lease_ran_out_learns_nothing_of_the_job_another_claimed(
+    api: Api, server: RunningServer, graph: Graph, openai_stub: OpenAIStub,
+    start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A2, A3: the first worker's helper answers after its lease ran out and another process
+    # claimed the job again. The first applies and records nothing; the agent learns what the
+    # second claim's helper proposed, once.
+    helper_is_stub(api, consolidation=False)
+    agent = api.agent()["id"]
+    sid = session_id(api, agent)
+    first_gate, first_asked = threading.Event(), threading.Event()
+    second_gate, second_asked = threading.Event(), threading.Event()
+    openai_stub.script_for(
+        LEARN,
+        answer(change("seat", "Book window seats.", ["u-1"], "preference"),
+               gate=first_gate, started=first_asked),
+        answer(change("seat", "Book aisle seats.", ["u-1"], "preference"),
+               gate=second_gate, started=second_asked),
+    )
+    work = Learning.work
+    worked = threading.Event()
+
+    async def work_and_tell(self: Learning, job: str, attempt: int) -> None:
+        await work(self, job, attempt)  # committed, or nothing written
+        if attempt == 1:
+            worked.set()
+
+    first_claim_renews_nothing(monkeypatch)
+    monkeypatch.setattr(Learning, "work", work_and_tell)
+    first = start_server(run_lease_seconds=1)
+    second = start_server()
+    try:
+        with claims_nothing(server):
+            with claims_nothing(second):
+                api.turn(sid, user("Aisle seats, please.", id="u-1"))
+                wait_event(first_asked, "the first worker's helper is asked")
+            with claims_nothing(first):
+                wait_event(second_asked, "another worker claims the job", timeout=60)
+                first_gate.set()
+                wait_event(worked, "the first worker ends its work", timeout=30)
+                assert graph.rows("MATCH (j:LearningJob) RETURN j.status AS status, "
+                                  "j.attempts AS attempts") == [
+                    {"status": "running", "attempts": 2}]
+                assert agent_memory(api, agent)["entries"] == {}
+                assert learned_counts(graph) == {}
+                second_gate.set()
+                [job] = wait_learned(api, agent, [sid])
+    finally:
+        first_gate.set()
+        second_gate.set()
+    assert (job["status"], job["read"], job["attempts"]) == ("succeeded", ["u-1"], 2)
+    view = agent_memory(api, agent)
+    assert view["version"] == 1
+    assert view["entries"]["seat"]["content"] == "Book aisle seats."
+    assert learned_counts(graph) == {"u-1": 1}
 
 
 # --- the built-in model -----------------------------------------------------------------

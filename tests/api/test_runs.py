@@ -12,10 +12,16 @@ from typing import Any
 
 import pytest
 
-from app.domain.jobs import JobKind
 from app.memory.jobs.consolidation import Consolidation
-from app.store.jobs import JobRepository
-from tests.conftest import Api, Graph, RunningServer, claims_nothing, flat, user
+from tests.conftest import (
+    Api,
+    Graph,
+    RunningServer,
+    claims_nothing,
+    first_claim_renews_nothing,
+    flat,
+    user,
+)
 from tests.openai_stub import OpenAIStub, Reply, changes
 
 STUB = "openai:test"
@@ -433,14 +439,6 @@ def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed
         Reply(gate=second_gate, started=second_asked, content=changes(
             remember("budget", "The trip budget is 1500 EUR.", ["m-1"])).content),
     )
-    renew = JobRepository.extend
-
-    async def renew_but_the_first_claim(
-        self: JobRepository, kind: JobKind, job: str, attempt: int, until: int
-    ) -> None:
-        if attempt > 1:  # the first claim's worker renews nothing: its lease runs out
-            await renew(self, kind, job, attempt, until)
-
     finish = Consolidation._finish
     ended = threading.Event()
 
@@ -448,7 +446,7 @@ def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed
         await finish(self, *args, **kwargs)  # committed
         ended.set()
 
-    monkeypatch.setattr(JobRepository, "extend", renew_but_the_first_claim)
+    first_claim_renews_nothing(monkeypatch)
     monkeypatch.setattr(Consolidation, "_finish", finish_and_tell)
     first = start_server(run_lease_seconds=1)
     second = start_server()
@@ -472,3 +470,56 @@ def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed
     assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
         "The trip budget is 1500 EUR.")
     assert graph.value("MATCH (:Run)-[t:TRIED]->() RETURN count(t)") == 0
+
+
+def test_a_worker_whose_lease_ran_out_applies_nothing_of_the_run_another_claimed(
+    api: Api, server: RunningServer, graph: Graph, openai_stub: OpenAIStub,
+    start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # S7, S9: the first worker's model answers after its lease ran out and another process
+    # claimed the run again. What it read is the second claim's to apply: the first applies
+    # nothing (no version, no item processed, the run still running), and the memory holds
+    # what the second claim's model proposed.
+    api.patch("/v1/org/settings", {"agentMemory": False})
+    first_gate, first_asked = threading.Event(), threading.Event()
+    second_gate, second_asked = threading.Event(), threading.Event()
+    openai_stub.script(
+        Reply(gate=first_gate, started=first_asked, content=changes(
+            remember("budget", "The trip budget is 1000 EUR.", ["m-1"])).content),
+        Reply(gate=second_gate, started=second_asked, content=changes(
+            remember("budget", "The trip budget is 1500 EUR.", ["m-1"])).content),
+    )
+    work = Consolidation.work
+    worked = threading.Event()
+
+    async def work_and_tell(self: Consolidation, run_id: str, attempt: int) -> None:
+        await work(self, run_id, attempt)  # committed, or nothing written
+        if attempt == 1:
+            worked.set()
+
+    first_claim_renews_nothing(monkeypatch)
+    monkeypatch.setattr(Consolidation, "work", work_and_tell)
+    first = start_server(run_lease_seconds=1)
+    second = start_server()
+    sid = api.session(model=STUB)["session"]["id"]
+    run = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
+    with claims_nothing(server):
+        with claims_nothing(second):
+            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+            revision = api.view(sid)["session"]["revision"]
+            assert first_asked.wait(30), "the first worker's model was not asked"
+        with claims_nothing(first):
+            assert second_asked.wait(60), "no other worker claimed the run"
+            first_gate.set()
+            assert worked.wait(30), "the first worker never ended its work"
+            assert graph.rows(run + "RETURN r.status AS status, r.attempts AS attempts",
+                              s=sid) == [{"status": "running", "attempts": 2}]
+            unchanged = api.view(sid)
+            assert unchanged["session"]["revision"] == revision
+            assert unchanged["memory"]["entries"] == {}
+            assert unchanged["memory"]["processed"] == []
+            second_gate.set()
+            [applied] = api.wait_idle(sid)
+    assert (applied["status"], applied["read"], applied["attempts"]) == ("succeeded", ["m-1"], 2)
+    assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
+        "The trip budget is 1500 EUR.")

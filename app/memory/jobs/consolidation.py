@@ -205,6 +205,8 @@ class Consolidation:
             # it (an erasure grows the revision): nothing of it is applied
             await self._finish_in(tx, run_id, attempt, owner, JobStatus.SKIPPED, None)
             return []
+        if not await jobs.holds(self.kind, run_id, attempt):
+            return []  # its lease ran out while the model worked: the claim since applies it
         # the org's default may have changed meanwhile
         if not state.switches.generate:
             await self._finish_in(tx, run_id, attempt, owner, JobStatus.SKIPPED, None)

@@ -114,7 +114,7 @@ class Learning:
         failed: list[tuple[str, str]] = []  # (session, error)
         tried: list[str] = []
         for part in found.sessions:
-            error = await self._learn(job, org, agent, model_name, part, found.members)
+            error = await self._learn(job, attempt, org, agent, model_name, part, found.members)
             if error is not None:
                 failed.append((part.session, error))
                 tried.extend(item.uid for item in part.items)
@@ -122,13 +122,19 @@ class Learning:
         await self._finish(job, attempt, status, None, tried, model_name, failed)
 
     async def _learn(
-        self, job: str, org: str, agent: str, model_name: str, part: SessionInput[Item],
-        members: Sequence[str],
+        self, job: str, attempt: int, org: str, agent: str, model_name: str,
+        part: SessionInput[Item], members: Sequence[str],
     ) -> str | None:
-        """One helper call for one session, then its changes applied; the error, if any."""
+        """One helper call for one session, then its changes applied while the claim `attempt`
+        holds; the error, if any."""
         person = part.person  # no person: shared entries only
         if not part.items:  # its turns' items were all learned already: just close them
-            await self.db.write(lambda tx: self._record(tx, job, part, model_name, (), []))
+
+            async def close(tx: Tx) -> None:
+                if await JobRepository(tx).holds(self.kind, job, attempt):
+                    await self._record(tx, job, part, model_name, (), [])
+
+            await self.db.write(close)
             return None
         seen = await self.db.read(
             lambda tx: AgentMemoryRepository(tx).entries(org, person or "", [agent])
@@ -158,6 +164,8 @@ class Learning:
             except NotFound:  # erased (deleted) while the model worked: nothing of it applies
                 return
             version = await memory.lock_agent(org, agent)
+            if not await jobs.holds(self.kind, job, attempt):
+                return  # its lease ran out while the model worked: the claim since learns
             now = (await memory.entries(org, person or "", [agent]))[agent].entries
             still = await jobs.unlearned([i.uid for i in part.items])
             # what the model read, or a person it names, may have been erased while it worked

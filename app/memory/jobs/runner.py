@@ -4,9 +4,8 @@ A job is a node written in the transaction that asks for it. Workers claim one a
 lease they keep renewing while they work; a job whose lease ran out (its process died) goes
 back to the queue. A job writes what it found in one transaction at its end, so running it again
 after a crash reads the same input and applies it once. Each claim is an attempt, counted on
-the job, and renewing or ending a job names its attempt: a worker that could not renew its lease
-and lost the job to another renews and ends nothing of the other's claim, and what was applied
-already is not read again.
+the job, and renewing, applying or ending a job names its attempt: a worker that could not renew
+its lease and lost the job to another renews, applies and ends nothing of the other's claim.
 """
 
 from __future__ import annotations
