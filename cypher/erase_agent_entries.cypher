@@ -16,7 +16,16 @@
 // were read before (session_marks) is not used again; so does the count when a change's
 // content is withheld (below). Counted into the erasure ($erasure).
 // ($person is null when one session is erased.)
+// The agent's sessions are locked first (a writer takes a session, then its agent), so a turn
+// being recorded, which may have been shown an entry this erases, has committed and is found
+// below; one that takes its session's lock after reads the agent memory this leaves.
 MATCH (a:Agent {id: $agent})-[:IN_ORG]->(:Org {id: $org})
+CALL (a) {
+  MATCH (s:Session)-[:OF_AGENT]->(a)
+  WITH s ORDER BY s.id
+  SET s._lock = true
+  REMOVE s._lock
+}
 SET a._lock = true
 REMOVE a._lock
 WITH a

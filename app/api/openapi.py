@@ -140,8 +140,9 @@ BAD_REQUEST = (
     "refused that holds a credential (S10), a key with a control or invisible character (S1), "
     "content with a control character other than tab and newline, "
     "text that is not Unicode (a lone surrogate), a turn with one item id twice, or names an "
-    "`about`, `parent` or `to` that is not one you may use, a search query that is not "
-    "Lucene syntax, or an `OpenBot-Bookmark` that is not one the service gave")
+    "`about` that is not one you may use, a subagent session without a `parent`, a search "
+    "query that is not Lucene syntax, or an `OpenBot-Bookmark` that is not one the service "
+    "gave")
 
 
 # The `OpenBot-Bookmark` header (app/api/bookmarks.py): every request may send one back, and an

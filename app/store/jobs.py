@@ -230,10 +230,11 @@ class JobRepository:
             ],
         )
 
-    async def erased(self, uids: Sequence[str]) -> set[str]:
-        """Of these items (by uid), those erased since they were read."""
-        rows = await self.tx.rows("erased_items", uids=list(uids))
-        return {str(row["uid"]) for row in rows}
+    async def read_erased(self, uids: Sequence[str], changes: Sequence[str]) -> bool:
+        """Whether an erasure reached what a model read since it read it: items (by uid), or
+        the changes of the entries it was shown (by id)."""
+        row = await self.tx.row("read_erased", uids=list(uids), changes=list(changes))
+        return bool(row and row["erased"])
 
     async def unlearned(self, uids: Sequence[str]) -> set[str]:
         """The uids among `uids` of items no job has learned from."""

@@ -15,6 +15,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +25,7 @@ import pytest
 from app.memory.changes.checks import ERASED_SINCE, ERASED_WITHHELD
 from app.store.database import Target
 from app.store.erasures import ErasureRepository
+from app.store.turns import TurnRepository
 from tests.api.test_agent_memory import (
     agent_command,
     agent_forget,
@@ -622,6 +624,42 @@ def test_deleting_a_session_leaves_none_of_its_memory_in_a_fork_reverted_to_it(
     assert shown["included"]["session"] == []
 
 
+def test_a_run_shown_an_entry_a_deletion_takes_out_of_its_fork_keeps_nothing(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC section 7: a run of a fork reverted to its source's memory is shown the source's
+    # entry; the source is deleted while the model works. What the model answers may carry the
+    # entry (here: copied under a new key), so the run applies and keeps none of it. (The
+    # fork's own copy of the entry, in its history, is the fork's: it stays.)
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "ANA-SHOWN-KEY-5k", "ANA-SHOWN-5f")
+    forked = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]
+    fork = forked["id"]
+    api.remember(fork, "fork-note", "Fork note.")
+    current = api.view(fork)["session"]
+    api.ok(api.post(f"/v1/sessions/{fork}/revert", {
+        "expected": current["head"], "revision": current["revision"], "to": forked["forkedAt"],
+    }))
+    gate, asked = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, answer(
+        change("copy", "COPIED-6f ANA-SHOWN-5f", ["f-1"], kind="fact"), gate=gate,
+        started=asked,
+    ))
+    try:
+        api.turn(fork, user("What do we know?", id="f-1"))
+        wait_event(asked, "the fork's run asked its model")
+        assert "ANA-SHOWN-5f" in json.dumps(openai_stub.requests_for(CONSOLIDATE)[-1])
+        assert api.http.delete(f"/v1/sessions/{sid}").status_code == 200
+    finally:
+        gate.set()
+    [run] = api.wait_idle(fork)
+    assert (run["status"], run["kept"]) == ("succeeded", [])
+    assert [(d["key"], d["reason"]) for d in run["dropped"]] == [(ERASED_WITHHELD, ERASED_SINCE)]
+    assert api.view(fork)["memory"]["entries"] == {}
+    assert stored_anywhere(graph, "COPIED-6f") == 0
+
+
 def test_org_delete_removes_every_node_of_the_org_and_no_other(
     api: Api, other_org: Api, platform: Api, graph: Graph, neo4j_target: Target
 ) -> None:
@@ -910,6 +948,83 @@ def ben_tells_of_ana(
         change("ana-tea", mark, ["ben-u1"], "preference", about="ana"), *more))
     member.turn(ben, user("Ana says she likes green tea", id="ben-u1"))
     return shared, ben
+
+
+def test_a_learning_job_shown_her_entry_keeps_nothing_when_her_erasure_ends_first(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: ben's learning job is shown the shared entry learned from ana's turn; her erasure
+    # erases it while the helper works. What the helper answers may carry it (here: copied under
+    # a new key, and its key forgotten), so the job applies and keeps none of it.
+    agent, _, marks, keys = taught(api, platform, openai_stub, "SHOWN")
+    ben = member.session(agent)["session"]["id"]
+    gate, asked = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer(
+        change("ben-copy", f"Copied: {marks[2]}", ["ben-u1"]),
+        change(keys[1], "", [], op="forget"),
+        gate=gate, started=asked,
+    ))
+    try:
+        member.turn(ben, user("What do we know?", id="ben-u1"))
+        wait_event(asked, "ben's learning job asked its helper")
+        assert marks[2] in json.dumps(openai_stub.requests_for(LEARN)[-1])  # it was shown
+        platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    finally:
+        gate.set()
+    [job, _] = wait_learned(platform, agent, [ben], jobs=2)
+    assert job["sessions"] == [ben]
+    assert job["kept"] == []
+    assert [d["key"] for d in job["dropped"]] == [ERASED_WITHHELD, ERASED_WITHHELD]
+    assert agent_memory(platform, agent)["entries"] == {}
+    for mark in marks + keys:
+        assert stored_anywhere(graph, mark) == 0, mark
+
+
+def test_a_turn_shown_her_entry_while_her_erasure_runs_lists_its_opaque_key(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SPEC 7: ben's turn is shown the shared entry learned from ana's turn, and her erasure
+    # runs while the turn is being recorded. The turn lists the entry by the erasure's opaque
+    # key, never by her key, or (decided again after the erasure) is not shown it at all.
+    agent, _, marks, keys = taught(api, platform, openai_stub, "RACE")
+    ben = member.session(agent)["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer())
+    record = TurnRepository.record
+    reached, go = threading.Event(), threading.Event()
+
+    async def record_when_told(self: TurnRepository, *args: Any, **kwargs: Any) -> Any:
+        if not go.is_set():  # what the turn is shown is read; it records when told
+            reached.set()
+            await asyncio.to_thread(go.wait, 60)
+        return await record(self, *args, **kwargs)
+
+    monkeypatch.setattr(TurnRepository, "record", record_when_told)
+    with ThreadPoolExecutor(2) as pool:
+        try:
+            turn = pool.submit(member.turn, ben, user("What do we know?", id="ben-u1"))
+            wait_event(reached, "ben's turn read what it is shown")
+            erasure = pool.submit(platform.post, "/v1/org/persons/ana/erase")
+            deadline = time.monotonic() + 60
+            while not erasure.done() and not graph.value(
+                "SHOW TRANSACTIONS YIELD status, currentQuery WHERE status STARTS WITH "
+                "'Blocked' AND currentQuery CONTAINS 'shownAgent' RETURN count(*)"
+            ):
+                assert time.monotonic() < deadline, "the erasure neither ended nor waits"
+                time.sleep(0.05)
+        finally:
+            go.set()
+        recorded = turn.result(timeout=60)["turn"]
+        assert erasure.result(timeout=60).status_code == 200
+    shown = member.ok(member.get(f"/v1/sessions/{ben}/turns/{recorded['id']}"))["turn"][
+        "shownAgent"]
+    assert keys[1] not in shown
+    assert all(name.startswith("erased-") for name in shown), shown
+    wait_learned(platform, agent, [ben], jobs=2)
+    for mark in marks + keys:
+        assert stored_anywhere(graph, mark) == 0, mark
 
 
 def test_a_change_about_her_dropped_from_another_members_session_leaves_with_her_erasure(

@@ -379,15 +379,16 @@ def withhold_erased(
     kept: Sequence[K], dropped: Sequence[Dropped], erased: bool
 ) -> tuple[list[K], list[Dropped]]:
     """A run or learning job whose model read content that was erased before its changes were
-    applied (`erased`: an item it read is a tombstone, or a person its changes are about was
-    erased) applies none of them: the model saw the erased content, and any change may carry it.
-    Each is dropped with that reason, and the record keeps nothing the model sent (no key, no
-    proposal, no person it is about) of those or of the changes other rules dropped."""
+    applied (`erased`: an item it read is a tombstone, an entry it was shown was erased, or a
+    person its changes are about was erased) applies none of them: the model saw the erased
+    content, and any change may carry it. Each is dropped with that reason, and the record
+    keeps nothing the model sent (no key, no proposal, no person it is about, no reason that
+    may quote it) of those or of the changes other rules dropped."""
     if not erased:
         return list(kept), list(dropped)
     return [], [
         *(Dropped(k.op, ERASED_WITHHELD, ERASED_SINCE, "") for k in kept),
-        *(Dropped(d.op, ERASED_WITHHELD, d.reason, "", d.session) for d in dropped),
+        *(Dropped(d.op, ERASED_WITHHELD, ERASED_SINCE, "", d.session) for d in dropped),
     ]
 
 

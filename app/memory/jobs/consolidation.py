@@ -217,8 +217,9 @@ class Consolidation:
         if not readable:
             await self._finish_in(tx, run_id, attempt, owner, JobStatus.SUCCEEDED, None)
             return []
-        # what the model read may have been erased while it worked (an erasure, retention)
-        erased = bool(await jobs.erased(sorted(read_uids)))
+        # what the model read or was shown may have been erased while it worked (an erasure,
+        # retention, a deleted session whose changes a fork's entries hold)
+        erased = await jobs.read_erased(sorted(read_uids), sorted(seen.values()))
         kept, dropped = session_changes(
             proposed, view.memory.entries, {item.id for item in readable},
             set(view.memory.processed), seen, erased,

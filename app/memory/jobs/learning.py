@@ -168,9 +168,12 @@ class Learning:
                 return  # its lease ran out while the model worked: the claim since learns
             now = (await memory.entries(org, person or "", [agent]))[agent].entries
             still = await jobs.unlearned([i.uid for i in part.items])
-            # what the model read, or a person it names, may have been erased while it worked
+            # what the model read or was shown, or a person it names, may have been erased
+            # while it worked
             principals = PrincipalRepository(tx)
-            erased = bool(await jobs.erased([i.uid for i in part.items])) or not all(
+            erased = await jobs.read_erased(
+                [i.uid for i in part.items], [e.change for e in entries]
+            ) or not all(
                 [await principals.has_person(org, about)
                  for about in sorted(named_persons(proposed) & set(members))]
             )

@@ -95,7 +95,7 @@ class Sessions:
         person: str | None,
         model: str | None,
     ) -> SessionView:
-        kind = kind or SessionKind.CHAT
+        kind = SessionKind.CHAT if kind is None else kind
         if kind not in SESSION_KINDS:
             raise ValidationError(f"kind must be one of {', '.join(SESSION_KINDS)}", "kind")
         session_kind = SessionKind(kind)
