@@ -9,8 +9,10 @@
 // item it tried) keeps no error, as the erasure leaves it: an error may quote what the model
 // read. The items it tried are locked before that is
 // read (and before the job: an erasure takes them in that order), so an erasure going through
-// them meanwhile has committed by then.
+// them meanwhile has committed by then. A job seen claimed by another attempt already locks
+// nothing (the claim since holds the job, and takes the items after it).
 MATCH (held:LearningJob {id: $job})
+WHERE held.status = 'running' AND held.attempts = $attempt
 CALL (held) {
   UNWIND $tried AS uid
   WITH uid ORDER BY uid

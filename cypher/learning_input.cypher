@@ -9,7 +9,8 @@ CALL (a) {
   OPTIONAL MATCH (s)-[:WITH]->(p:Person)
   WITH s, p, t, i ORDER BY s.createdAt, s.id, i.seq
   WITH s, p, collect(DISTINCT t.id) AS turns,
-       collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}) AS items
+       collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq,
+                  erased: coalesce(i.erased, false)}) AS items
   WHERE s IS NOT NULL
   RETURN collect({session: s.id, person: p.id, turns: turns, items: items}) AS sessions
 }

@@ -4,8 +4,11 @@
 // is erased (a tombstone) has no entry. This walks the history: it serves old versions (and the test that checks the kept state of heads against it).
 UNWIND $versions AS vid
 // (the plan starts from the index seek on h; the org, unlabelled, is checked on the
-// way out and is never where a plan starts: it would expand over all the org's nodes)
-MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+// way out and is never where a plan starts: it would expand over all the org's nodes. A
+// version of a deleted session (ERASED_FROM) is still a fork's starting point: its memory is
+// what its tombstones leave.)
+MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT|ERASED_FROM]->(:Agent)
+      -[:IN_ORG]->({id: $org})
 USING INDEX h:Version(id)
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 CALL (h) {

@@ -1,5 +1,5 @@
 // Whether an erasure reached anything a run's or learning job's model read, since it read it:
-// an item it read (a tombstone now), or a change of session or agent memory it was shown
+// an item it read ($uids: those that were no tombstone then; a tombstone now), or a change of session or agent memory it was shown
 // (erased, or its content withheld). A run or job that read erased content applies nothing of
 // what its model answered: any change may carry what it read.
 RETURN EXISTS { MATCH (i:Item) WHERE i.uid IN $uids AND coalesce(i.erased, false) }

@@ -8,5 +8,6 @@ MATCH (h) ((:Version)-[:PARENT]->(older:Version) WHERE older.items > mark)* (v:V
 MATCH (v)-[:ADDS]->(i:Item)
 WHERE i.seq > mark AND i.type <> 'memory_edit'
 OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn)
-RETURN i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq, turn: t.id} AS item
+RETURN i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq, turn: t.id,
+          erased: coalesce(i.erased, false)} AS item
 ORDER BY i.seq

@@ -58,6 +58,7 @@ class Item:
     seq: int
     turn: str | None = None
     turn_known: bool = False  # whether the record said which turn (None: a memory edit's)
+    erased: bool = False  # a tombstone when read (what a job reads says so)
 
     @classmethod
     def from_row(cls, row: Sequence[Any], fields: tuple[str, ...] = ITEM_FIELDS) -> Item:

@@ -231,8 +231,8 @@ class JobRepository:
         )
 
     async def read_erased(self, uids: Sequence[str], changes: Sequence[str]) -> bool:
-        """Whether an erasure reached what a model read since it read it: items (by uid), or
-        the changes of the entries it was shown (by id)."""
+        """Whether an erasure reached what a model read since it read it: items (by uid, those
+        that were no tombstone when read), or the changes of the entries it was shown (by id)."""
         row = await self.tx.row("read_erased", uids=list(uids), changes=list(changes))
         return bool(row and row["erased"])
 

@@ -449,7 +449,7 @@ def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed
     first_claim_renews_nothing(monkeypatch)
     monkeypatch.setattr(Consolidation, "_finish", finish_and_tell)
     first = start_server(run_lease_seconds=1)
-    second = start_server()
+    second = start_server(run_lease_seconds=30)  # (its claim holds however loaded the machine)
     sid = api.session(model=STUB)["session"]["id"]
     run = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
     with claims_nothing(server):
@@ -500,7 +500,7 @@ def test_a_worker_whose_lease_ran_out_applies_nothing_of_the_run_another_claimed
     first_claim_renews_nothing(monkeypatch)
     monkeypatch.setattr(Consolidation, "work", work_and_tell)
     first = start_server(run_lease_seconds=1)
-    second = start_server()
+    second = start_server(run_lease_seconds=30)  # (its claim holds however loaded the machine)
     sid = api.session(model=STUB)["session"]["id"]
     run = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
     with claims_nothing(server):

@@ -170,9 +170,8 @@ class Consolidation:
             return
         seen = {entry.key: entry.change for entry in entries}
         ended = await self.db.write(
-            lambda tx: self._apply(
-                tx, run_id, attempt, owner, view, model_name, read_uids, seen, proposed
-            )
+            lambda tx: self._apply(tx, run_id, attempt, owner, view, model_name, items, seen,
+                                   proposed)
         )
         count_ended(self.db, self.kind, ended)
 
@@ -184,17 +183,19 @@ class Consolidation:
         owner: Owner,
         view: SessionView,
         model_name: str,
-        read_uids: set[str],
+        items: Sequence[Item],
         seen: dict[str, str],
         proposed: list[Any],
     ) -> list[str | None]:
-        """Apply what the model proposed to the newest memory; the models of the runs queued
-        behind this one that it ended, as it read what they would have."""
+        """Apply what the model proposed, having read `items`, to the newest memory; the models
+        of the runs queued behind this one that it ended, as it read what they would have."""
         jobs = JobRepository(tx)
         org, session_id = owner.org, view.session.id
         sessions = SessionRepository(tx)
         try:
             state = await sessions.lock(Principal(org), session_id)
+            if not await jobs.holds(self.kind, run_id, attempt):
+                return []  # its lease ran out while the model worked: the claim since applies it
             if (state.revision, state.head) != (view.session.revision, view.session.head):
                 # The session changed while the model worked: its newest memory (S7). Else the
                 # view read before the model is the one that holds now, as every change of a
@@ -205,21 +206,21 @@ class Consolidation:
             # it (an erasure grows the revision): nothing of it is applied
             await self._finish_in(tx, run_id, attempt, owner, JobStatus.SKIPPED, None)
             return []
-        if not await jobs.holds(self.kind, run_id, attempt):
-            return []  # its lease ran out while the model worked: the claim since applies it
         # the org's default may have changed meanwhile
         if not state.switches.generate:
             await self._finish_in(tx, run_id, attempt, owner, JobStatus.SKIPPED, None)
             return []
         unprocessed = await jobs.unprocessed(session_id)
         # Only what was read and is still unprocessed on the current branch counts as read.
+        read_uids = {item.uid for item in items}
         readable = read_prefix(unprocessed, read_uids)
         if not readable:
             await self._finish_in(tx, run_id, attempt, owner, JobStatus.SUCCEEDED, None)
             return []
         # what the model read or was shown may have been erased while it worked (an erasure,
         # retention, a deleted session whose changes a fork's entries hold)
-        erased = await jobs.read_erased(sorted(read_uids), sorted(seen.values()))
+        live = sorted(item.uid for item in items if not item.erased)  # (tombstones: none read)
+        erased = await jobs.read_erased(live, sorted(seen.values()))
         kept, dropped = session_changes(
             proposed, view.memory.entries, {item.id for item in readable},
             set(view.memory.processed), seen, erased,

@@ -172,7 +172,7 @@ class Learning:
             # while it worked
             principals = PrincipalRepository(tx)
             erased = await jobs.read_erased(
-                [i.uid for i in part.items], [e.change for e in entries]
+                [i.uid for i in part.items if not i.erased], [e.change for e in entries]
             ) or not all(
                 [await principals.has_person(org, about)
                  for about in sorted(named_persons(proposed) & set(members))]
