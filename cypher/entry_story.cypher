@@ -12,6 +12,7 @@ WHERE $person IS NULL OR EXISTS { (s0)-[:WITH]->(:Person {id: $person}) }
 MATCH path = (c0)-[:REPLACES*0..]->(c:Change)
 WITH cid, c, length(path) AS depth
 OPTIONAL MATCH (c)-[:IN_SESSION]->(s:Session)
+OPTIONAL MATCH (c)-[:MADE_BY]->(maker)
 OPTIONAL MATCH (c)-[:MADE_BY]->(p:Person)
 OPTIONAL MATCH (c)-[:MADE_BY]->(r:Run)
 OPTIONAL MATCH (r)-[:FOR_TURN]->(rt:Turn)
@@ -24,9 +25,10 @@ CALL (c) {
     {item: i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq},
      turn: t.id, session: its.id} END) AS cites
 }
-WITH cid, c, depth, s, p, r, rt, cites ORDER BY depth
+WITH cid, c, depth, s, maker, p, r, rt, cites ORDER BY depth
 RETURN cid, collect({
   change: c {.id, .op, .maker, .key, .content, .kind, .status, .at, .beforeContent,
-             .beforeKind, .beforeStatus, .revision, .head, .model, session: s.id},
+             .beforeKind, .beforeStatus, .revision, .head, .model, session: s.id,
+             madeBy: maker.id},
   person: p.id, run: r.id, runModel: r.model, runTurn: rt.id, copied: c.op = 'copy',
   cites: cites}) AS story

@@ -154,9 +154,9 @@ def session_view(row: Row, fields: tuple[str, ...] = ITEM_FIELDS) -> SessionView
 
 def story_step(row: Row) -> StoryStep:
     """One step of a story: the change and what made it, with the items it cites."""
-    made_by = row["person"] or row["run"]
+    cited = [c["item"] for c in row["cites"]]
     return StoryStep(
-        change=record(Change, {**row["change"], "madeBy": made_by, "run": row["run"], "cites": []}),
+        change=record(Change, {**row["change"], "run": row["run"], "cites": cited}),
         person=row["person"],
         run=row["run"],
         run_model=row["runModel"],

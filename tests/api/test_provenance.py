@@ -77,6 +77,28 @@ def test_an_entrys_story_runs_through_the_fork_to_the_run_and_turn_that_made_it(
     assert seat["cites"][0]["turnId"] is None  # a memory edit comes in no turn
 
 
+STEPS = """query($id: ID!) { session(id: $id) { memory { entries { nodes { key
+  story { change { id madeBy cites { id } } }
+  changes(first: 50) { nodes { id madeBy cites { id } } } } } } } }"""
+
+
+def test_a_story_steps_change_is_the_change_its_entrys_changes_answer(
+    api: Api, platform: Api, openai_stub: OpenAIStub
+) -> None:
+    # S3, SPEC section 4: each step's change is the change `changes` answers: what made it (a
+    # person, a run, the service, a fork) and the items it cites
+    _, fork, _ = build(api, openai_stub)
+    platform.remember(fork, "hotel", "The hotel is near the station.")
+    entries = {e["key"]: e for e in data(api, STEPS, fork)["memory"]["entries"]}
+    assert set(entries) == {"budget", "seat", "hotel"}
+    for key, entry in entries.items():
+        assert [step["change"] for step in entry["story"]] == entry["changes"], key
+    made = entries["budget"]["story"][-1]["change"]
+    assert made["cites"] == [{"id": "p-2"}]
+    assert made["madeBy"] is not None
+    assert entries["hotel"]["story"][0]["change"]["madeBy"] == "platform"
+
+
 def test_an_item_supports_its_facts_in_the_session_and_its_fork(
     api: Api, openai_stub: OpenAIStub
 ) -> None:
