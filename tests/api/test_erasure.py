@@ -684,6 +684,39 @@ def test_a_forks_starting_point_is_read_reverted_to_and_forked_after_its_source_
     assert api.view(fork)["memory"]["entries"] == {}
 
 
+CHANGES_PAGE = """query($id: ID!, $first: Int!, $after: String) { session(id: $id) {
+  memory { entry(key: "plan") { changes(first: $first, after: $after) {
+    nodes { id } pageInfo { hasNextPage endCursor } } } } } }"""
+
+
+def test_a_forks_entry_pages_through_its_story_whose_source_is_deleted(api: Api) -> None:
+    # SPEC section 7, S3: a fork's entry's story runs on through its deleted source's
+    # tombstones, and paging through it answers every change, whatever the page size
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "plan", "ANA-PAGE-1f")
+    api.remember(sid, "plan", "ANA-PAGE-2f")
+    fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    api.remember(fork, "plan", "Fork plan.")
+    assert api.http.delete(f"/v1/sessions/{sid}").status_code == 200
+
+    def page(first: int, after: str | None) -> Any:
+        answer = flat(api.graphql(CHANGES_PAGE, id=fork, first=first, after=after))
+        assert "errors" not in answer, answer
+        return answer["data"]["session"]["memory"]["entry"]["changes"]
+
+    whole = [change["id"] for change in page(50, None)["nodes"]]
+    assert len(whole) == 4  # the fork's edit, its copy, and the source's two
+    for first in (1, 2, 3):
+        seen, after = [], None
+        while True:
+            found = page(first, after)
+            seen += [change["id"] for change in found["nodes"]]
+            if not found["pageInfo"]["hasNextPage"]:
+                break
+            after = found["pageInfo"]["endCursor"]
+        assert seen == whole, first
+
+
 def test_org_delete_removes_every_node_of_the_org_and_no_other(
     api: Api, other_org: Api, platform: Api, graph: Graph, neo4j_target: Target
 ) -> None:
