@@ -30,11 +30,14 @@ CREATE (v)-[:PARENT]->(at)
 CREATE (v)-[:OF]->(f)
 CREATE (f)-[:HEAD]->(v)
 WITH f, v, p
-// S3: the fork's memory is a copy: one change per entry, made by the fork, linked to the
-// change it copies and citing the same items, and one Entry node per key linked to the entry it
-// was copied from. The copy keeps the entry's updatedAt and is the entry's CURRENT change, and
-// the entry keeps its state (see session_views).
-CALL (f, v, p) {
+// (who forked: the session's person, or the org's service token that asked, $service)
+OPTIONAL MATCH (svc:Service {org: $org, id: $service})
+WITH f, v, coalesce(svc, p) AS maker
+// S3: the fork's memory is a copy: one change per entry, made by the fork (MADE_BY who forked),
+// linked to the change it copies and citing the same items, and one Entry node per key linked
+// to the entry it was copied from. The copy keeps the entry's updatedAt and is the entry's
+// CURRENT change, and the entry keeps its state (see session_views).
+CALL (f, v, maker) {
   UNWIND $copies AS copy
   MATCH (original:Change {id: copy.from})
   CREATE (c:Change {id: copy.id, op: 'copy', maker: 'fork', key: original.key,
@@ -44,7 +47,7 @@ CALL (f, v, p) {
                     beforeStatus: original.status, revision: 0, head: v.id})
   CREATE (c)-[:AT]->(v)
   CREATE (c)-[:IN_SESSION]->(f)
-  CREATE (c)-[:MADE_BY]->(p)
+  CREATE (c)-[:MADE_BY]->(maker)
   CREATE (c)-[:COPIED_FROM]->(original)
   CREATE (c)-[:REPLACES]->(original)
   MERGE (e:Entry {session: f.id, key: original.key})

@@ -42,7 +42,7 @@ class HistoryRepository:
         its memory `memory` copied change by change (`copies`: each copy's id and original's).
         False where an erasure of the source's person runs (nothing made)."""
         row = await self.tx.row(
-            "fork_session", **who.scope(), source=source,
+            "fork_session", **who.scope(), service=who.service, source=source,
             fork={
                 "id": fork,
                 "at": at,

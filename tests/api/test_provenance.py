@@ -97,6 +97,12 @@ def test_a_story_steps_change_is_the_change_its_entrys_changes_answer(
     assert made["cites"] == [{"id": "p-2"}]
     assert made["madeBy"] is not None
     assert entries["hotel"]["story"][0]["change"]["madeBy"] == "platform"
+    assert entries["budget"]["story"][0]["change"]["madeBy"] == "ana"  # she forked
+    # a fork's copies are made by who forked: here the org's service token
+    again = platform.ok(platform.post(f"/v1/sessions/{fork}/fork", {}), 201)["session"]["id"]
+    copies = data(api, STEPS, again)["memory"]["entries"]
+    assert {e["key"]: e["story"][0]["change"]["madeBy"] for e in copies} == {
+        "budget": "platform", "seat": "platform", "hotel": "platform"}
 
 
 def test_an_item_supports_its_facts_in_the_session_and_its_fork(
