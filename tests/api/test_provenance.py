@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Api, RunningServer, flat, user
+from tests.conftest import ROOT, Api, Graph, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, changes
 
 pytestmark = pytest.mark.usefixtures("graphql_fast_path")
@@ -103,6 +103,22 @@ def test_a_story_steps_change_is_the_change_its_entrys_changes_answer(
     copies = data(api, STEPS, again)["memory"]["entries"]
     assert {e["key"]: e["story"][0]["change"]["madeBy"] for e in copies} == {
         "budget": "platform", "seat": "platform", "hotel": "platform"}
+
+
+def test_the_guides_browser_query_tells_the_story_graphql_tells(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # S3: the Neo4j Browser query of the provenance guide walks the story GraphQL answers
+    _, fork, _ = build(api, openai_stub)
+    guide = (ROOT / "docs/guides/provenance.md").read_text()
+    block = guide.split("```cypher\n", 1)[1].split("```", 1)[0]
+    story_query = block.split(";", 1)[0]
+    assert "'budget'" in story_query
+    rows = graph.rows(story_query, session=fork)
+    steps = [(row["c.op"], row["c.content"]) for row in rows]
+    story = {e["key"]: e for e in data(api, STORY, fork)["memory"]["entries"]}["budget"]["story"]
+    assert steps == [
+        (step["change"]["op"].lower(), step["content"]) for step in story]
 
 
 def test_an_item_supports_its_facts_in_the_session_and_its_fork(
