@@ -58,7 +58,7 @@ class Item:
     seq: int
     turn: str | None = None
     turn_known: bool = False  # whether the record said which turn (None: a memory edit's)
-    erased: bool = False  # a tombstone when read (what a job reads says so)
+    erased: bool = False  # read as a tombstone (only what a job reads says so)
 
     @classmethod
     def from_row(cls, row: Sequence[Any], fields: tuple[str, ...] = ITEM_FIELDS) -> Item:
@@ -76,7 +76,7 @@ class Item:
             turn = row[-1]
         return made(cls, {"uid": uid, "id": id_, "type": type_, "role": role,
                           "content": content, "app": app, "author": author, "at": at,
-                          "seq": seq, "turn": turn, "turn_known": True})
+                          "seq": seq, "turn": turn, "turn_known": True, "erased": False})
 
 
     def only(self, fields: tuple[str, ...]) -> Item:
