@@ -3,7 +3,8 @@
 // counts what it erased; it holds no personal content. Answers no row when the org has no
 // such person and no erasure of them is running.
 MATCH (o:Org {id: $org})
-OPTIONAL MATCH (p:Person {org: $org, id: $person})
+// (what an erasure left of a person, named by its opaque id, is no person to erase)
+OPTIONAL MATCH (p:Person {org: $org, id: $person}) WHERE p.erased IS NULL
 // The person's lock, taken by marking them `erasing` before anything is read: a session that
 // create_session or fork_session starts for them is either in the erasure's scope, or
 // refused; and of two erasures asked at once, the second finds the first running.

@@ -9,7 +9,7 @@ MATCH (p:Person {org: $org, id: $session.person})
 SET p._lock = true
 REMOVE p._lock
 WITH a, o, p
-WHERE p.erasing IS NULL
+WHERE p.erasing IS NULL AND p.erased IS NULL
 OPTIONAL MATCH (parent:Session {id: $session.parent})-[:OF_AGENT]->(:Agent)-[:IN_ORG]->(o)
 CREATE (s:Session {id: $session.id, kind: $session.kind, revision: 0, model: $session.model,
                    createdAt: $session.createdAt, processed: [], processedSeq: 0})

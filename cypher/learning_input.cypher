@@ -16,6 +16,7 @@ CALL (a) {
 }
 CALL (o) {
   MATCH (m:Person)-[:MEMBER_OF]->(o)
+  WHERE m.erased IS NULL
   RETURN collect(m.id) AS members
 }
 RETURN j {.id, .status, .model} AS job, a.id AS agent, o.id AS org,

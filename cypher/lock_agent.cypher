@@ -15,4 +15,5 @@ USING INDEX a:Agent(id)
 SET a._lock = true
 REMOVE a._lock
 RETURN coalesce(a.memoryVersion, 0) AS version, a.shared AS shared,
-       $person IS NOT NULL AND (p IS NULL OR p.erasing IS NOT NULL) AS gone
+       $person IS NOT NULL AND (p IS NULL OR p.erasing IS NOT NULL OR p.erased IS NOT NULL)
+       AS gone

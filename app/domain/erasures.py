@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# What an erasure names in the place of what it erased (a person's id, an entry's key): names
+# that start so are the erasure's, never a client's.
+ERASED_PREFIX = "erased-"
+
+
+def erasures_own(name: str) -> bool:
+    """Whether `name` is one an erasure gives (a client may not name anything so)."""
+    return name.startswith(ERASED_PREFIX)
+
 
 @dataclass(frozen=True, slots=True)
 class ErasureCounts:

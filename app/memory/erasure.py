@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from app.domain.erasures import Erasure
+from app.domain.erasures import ERASED_PREFIX, Erasure
 from app.domain.principals import Principal
 from app.errors import Forbidden, NotFound
 from app.memory.changes.checks import ERASED_WITHHELD, dropped_about
@@ -76,7 +76,7 @@ class Erasures:
 
     async def erase(self, org: str, person: str, by: str | None) -> Erasure:
         """The erasure of `person` of `org` (the command line's, with no principal)."""
-        replacement = new_id("erased")
+        replacement = new_id(ERASED_PREFIX.rstrip("-"))
         erasure = await self.db.write(
             lambda tx: ErasureRepository(tx).begin(
                 org, person, new_id("era"), replacement, now_ms(), by

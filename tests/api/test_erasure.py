@@ -31,7 +31,9 @@ from tests.api.test_agent_memory import (
     agent_forget,
     agent_memory,
     agent_remember,
+    assert_error,
     instructions,
+    post_agent,
     remember,
 )
 from tests.api.test_consolidation import stored_anywhere
@@ -715,6 +717,39 @@ def test_a_forks_entry_pages_through_its_story_whose_source_is_deleted(api: Api)
                 break
             after = found["pageInfo"]["endCursor"]
         assert seen == whole, first
+
+
+def test_what_an_erasure_names_is_no_name_a_client_may_use(
+    api: Api, member: Api, platform: Api, graph: Graph, neo4j_target: Target
+) -> None:
+    # SPEC section 7: an erasure names what it erased `erased-…` (a person's id, an entry's
+    # key). No key, `about` or person name a client sends may be one, so no write reaches a
+    # tombstone; and what an erasure left of a person is no person of the org.
+    agent = platform.agent(shared=True)["id"]
+    api.session(agent)
+    ben = member.session(agent)["session"]["id"]
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    opaque = graph.value("MATCH (p:Person {erased: true}) RETURN p.id")
+    assert opaque.startswith("erased-")
+    before = (member.view(ben), agent_memory(platform, agent))
+
+    fact = {"_tag": "Remember", "key": "erased-0", "content": "A note.", "kind": "fact"}
+    assert_error(member.command(ben, fact), 400, "ValidationError", "command.key")
+    assert_error(post_agent(platform, agent, 0, {**fact, "kind": "procedure"}), 400,
+                 "ValidationError", "command.key")
+    about = {"_tag": "Remember", "key": "tea", "content": "Likes green tea.",
+             "kind": "preference", "about": opaque}
+    assert_error(post_agent(platform, agent, 0, about), 400, "ValidationError", "command.about")
+    assert (member.view(ben), agent_memory(platform, agent)) == before
+    assert_error(platform.post("/v1/sessions", {"agent": agent, "person": opaque}), 404,
+                 "NotFound")
+    assert_error(platform.post(f"/v1/org/persons/{opaque}/erase"), 404, "NotFound")
+    env = {"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password}
+    made = run_cli("token", "create", "--org", "acme", "--person", opaque, env=env)
+    assert made.returncode != 0
+    assert "erased-" in made.stderr
+    assert graph.value("MATCH (t:Token)-[:GRANTS]->(:Person {id: $p}) "
+                       "WHERE t.revokedAt IS NULL RETURN count(t)", p=opaque) == 0
 
 
 def test_org_delete_removes_every_node_of_the_org_and_no_other(

@@ -14,6 +14,7 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 
+from app.domain.erasures import ERASED_PREFIX, erasures_own
 from app.domain.principals import Principal
 from app.domain.tokens import Grant, TokenInfo
 from app.errors import NotFound, Unauthorized, ValidationError
@@ -46,6 +47,8 @@ def check_name(value: str, field: str) -> str:
         raise ValidationError(f"{field} is a name of 1 to 100 characters without spaces", field)
     if "/" in value or value in (".", ".."):
         raise ValidationError(f"{field} is a name without / that is not . or ..", field)
+    if erasures_own(value):
+        raise ValidationError(f"a name starting with {ERASED_PREFIX} is an erasure's", field)
     return value
 
 

@@ -11,6 +11,7 @@ from typing import TypeVar
 
 from app.domain.agents import AGENT_KINDS, VISIBILITIES, is_agent_key
 from app.domain.enums import Visibility
+from app.domain.erasures import ERASED_PREFIX, erasures_own
 from app.domain.model_names import is_model_name
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
@@ -83,6 +84,8 @@ def check_key(key: str, field: str = "key") -> str:
         raise ValidationError(f"a key has at most {MAX_KEY_LENGTH} characters", field)
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in key):
         raise ValidationError("a key has no control or invisible characters", field)
+    if erasures_own(key):
+        raise ValidationError(f"a name starting with {ERASED_PREFIX} is an erasure's", field)
     return key
 
 
