@@ -1,15 +1,16 @@
 // What a learning job reads: for each session of the agent with turns left to learn from, its
 // person and the items of those turns that no job has learned from yet; and the org's helper
-// model and members.
+// model and members. (Items of turns on two branches of a session, after a revert, may share a
+// position and an id: the turn's time orders those.)
 MATCH (j:LearningJob {id: $job})-[:FOR_AGENT]->(a:Agent)-[:IN_ORG]->(o:Org)
 CALL (a) {
   OPTIONAL MATCH (a)<-[:OF_AGENT]-(s:Session)<-[:IN_SESSION]-(t:Turn {learnPending: true})
   OPTIONAL MATCH (i:Item)-[:IN_TURN]->(t)
   WHERE NOT EXISTS { (i)<-[:LEARNED]-(:LearningJob) }
   OPTIONAL MATCH (s)-[:WITH]->(p:Person)
-  WITH s, p, t, i ORDER BY s.createdAt, s.id, i.seq
+  WITH s, p, t, i ORDER BY s.createdAt, s.id, i.seq, t.at
   WITH s, p, collect(DISTINCT t.id) AS turns,
-       collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq,
+       collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq, turn: t.id,
                   erased: coalesce(i.erased, false)}) AS items
   WHERE s IS NOT NULL
   RETURN collect({session: s.id, person: p.id, turns: turns, items: items}) AS sessions

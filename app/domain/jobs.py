@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
 from app.domain.enums import ChangeOp, JobStatus, Kind, Status
+from app.domain.items import Item
 
 JobKind = Literal["consolidation", "learning"]
 PENDING = (JobStatus.QUEUED, JobStatus.RUNNING)  # the statuses of a job that has not ended
@@ -136,6 +137,30 @@ class SessionInput(Generic[ItemT]):
     person: str | None
     turns: tuple[str, ...]
     items: tuple[ItemT, ...]
+
+
+def with_unique_ids(part: SessionInput[Item]) -> list[SessionInput[Item]]:
+    """A session's part as parts in each of which no two items share an id, turn by turn, in
+    order: an id is unique on a branch only, so after a revert turns on two branches may hold
+    the same ids, and the helper model names the items it cites by id (A3, A4). One part where
+    no ids repeat."""
+    groups: list[tuple[set[str], set[str]]] = []  # (turns, item ids)
+    for turn in part.turns:
+        ids = {item.id for item in part.items if item.turn == turn}
+        for turns, held in groups:
+            if not ids & held:
+                turns.add(turn)
+                held.update(ids)
+                break
+        else:
+            groups.append(({turn}, ids))
+    if len(groups) <= 1:
+        return [part]
+    return [
+        SessionInput(part.session, part.person, tuple(t for t in part.turns if t in turns),
+                     tuple(item for item in part.items if item.turn in turns))
+        for turns, _ in groups
+    ]
 
 
 @dataclass(frozen=True, slots=True)

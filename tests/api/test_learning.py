@@ -643,6 +643,45 @@ def test_a_failed_helper_call_is_recorded_and_retried_by_the_next_job(
     assert entries["aisle"]["sources"] == [{"session": sid, "item": "u-1"}]
 
 
+def test_items_of_one_id_on_two_branches_are_learned_in_calls_of_their_own(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # A3, A4, A7: an item id is unique on a branch only. A turn left to learn on a branch a
+    # revert left and one on the new branch hold the same id; the helper names items by id, so
+    # each is learned in a call of its own: an entry cites the item it came from, and one only
+    # an App's result supports is dropped (A4) while the user's words are kept.
+    helper_is_stub(api, consolidation=False)
+    agent = api.agent()["id"]
+    sid = session_id(api, agent)
+    start = api.view(sid)["session"]["head"]
+    openai_stub.script_for(LEARN, Reply(status=500))  # its items stay to learn
+    api.turn(sid, user("I prefer aisle seats."))
+    assert wait_learned(api, agent, [sid])[0]["status"] == "failed"
+    head = api.view(sid)["session"]
+    api.ok(api.post(f"/v1/sessions/{sid}/revert", {
+        "expected": head["head"], "revision": head["revision"], "to": start}))
+    openai_stub.script_for(
+        LEARN,
+        answer(change("seat", "Book aisle seats.", ["i-01"], "preference")),
+        answer(change("contact", "Reach the customer by email.", ["i-01"], "preference")),
+    )
+    api.turn(sid, {"type": "tool_result", "role": "tool", "app": "crm",
+                   "content": "CRM: the customer prefers email."}, user("Thanks."))
+    [job, _] = wait_learned(api, agent, [sid], jobs=2)
+    assert job["status"] == "succeeded"
+    asked = openai_stub.requests_for(LEARN)[-2:]
+    assert [[(i["id"], i["content"]) for i in new_items(r)] for r in asked] == [
+        [("i-01", "I prefer aisle seats.")],
+        [("i-01", "CRM: the customer prefers email."), ("i-02", "Thanks.")]]
+    entries = agent_memory(api, agent)["entries"]
+    assert list(entries) == ["seat"]
+    assert entries["seat"]["sources"] == [{"session": sid, "item": "i-01"}]
+    [dropped] = job["dropped"]
+    assert dropped["key"] == "contact"
+    assert "only tool results from Apps" in dropped["reason"]
+    assert sorted(job["read"]) == ["i-01", "i-01", "i-02"]
+
+
 def test_a_persons_edit_while_the_helper_works_wins(
     api: Api, openai_stub: OpenAIStub
 ) -> None:

@@ -17,6 +17,7 @@ from app.domain.agents import AGENT_KINDS, SHARED, AgentEntry
 from app.domain.agents import AgentEdit as AgentKept
 from app.domain.enums import ChangeOp, Kind, Status, Visibility
 from app.domain.items import Item
+from app.domain.jobs import SessionInput, with_unique_ids
 from app.memory.changes.checks import (
     Dropped,
     ProposedAgentChange,
@@ -730,3 +731,21 @@ def test_the_learning_schema_is_strict() -> None:
     assert change["properties"]["kind"]["enum"] == [*AGENT_KINDS, None]
     assert set(AGENT_KINDS) == {"procedure", "preference", "decision"}
     assert change["properties"]["visibility"]["enum"] == ["shared", "private", None]
+
+
+def _branch_item(uid: str, id_: str, turn: str, seq: int) -> Item:
+    return Item(uid=uid, id=id_, type="message", role="user", content="Hi.", app=None,
+                author=None, at=1, seq=seq, turn=turn, turn_known=True)
+
+
+def test_a_sessions_part_is_split_where_turns_on_two_branches_share_item_ids() -> None:
+    # A3, A4: the helper names items by id; no part holds one id twice, and no turn is split
+    part = SessionInput("ses-1", "ana", ("t-1", "t-2", "t-3"), (
+        _branch_item("u-a", "i-01", "t-1", 1), _branch_item("u-b", "i-01", "t-2", 1),
+        _branch_item("u-c", "i-02", "t-2", 2), _branch_item("u-d", "i-03", "t-3", 3)))
+    parts = with_unique_ids(part)
+    assert [(p.turns, [i.uid for i in p.items]) for p in parts] == [
+        (("t-1", "t-3"), ["u-a", "u-d"]), (("t-2",), ["u-b", "u-c"])]
+    alone = SessionInput("ses-1", "ana", ("t-1", "t-3"), (
+        _branch_item("u-a", "i-01", "t-1", 1), _branch_item("u-d", "i-03", "t-3", 3)))
+    assert with_unique_ids(alone) == [alone]

@@ -21,7 +21,7 @@ from app.config import Settings
 from app.domain.agents import MadeBy
 from app.domain.enums import JobStatus, Maker, SessionKind
 from app.domain.items import Item
-from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput
+from app.domain.jobs import Dropped, JobKind, LearningJob, SessionInput, with_unique_ids
 from app.domain.principals import Principal
 from app.errors import NotFound
 from app.memory.changes.checks import agent_changes, named_persons
@@ -111,15 +111,15 @@ class Learning:
         if not model_name:
             await self._finish(job, attempt, JobStatus.SKIPPED, "the org has no helperModel")
             return
-        failed: list[tuple[str, str]] = []  # (session, error)
+        failed: dict[str, str] = {}  # session: its first error
         tried: list[str] = []
-        for part in found.sessions:
+        for part in (piece for whole in found.sessions for piece in with_unique_ids(whole)):
             error = await self._learn(job, attempt, org, agent, model_name, part, found.members)
             if error is not None:
-                failed.append((part.session, error))
+                failed.setdefault(part.session, error)
                 tried.extend(item.uid for item in part.items)
         status = JobStatus.FAILED if failed else JobStatus.SUCCEEDED
-        await self._finish(job, attempt, status, None, tried, model_name, failed)
+        await self._finish(job, attempt, status, None, tried, model_name, list(failed.items()))
 
     async def _learn(
         self, job: str, attempt: int, org: str, agent: str, model_name: str,
