@@ -1,10 +1,11 @@
 """A2, A4-A6, A9: agent learning. When a turn of an agent completes and the agent's queue of
 consolidation runs is then empty, a durable learning job is queued in the transaction that
 empties it. Workers claim jobs with a lease (as consolidation runs are claimed); a job asks the
-org's helper model once per session with items not yet learned from, checks every proposed
-change (pure functions in `checks`), and applies what passes as one agent memory version per
-session, marking those items learned in the same transaction. So a crash or a second process
-never loses a job, and nothing is learned twice.
+org's helper model once per session with items not yet learned from (once per set of its
+turns whose item ids are unique: `with_unique_ids`), checks every proposed change (pure
+functions in `checks`), and applies what passes as one agent memory version per call, marking
+those items learned in the same transaction. So a crash or a second process never loses a job,
+and nothing is learned twice.
 
 Which turns teach is fixed when a turn completes (`teaches`): not from a `review` session, not
 with the session's `generate` off, not with the org's `agentMemory` off, not from a turn that
