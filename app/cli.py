@@ -57,12 +57,12 @@ async def _create_token(
     settings: Settings, org: str, person: str | None, service: str | None = None,
     expires_days: float | None = None,
 ) -> str:
-    from app.memory.access.tokens import Tokens, check_name
+    from app.memory.access.tokens import Tokens, check_name, check_person_name
 
     # Checked before connecting, so a bad name is told at once.
     check_name(org, "org")
     if person is not None:
-        check_name(person, "person")
+        check_person_name(person)
     if service is not None:
         check_name(service, "service")
     db = await Database.connect(resolve_target(settings))

@@ -9,5 +9,5 @@ MATCH (v)-[:ADDS]->(i:Item)
 WHERE i.seq > mark AND i.type <> 'memory_edit'
 OPTIONAL MATCH (i)-[:IN_TURN]->(t:Turn)
 RETURN i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq, turn: t.id,
-          erased: coalesce(i.erased, false)} AS item
+          erased: coalesce(i.erased, false), expired: coalesce(i.expired, false)} AS item
 ORDER BY i.seq

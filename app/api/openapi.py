@@ -138,7 +138,7 @@ ERROR = {
 BAD_REQUEST = (
     "a bad body or parameter; `field` names it. Besides this document's schemas, a body is "
     "refused that holds a credential (S10), a key with a control or invisible character (S1), "
-    "a key or `about` that starts with `erased-` (an erasure's names), "
+    "a key or `about` a write names that is an erasure's (`erased-` and its random id), "
     "content with a control character other than tab and newline, "
     "text that is not Unicode (a lone surrogate), a turn with one item id twice, or names an "
     "`about` that is not one you may use, a subagent session without a `parent`, a search "

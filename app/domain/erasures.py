@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-# What an erasure names in the place of what it erased (a person's id, an entry's key): names
-# that start so are the erasure's, never a client's.
+# What an erasure names in the place of what it erased: `erased-` and a random id (a person's
+# opaque id, 32 hex digits; an entry's opaque key, a UUID). Such a name is the erasure's, never
+# a client's: a Remember of one would write into what the erasure left.
 ERASED_PREFIX = "erased-"
+_ERASURES_NAME = re.compile(
+    "erased-(?:[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+)
 
 
 def erasures_own(name: str) -> bool:
-    """Whether `name` is one an erasure gives (a client may not name anything so)."""
-    return name.startswith(ERASED_PREFIX)
+    """Whether `name` is one an erasure gives."""
+    return _ERASURES_NAME.fullmatch(name) is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ class Item:
     turn: str | None = None
     turn_known: bool = False  # whether the record said which turn (None: a memory edit's)
     erased: bool = False  # read as a tombstone (only what a job reads says so)
+    expired: bool = False  # read as one retention emptied (only what a job reads says so)
 
     @classmethod
     def from_row(cls, row: Sequence[Any], fields: tuple[str, ...] = ITEM_FIELDS) -> Item:
@@ -76,7 +77,8 @@ class Item:
             turn = row[-1]
         return made(cls, {"uid": uid, "id": id_, "type": type_, "role": role,
                           "content": content, "app": app, "author": author, "at": at,
-                          "seq": seq, "turn": turn, "turn_known": True, "erased": False})
+                          "seq": seq, "turn": turn, "turn_known": True, "erased": False,
+                          "expired": False})
 
 
     def only(self, fields: tuple[str, ...]) -> Item:

@@ -140,18 +140,17 @@ class SessionInput(Generic[ItemT]):
 
 
 def with_unique_ids(part: SessionInput[Item]) -> list[SessionInput[Item]]:
-    """A session's part as parts in each of which no two items share an id, turn by turn, in
-    order: an id is unique on a branch only, so after a revert turns on two branches may hold
-    the same ids, and the helper model names the items it cites by id (A3, A4). One part where
-    no ids repeat."""
+    """A session's part as parts in each of which no two items share an id: an id is unique on
+    a branch only, so after a revert turns on two branches may hold the same ids, and the
+    helper model names the items it cites by id (A3, A4). The turns come in the order they were
+    recorded; a turn whose ids the part before it holds starts a part, so each part is turns of
+    one branch. One part where no ids repeat."""
     groups: list[tuple[set[str], set[str]]] = []  # (turns, item ids)
     for turn in part.turns:
         ids = {item.id for item in part.items if item.turn == turn}
-        for turns, held in groups:
-            if not ids & held:
-                turns.add(turn)
-                held.update(ids)
-                break
+        if groups and not ids & groups[-1][1]:
+            groups[-1][0].add(turn)
+            groups[-1][1].update(ids)
         else:
             groups.append(({turn}, ids))
     if len(groups) <= 1:

@@ -230,10 +230,13 @@ class JobRepository:
             ],
         )
 
-    async def read_erased(self, uids: Sequence[str], changes: Sequence[str]) -> bool:
-        """Whether an erasure reached what a model read since it read it: items (by uid, those
-        that were no tombstone when read), or the changes of the entries it was shown (by id)."""
-        row = await self.tx.row("read_erased", uids=list(uids), changes=list(changes))
+    async def read_erased(self, items: Sequence[Item], changes: Sequence[str]) -> bool:
+        """Whether an erasure reached what a model read since it read it: `items`, or the
+        changes of the entries it was shown (by id)."""
+        row = await self.tx.row(
+            "read_erased", uids=sorted(i.uid for i in items if not i.erased),
+            expired=sorted(i.uid for i in items if i.erased and i.expired), changes=list(changes),
+        )
         return bool(row and row["erased"])
 
     async def unlearned(self, uids: Sequence[str]) -> set[str]:

@@ -111,7 +111,7 @@ def item(row: Row) -> Item:
         uid=row["uid"], id=row["id"], type=row["type"], role=row.get("role"),
         content=row.get("content"), app=row.get("app"), author=row.get("author"),
         at=row["at"], seq=row["seq"], turn=row.get("turn"), turn_known="turn" in row,
-        erased=bool(row.get("erased")),
+        erased=bool(row.get("erased")), expired=bool(row.get("expired")),
     )
 
 

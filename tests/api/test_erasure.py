@@ -14,6 +14,7 @@ import os
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -722,9 +723,9 @@ def test_a_forks_entry_pages_through_its_story_whose_source_is_deleted(api: Api)
 def test_what_an_erasure_names_is_no_name_a_client_may_use(
     api: Api, member: Api, platform: Api, graph: Graph, neo4j_target: Target
 ) -> None:
-    # SPEC section 7: an erasure names what it erased `erased-…` (a person's id, an entry's
-    # key). No key, `about` or person name a client sends may be one, so no write reaches a
-    # tombstone; and what an erasure left of a person is no person of the org.
+    # SPEC section 7: an erasure names what it erased `erased-` and a random id (a person's id,
+    # an entry's key). No key, `about` or person name a client writes may be one, so no write
+    # reaches a tombstone; and what an erasure left of a person is no person of the org.
     agent = platform.agent(shared=True)["id"]
     api.session(agent)
     ben = member.session(agent)["session"]["id"]
@@ -733,7 +734,8 @@ def test_what_an_erasure_names_is_no_name_a_client_may_use(
     assert opaque.startswith("erased-")
     before = (member.view(ben), agent_memory(platform, agent))
 
-    fact = {"_tag": "Remember", "key": "erased-0", "content": "A note.", "kind": "fact"}
+    fact = {"_tag": "Remember", "key": f"erased-{uuid.uuid4()}", "content": "A note.",
+            "kind": "fact"}
     assert_error(member.command(ben, fact), 400, "ValidationError", "command.key")
     assert_error(post_agent(platform, agent, 0, {**fact, "kind": "procedure"}), 400,
                  "ValidationError", "command.key")
@@ -741,6 +743,7 @@ def test_what_an_erasure_names_is_no_name_a_client_may_use(
              "kind": "preference", "about": opaque}
     assert_error(post_agent(platform, agent, 0, about), 400, "ValidationError", "command.about")
     assert (member.view(ben), agent_memory(platform, agent)) == before
+    member.remember(ben, "erased-notes", "A key that only starts so is a key.")
     assert_error(platform.post("/v1/sessions", {"agent": agent, "person": opaque}), 404,
                  "NotFound")
     assert_error(platform.post(f"/v1/org/persons/{opaque}/erase"), 404, "NotFound")

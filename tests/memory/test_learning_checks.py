@@ -739,13 +739,16 @@ def _branch_item(uid: str, id_: str, turn: str, seq: int) -> Item:
 
 
 def test_a_sessions_part_is_split_where_turns_on_two_branches_share_item_ids() -> None:
-    # A3, A4: the helper names items by id; no part holds one id twice, and no turn is split
-    part = SessionInput("ses-1", "ana", ("t-1", "t-2", "t-3"), (
-        _branch_item("u-a", "i-01", "t-1", 1), _branch_item("u-b", "i-01", "t-2", 1),
-        _branch_item("u-c", "i-02", "t-2", 2), _branch_item("u-d", "i-03", "t-3", 3)))
+    # A3, A4: the helper names items by id. Turns in the order they were recorded: t-1 and t-2
+    # on the branch a revert left, t-3 and t-4 on the new one. No part holds one id twice, no
+    # turn is split, and each part is one branch's turns.
+    part = SessionInput("ses-1", "ana", ("t-1", "t-2", "t-3", "t-4"), (
+        _branch_item("u-a", "i-01", "t-1", 1), _branch_item("u-c", "i-01", "t-3", 1),
+        _branch_item("u-b", "i-02", "t-2", 2), _branch_item("u-d", "i-02", "t-3", 2),
+        _branch_item("u-e", "i-03", "t-4", 3)))
     parts = with_unique_ids(part)
     assert [(p.turns, [i.uid for i in p.items]) for p in parts] == [
-        (("t-1", "t-3"), ["u-a", "u-d"]), (("t-2",), ["u-b", "u-c"])]
+        (("t-1", "t-2"), ["u-a", "u-b"]), (("t-3", "t-4"), ["u-c", "u-d", "u-e"])]
     alone = SessionInput("ses-1", "ana", ("t-1", "t-3"), (
         _branch_item("u-a", "i-01", "t-1", 1), _branch_item("u-d", "i-03", "t-3", 3)))
     assert with_unique_ids(alone) == [alone]

@@ -47,8 +47,14 @@ def check_name(value: str, field: str) -> str:
         raise ValidationError(f"{field} is a name of 1 to 100 characters without spaces", field)
     if "/" in value or value in (".", ".."):
         raise ValidationError(f"{field} is a name without / that is not . or ..", field)
+    return value
+
+
+def check_person_name(value: str) -> str:
+    """A person's name (`check_name`), which is not one an erasure gives its opaque ids."""
+    value = check_name(value, "person")
     if erasures_own(value):
-        raise ValidationError(f"a name starting with {ERASED_PREFIX} is an erasure's", field)
+        raise ValidationError(f"{ERASED_PREFIX} and an id name what an erasure left", "person")
     return value
 
 
@@ -78,7 +84,7 @@ class Tokens:
         if (person is None) == (service is None):
             raise ValidationError("a token is for a person or for a service", "person")
         org = check_name(org, "org")
-        person = None if person is None else check_name(person, "person")
+        person = None if person is None else check_person_name(person)
         service = None if service is None else check_name(service, "service")
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         now = now_ms()

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from app.domain.agents import AGENT_KINDS, SHARED, VISIBILITIES, AgentEdit, AgentEntry
 from app.domain.enums import ChangeOp, Kind, Status, Visibility
+from app.domain.erasures import erasures_own
 from app.domain.items import Item, outside_data
 from app.domain.jobs import Dropped, Kept
 from app.domain.sessions import KINDS, Entry
@@ -170,6 +171,8 @@ def _problem(
         return None
     if current is not None and current.status == Status.RETRACTED:
         return "revives a retracted entry (only a person's Remember can)"
+    if erasures_own(change.key):
+        return "names a key an erasure gave"
     reason = credential_reason(change.key)
     if reason is not None:
         return f"holds a credential in its key ({reason})"

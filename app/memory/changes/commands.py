@@ -84,8 +84,6 @@ def check_key(key: str, field: str = "key") -> str:
         raise ValidationError(f"a key has at most {MAX_KEY_LENGTH} characters", field)
     if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in key):
         raise ValidationError("a key has no control or invisible characters", field)
-    if erasures_own(key):
-        raise ValidationError(f"a name starting with {ERASED_PREFIX} is an erasure's", field)
     return key
 
 
@@ -179,9 +177,18 @@ class AgentForget:
 AgentCommand = AgentRemember | AgentForget
 
 
+def refuse_erasures_name(name: str, field: str) -> str:
+    """A name an erasure gives (`erased-` and its random id) is refused: what a write names so
+    would be what the erasure left."""
+    if erasures_own(name):
+        raise ValidationError(f"{ERASED_PREFIX} and an id name what an erasure left", field)
+    return name
+
+
 def check_secret_free_key(key: str, field: str = "key") -> str:
-    """S10 holds for keys too: a key that holds a credential is refused."""
-    key = check_key(key, field)
+    """The key a Remember writes: S10 holds for keys too (a key that holds a credential is
+    refused), and no key an erasure gave is written again."""
+    key = refuse_erasures_name(check_key(key, field), field)
     return refuse_credential(key, field)
 
 
@@ -208,7 +215,8 @@ def check_agent_remember(command: AgentRemember, who: Principal) -> AgentRemembe
     kind = check_kind(command.kind, AGENT_KINDS, "kind")
     if command.visibility not in VISIBILITIES:
         raise ValidationError(f"visibility is one of {', '.join(VISIBILITIES)}", "visibility")
-    about = None if command.about is None else check_key(command.about, "about")
+    about = None if command.about is None else refuse_erasures_name(
+        check_key(command.about, "about"), "about")
     if command.visibility == Visibility.PRIVATE:
         if about is None:
             raise ValidationError("a private entry names the person it is about", "visibility")
@@ -221,5 +229,6 @@ def check_agent_forget(command: AgentForget) -> AgentForget:
     """A10: the entry a Forget names: an agent key, and the person a private one is about,
     read as a Remember reads them. (No credential scan: no entry has such a key to forget.)"""
     key = agent_key(command.key, "key")  # the key first, as a Remember checks it
-    about = None if command.about is None else check_key(command.about, "about")
+    about = None if command.about is None else refuse_erasures_name(
+        check_key(command.about, "about"), "about")
     return AgentForget(key, about)

@@ -219,8 +219,7 @@ class Consolidation:
             return []
         # what the model read or was shown may have been erased while it worked (an erasure,
         # retention, a deleted session whose changes a fork's entries hold)
-        live = sorted(item.uid for item in items if not item.erased)  # (tombstones: none read)
-        erased = await jobs.read_erased(live, sorted(seen.values()))
+        erased = await jobs.read_erased(items, sorted(seen.values()))
         kept, dropped = session_changes(
             proposed, view.memory.entries, {item.id for item in readable},
             set(view.memory.processed), seen, erased,

@@ -172,9 +172,7 @@ class Learning:
             # what the model read or was shown, or a person it names, may have been erased
             # while it worked
             principals = PrincipalRepository(tx)
-            erased = await jobs.read_erased(
-                [i.uid for i in part.items if not i.erased], [e.change for e in entries]
-            ) or not all(
+            erased = await jobs.read_erased(part.items, [e.change for e in entries]) or not all(
                 [await principals.has_person(org, about)
                  for about in sorted(named_persons(proposed) & set(members))]
             )
