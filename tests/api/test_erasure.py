@@ -600,20 +600,28 @@ def test_deleting_a_session_erases_it_and_its_forks_keep_their_own_memory(
     ) is True
 
 
+def reverted_fork(api: Api, key: str, content: str) -> tuple[str, str]:
+    """A session with one entry (`key`), and a fork of it that made an entry of its own and was
+    reverted to the version it was forked at, so that it holds its source's memory: the session
+    and the fork."""
+    sid = api.session()["session"]["id"]
+    api.remember(sid, key, content)
+    forked = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]
+    fork = forked["id"]
+    api.remember(fork, "fork-note", "Fork note.")
+    current = api.view(fork)["session"]
+    api.ok(api.post(f"/v1/sessions/{fork}/revert", {
+        "expected": current["head"], "revision": current["revision"], "to": forked["forkedAt"],
+    }))
+    return sid, fork
+
+
 def test_deleting_a_session_leaves_none_of_its_memory_in_a_fork_reverted_to_it(
     api: Api,
 ) -> None:
     # SPEC section 7: a fork reverted to the version it was forked at holds its source's
     # memory; deleting the source takes that memory out of the fork too, on every read
-    sid = api.session()["session"]["id"]
-    api.remember(sid, "ANA-REV-KEY-3k", "ANA-REV-3f")
-    forked = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]
-    fork = forked["id"]
-    api.remember(fork, "fork-note", "ANA-REV-4f")
-    current = api.view(fork)["session"]
-    api.ok(api.post(f"/v1/sessions/{fork}/revert", {
-        "expected": current["head"], "revision": current["revision"], "to": forked["forkedAt"],
-    }))
+    sid, fork = reverted_fork(api, "ANA-REV-KEY-3k", "ANA-REV-3f")
     assert "ANA-REV-KEY-3k" in api.view(fork)["memory"]["entries"]
     before = api.view(fork)["session"]["revision"]
 
@@ -635,15 +643,7 @@ def test_a_run_shown_an_entry_a_deletion_takes_out_of_its_fork_keeps_nothing(
     # entry (here: copied under a new key), so the run applies and keeps none of it. (The
     # fork's own copy of the entry, in its history, is the fork's: it stays.)
     api.patch("/v1/org/settings", {"model": "openai:stub"})
-    sid = api.session()["session"]["id"]
-    api.remember(sid, "ANA-SHOWN-KEY-5k", "ANA-SHOWN-5f")
-    forked = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]
-    fork = forked["id"]
-    api.remember(fork, "fork-note", "Fork note.")
-    current = api.view(fork)["session"]
-    api.ok(api.post(f"/v1/sessions/{fork}/revert", {
-        "expected": current["head"], "revision": current["revision"], "to": forked["forkedAt"],
-    }))
+    sid, fork = reverted_fork(api, "ANA-SHOWN-KEY-5k", "ANA-SHOWN-5f")
     gate, asked = threading.Event(), threading.Event()
     openai_stub.script_for(CONSOLIDATE, answer(
         change("copy", "COPIED-6f ANA-SHOWN-5f", ["f-1"], kind="fact"), gate=gate,
