@@ -423,6 +423,24 @@ def test_graphql_answers_a_runs_start_and_head_as_rest_does(
     assert node["head"] == head  # its changes made the session's head
 
 
+def claimed_twice(
+    api: Api, openai_stub: OpenAIStub, **first: Any
+) -> tuple[threading.Event, threading.Event, threading.Event, threading.Event]:
+    """A run claimed twice (no learning after it): the scripted model answers the first claim
+    with `first` (a Reply's status and content), the second by keeping the budget at 1500 EUR,
+    each once its gate is set. The first claim's gate and whether it was asked, then the
+    second's."""
+    api.patch("/v1/org/settings", {"agentMemory": False})
+    first_gate, first_asked = threading.Event(), threading.Event()
+    second_gate, second_asked = threading.Event(), threading.Event()
+    openai_stub.script(
+        Reply(gate=first_gate, started=first_asked, **first),
+        Reply(gate=second_gate, started=second_asked, content=changes(
+            remember("budget", "The trip budget is 1500 EUR.", ["m-1"])).content),
+    )
+    return first_gate, first_asked, second_gate, second_asked
+
+
 def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed(
     api: Api, server: RunningServer, graph: Graph, openai_stub: OpenAIStub,
     start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
@@ -431,14 +449,8 @@ def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed
     # loses the run once the lease runs out, and another process claims it again. The first
     # worker's model failing after that changes nothing of the run (the second's claim): it
     # stays running with no error and no item tried, and then ends as the second applies it.
-    api.patch("/v1/org/settings", {"agentMemory": False})
-    first_gate, first_asked = threading.Event(), threading.Event()
-    second_gate, second_asked = threading.Event(), threading.Event()
-    openai_stub.script(
-        Reply(gate=first_gate, started=first_asked, status=400, content="refused"),
-        Reply(gate=second_gate, started=second_asked, content=changes(
-            remember("budget", "The trip budget is 1500 EUR.", ["m-1"])).content),
-    )
+    first_gate, first_asked, second_gate, second_asked = claimed_twice(
+        api, openai_stub, status=400, content="refused")
     finish = Consolidation._finish
     ended = threading.Event()
 
@@ -480,15 +492,9 @@ def test_a_worker_whose_lease_ran_out_applies_nothing_of_the_run_another_claimed
     # claimed the run again. What it read is the second claim's to apply: the first applies
     # nothing (no version, no item processed, the run still running), and the memory holds
     # what the second claim's model proposed.
-    api.patch("/v1/org/settings", {"agentMemory": False})
-    first_gate, first_asked = threading.Event(), threading.Event()
-    second_gate, second_asked = threading.Event(), threading.Event()
-    openai_stub.script(
-        Reply(gate=first_gate, started=first_asked, content=changes(
-            remember("budget", "The trip budget is 1000 EUR.", ["m-1"])).content),
-        Reply(gate=second_gate, started=second_asked, content=changes(
-            remember("budget", "The trip budget is 1500 EUR.", ["m-1"])).content),
-    )
+    first_gate, first_asked, second_gate, second_asked = claimed_twice(
+        api, openai_stub, content=changes(
+            remember("budget", "The trip budget is 1000 EUR.", ["m-1"])).content)
     work = Consolidation.work
     worked = threading.Event()
 
