@@ -740,6 +740,11 @@ def test_an_edit_is_never_older_than_the_head_it_follows(api: Api, graph: Graph)
         "Clone from https://deploy:s3cr3t-pw@git.example.com/team/repo.git",
         "The staging database is postgres://admin:Tr0ub4dor@db.internal:5432/app",
         "The report is at https://files.example.com/r.pdf?token=a8F3kQ9zLm2x",
+        "The wifi password is still hunter2!",
+        "The wifi key is Tr0ub4dor.",
+        "The door code is 4711.",
+        "Our passwords are Lisb0n-2024 and Port0-2025.",
+        "Ana's password's hunter2.",
     ],
 )
 def test_remember_of_a_credential_is_400_and_nothing_is_stored(

@@ -55,9 +55,18 @@ spoken_names = st.sampled_from(
         "api_key",
         "access token",
         "auth token",
+        "pw",
+        "wifi key",
+        "network key",
+        "door code",
+        "alarm code",
+        "passwords",
     ]
 )
-spoken_links = st.sampled_from([" is ", " was ", ": ", " = ", "=", " is now ", " will be "])
+spoken_links = st.sampled_from(
+    [" is ", " was ", ": ", " = ", "=", " is now ", " will be ", " is still ", " is actually ",
+     "'s ", " are "]
+)
 
 
 @st.composite
@@ -261,6 +270,14 @@ ORDINARY = [
     "The password for the booking site is saved in her browser.",
     "Her secret for the conference talk is practice.",
     "The token for the ferry is green.",
+    "The password is hashed with bcrypt.",
+    "The password is case-sensitive.",
+    "Passwords are hashed and salted.",
+    "The password is still required.",
+    "The password is nowhere to be found.",
+    "The door code is written on the note by the fridge.",
+    "The passwords are kept in the team vault.",
+    "Ana's pins are on the map.",
 ]
 
 

@@ -15,10 +15,13 @@ from typing import Any
 
 _PROSE_SECRET = re.compile(
     r"""(?ix)
-    \b(pass(word|wd|phrase|code)?|pwd|pin|secret|api[\s_-]?key|access[\s_-]?key|auth[\s_-]?token|
-       access[\s_-]?token|bearer|token|private[\s_-]?key|client[\s_-]?secret|credentials?)\b
+    \b(?P<name>pass(word|wd|phrase|code)?s?|pwd|pw|pins?|secrets?|api[\s_-]?keys?|access[\s_-]?keys?|
+       auth[\s_-]?tokens?|access[\s_-]?tokens?|bearer|tokens?|private[\s_-]?keys?|client[\s_-]?secrets?|
+       credentials?|(wi-?fi|wlan|network|router)[\s_-]?keys?|
+       (door|alarm|gate|lock|safe|garage|pin|security|access)[\s_-]?codes?)\b
     (\s+(for|of|to|on|at)(\s+[\w.@'-]+){1,4}?)?  # "password for the wifi router"
-    \s*(is|was|=|:|->|are|will\s+be)(\s+now\b)?\s*  # "is", "is now", "=", ":"
+    (\s*(is|was|are|were|will\s+be)\b|\s*(=|:|->)|['’]s\b)  # "is", "=", "password's"
+    (\s+(now|still|actually|just|currently|again|always)\b)?\s*
     ["'`]?(?P<value>[^\s"'`]{4,})
     """
 )
@@ -50,11 +53,22 @@ _WORDS_NOT_SECRETS = frozenset(
     {"unknown", "required", "missing", "reset", "changed", "expired", "needed", "valid", "invalid",
      "wrong", "correct", "secure", "weak", "strong", "private", "public", "shared", "stored",
      "saved", "kept", "encrypted", "hidden", "protected", "known", "written", "managed", "rotated",
-     "lost", "forgotten", "different", "long", "short", "too", "also", "still", "being"}
+     "lost", "forgotten", "different", "long", "short", "too", "also", "still", "being", "hashed",
+     "salted", "case-sensitive", "sensitive", "temporary", "empty", "blank", "optional",
+     "mandatory", "generated", "random", "unique", "same", "confidential", "personal", "updated",
+     "disabled", "enabled", "locked", "revoked", "case", "here", "there", "nowhere", "somewhere",
+     "elsewhere"}
 )
 # Words that name a secret only sometimes ("the secret of good pasta is salt"): the value must
 # look like one (a digit, a symbol, a capital inside, or long).
 _LOOSE_NAMES = frozenset({"pin", "secret", "token", "credential", "credentials"})
+
+
+def _is_loose(name: str) -> bool:
+    """A plural ("passwords are hashed") speaks of secrets in general far more often than it
+    gives one, so it is loose as well."""
+    name = name.lower()
+    return name in _LOOSE_NAMES or (name.endswith("s") and not name.endswith("ss"))
 _LOOKS_SECRET = re.compile(r"\d|[#$%&*@^~_+=/\\|<>]|.[A-Z]|^.{20,}$")
 
 
@@ -100,7 +114,7 @@ def credential_reason(text: str) -> str | None:
         value = match.group("value").strip(".,;!?")
         if value.lower() in _WORDS_NOT_SECRETS:
             continue
-        if match.group(1).lower() in _LOOSE_NAMES and not _LOOKS_SECRET.search(value):
+        if _is_loose(match.group("name")) and not _LOOKS_SECRET.search(value):
             continue
         return "password or secret in prose"
     found = _detect_secrets_finds(text)
