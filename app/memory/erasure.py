@@ -131,7 +131,9 @@ class Erasures:
             )
         ):
             raise NotFound(f"no session {session}")
-        _, agents = await self.db.read(lambda tx: ErasureRepository(tx).scope(who.org, ""))
+        agents = await self.db.read(
+            lambda tx: ErasureRepository(tx).agents_citing(who.org, session)
+        )
         await self._erase_parts(who.org, None, [], agents, None, None)
         if erased_already:
             raise NotFound(f"no session {session}")

@@ -40,6 +40,11 @@ class ErasureRepository:
             return [], []
         return list(row["sessions"]), list(row["agents"])
 
+    async def agents_citing(self, org: str, session: str) -> list[str]:
+        """The org's agents holding an entry that cites one of the session's items."""
+        row = await self.tx.row("session_erasure_agents", org=org, id=session)
+        return [] if row is None else list(row["agents"])
+
     async def deletable_session(
         self, org: str, person: str | None, session: str
     ) -> bool | None:

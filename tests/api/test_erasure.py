@@ -478,11 +478,16 @@ def wait_blocked(graph: Graph, statement: str, what: str) -> None:
     """Wait until a transaction running `statement` (a part of its text) waits for a lock
     that another holds (Neo4j's own word)."""
     deadline = time.monotonic() + 60
-    while not graph.value("SHOW TRANSACTIONS YIELD status, currentQuery "
-                          "WHERE status STARTS WITH 'Blocked' AND currentQuery CONTAINS $text "
-                          "RETURN count(*) AS n", text=statement):
+    while not blocked(graph, statement):
         assert time.monotonic() < deadline, what
         time.sleep(0.05)
+
+
+def blocked(graph: Graph, statement: str) -> bool:
+    """Whether a transaction running `statement` (a part of its text) waits for a lock."""
+    return bool(graph.value("SHOW TRANSACTIONS YIELD status, currentQuery "
+                            "WHERE status STARTS WITH 'Blocked' AND currentQuery CONTAINS $text "
+                            "RETURN count(*) AS n", text=statement))
 
 
 def held_run(api: Api, openai_stub: OpenAIStub, content: str) -> tuple[str, threading.Event]:
@@ -1272,6 +1277,27 @@ def test_a_deletion_that_stopped_before_its_agents_finishes_when_asked_again(
 
     again = api.http.delete(f"/v1/sessions/{sid}")
     assert again.status_code == 404, again.text
+    assert keys[1] not in agent_memory(platform, agent)["entries"]
+    for mark in marks + keys:
+        assert stored_anywhere(graph, mark) == 0, mark
+
+
+def test_deleting_a_session_waits_for_no_agent_that_learned_nothing_from_it(
+    api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: DELETE erases the memory derived from the session under the locks of the agents
+    # that hold it; another agent of the org, at work on a session of its own (its lock held,
+    # not yet committed), learned nothing from it and does not hold the deletion up
+    agent, sid, marks, keys = taught(api, platform, openai_stub, "ALONE")
+    other = api.session()["session"]["id"]
+    with ThreadPoolExecutor(1) as pool, held(
+        graph, "MATCH (s:Session {id: $s}) SET s._lock = true REMOVE s._lock", s=other
+    ):
+        deleting = pool.submit(api.http.delete, f"/v1/sessions/{sid}")
+        while not deleting.done():
+            assert not blocked(graph, "SET er.agentEntries"), "the deletion waited for " + other
+            time.sleep(0.05)
+    assert api.ok(deleting.result()) == {"deleted": sid}
     assert keys[1] not in agent_memory(platform, agent)["entries"]
     for mark in marks + keys:
         assert stored_anywhere(graph, mark) == 0, mark
