@@ -253,31 +253,33 @@ async def read_whole(
 
 SEARCH_QUERY_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"
 LUCENE_PARSE = re.compile(r"Cannot parse '.*?': (.*?)(?:\n|$)", re.DOTALL)
-# A /regular expression/ term Lucene cannot compile fails past its parser, as the exception of
-# the regular expression itself, which the full-text procedure passes on. Only a query with a
-# `/` holds such a term; an index being made again (at a start) is missing for a moment, and
+# A term Lucene cannot build (a /regular expression/ or a wildcard past the states it builds
+# of one, a boost past the largest float) fails past its parser, as an exception the full-text
+# procedure passes on. An index being made again (at a start) is missing for a moment, and
 # fails with an IllegalArgumentException too, which is not the query's fault.
 MISSING_INDEX = "no such fulltext schema index"
-LUCENE_REGEXP = re.compile(
+LUCENE_REFUSED = re.compile(
     r"db\.index\.fulltext\.query\w*`: Caused by: [\w.$]*"
-    r"(?:IllegalArgumentException|TooComplexToDeterminizeException): (.*?)(?:\n|$)",
+    r"(?:IllegalArgumentException|TooComplexToDeterminizeException|NumberFormatException): "
+    r"(.*?)(?:\n|$)",
     re.DOTALL,
 )
 
 
 def query_syntax_error(exc: ClientError, query: object = None) -> ValidationError | None:
-    """A full-text query Lucene cannot parse, or whose regular expression it cannot compile, as
-    the client's ValidationError on `query` (the statement's `$query`)."""
+    """A full-text query (`query`, the statement's `$query`) Lucene cannot parse, or one of
+    whose terms it cannot build, as the client's ValidationError on `query`."""
     message = exc.message or ""
     if exc.code != SEARCH_QUERY_FAILED:
         return None
-    regexp = (
-        LUCENE_REGEXP.search(message)
-        if isinstance(query, str) and "/" in query and MISSING_INDEX not in message
-        else None
-    )
-    if regexp is not None:
-        reason = f"a regular expression in it is not valid: {regexp.group(1).strip()}"
+    refused = LUCENE_REFUSED.search(message) if MISSING_INDEX not in message else None
+    if refused is not None:
+        what = (
+            "a regular expression in it is not valid"
+            if isinstance(query, str) and "/" in query
+            else "Lucene cannot build a term of it"
+        )
+        reason = f"{what}: {refused.group(1).strip()}"
     elif "parse" in message.lower():
         found = LUCENE_PARSE.search(message)
         reason = found.group(1).strip() if found else "it is not valid Lucene query syntax"

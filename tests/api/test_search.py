@@ -283,3 +283,19 @@ def test_a_regular_expression_lucene_refuses_is_a_400_on_q(api: Api, graph: Grap
     response = api.get("/v1/search", params={"q": q})
     assert response.status_code == 400, response.text
     assert (response.json()["_tag"], response.json()["field"]) == ("ValidationError", "q")
+
+
+@pytest.mark.parametrize(
+    "q",
+    ["budget^" + "9" * 40,  # a boost past the largest float
+     "a*b" + "?" * 16 + "*c" * 40],  # a wildcard past what Lucene builds of one
+)
+def test_a_query_lucene_refuses_past_its_parser_is_a_400_on_q(
+    api: Api, graph: Graph, q: str
+) -> None:
+    # SPEC 5: a query the index cannot run is the client's query at fault, as a parse error is
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "budget", "The budget is 1500 EUR.")
+    response = api.get("/v1/search", params={"q": q})
+    assert response.status_code == 400, response.text
+    assert (response.json()["_tag"], response.json()["field"]) == ("ValidationError", "q")
