@@ -1,8 +1,8 @@
 // Retention: up to $batch items older than $cutoff (epoch ms) whose content is not yet erased
 // become tombstones (no content, `erased`, and `expired`: retention emptied them, not an
 // erasure, so the agent entries they support are not erase_agent_entries' to erase), each under
-// its session's lock, as a command takes it; the session's revision grows, so no kept view of
-// it is answered again. The entries they support and every provenance edge stay. Each item is
+// its session's lock, as a command takes it; the session's revision grows, and so does that of
+// every fork whose entries cite them, so no kept view of either is answered again. The entries they support and every provenance edge stay. Each item is
 // locked itself and read again: an erasure may have erased it meanwhile (under its session's
 // lock, or, for an item the person wrote in another's session, under the item's own), and such
 // an item is the erasure's, never `expired`. Answers how many it found (fewer than $batch: none
@@ -29,5 +29,13 @@ CALL (found) {
   WHERE NOT coalesce(i.erased, false)
   SET i.content = null, i.erased = true, i.expired = true
   RETURN count(i) AS erased, collect(i.uid) AS erasedUids
+}
+CALL (erasedUids) {
+  // (a fork's entries cite its source's items: its revision grows too)
+  UNWIND erasedUids AS uid
+  MATCH (i:Item {uid: uid})<-[:CITES]-(:Change)<-[:CURRENT]-(:Entry)<-[:HAS_ENTRY]-(other:Session)
+  WHERE other.id <> i.session
+  WITH DISTINCT other
+  SET other.revision = other.revision + 1
 }
 RETURN size(found) AS found, erased, erasedUids

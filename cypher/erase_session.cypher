@@ -7,8 +7,10 @@
 // (`erased-` and a random UUID) of its own, which its changes and the turns shown it
 // (`shown`) take in its place, so change chains and each key's history stay whole. What its
 // runs and learning jobs kept of it goes: errors, and dropped changes' proposals, keys and
-// reasons (a reason may quote what the model sent; key and reason become $withheld). Versions, change chains and provenance edges stay. The
-// revision grows, so no kept view of it is answered again, and the session leaves its agent
+// reasons (a reason may quote what the model sent; key and reason become $withheld). Versions,
+// change chains and provenance edges stay. The revision grows, and so does that of every fork
+// whose entries cite its items, so no kept view of either is answered again (nor a watcher left
+// with one), and the session leaves its agent
 // (ERASED_FROM stands for OF_AGENT): every read and command finds no such session. Run again,
 // it erases only what is left and counts only that, into the erasure ($erasure). Answers the
 // uids of the items it erased (`erasedUids`: keep_agent_sources leaves them out of the agent
@@ -33,6 +35,15 @@ CALL (s) {
       i.author = CASE WHEN i.author = $person THEN $replacement ELSE i.author END
   REMOVE i.expired
   RETURN count(i) AS items, collect(i.uid) AS erasedUids
+}
+CALL (s) {
+  // (a fork's entries cite its source's items: the fork's view shows them erased now, so its
+  // revision grows, and no kept view or watcher of it holds them as they were)
+  MATCH (s)<-[:OF]-(:Version)-[:ADDS]->(:Item)<-[:CITES]-(:Change)<-[:CURRENT]-(:Entry)
+        <-[:HAS_ENTRY]-(other:Session)
+  WHERE other <> s
+  WITH DISTINCT other
+  SET other.revision = other.revision + 1
 }
 CALL (s) {
   OPTIONAL MATCH (c:Change)-[:IN_SESSION]->(s)

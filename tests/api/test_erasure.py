@@ -839,6 +839,27 @@ def test_retention_erases_the_content_of_old_items_and_keeps_their_entries(
     assert "openbot_memory_retention_cutoff_milliseconds" in metrics
 
 
+def test_retention_moves_the_revision_of_a_fork_whose_entries_cite_what_it_empties(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # SPEC 7, S12: a fork's entry cites its source's item; retention empties that item, which
+    # changes the fork's view, so the fork's revision grows (no kept view of it is answered)
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "trip", "FORK-OLD-1f")
+    fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    before = api.view(fork)["session"]["revision"]
+    graph.rows("MATCH (i:Item {session: $s}) SET i.at = i.at - 2 * 86400000", s=sid)
+
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    deadline = time.monotonic() + 60
+    emptied = "MATCH (i:Item {session: $s}) RETURN all(i IN collect(i) WHERE i.expired)"
+    while not graph.value(emptied, s=sid):  # the job's first pass runs at its start
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+
+    assert api.view(fork)["session"]["revision"] == before + 1
+
+
 def test_a_run_whose_items_retention_erased_while_its_model_worked_applies_nothing(
     api: Api, graph: Graph, openai_stub: OpenAIStub,
     start_server: Callable[..., RunningServer],

@@ -460,6 +460,35 @@ def test_an_erasure_that_takes_an_entry_seen_is_heard(
     assert heard["entries"] == []
 
 
+def test_a_fork_watcher_hears_its_sources_items_erased_when_the_source_is_deleted(
+    api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
+    clients: Callable[[RunningServer, str], Api],
+) -> None:
+    # SPEC 7: a fork's entries cite its source's items; deleting the source erases them, and a
+    # subscriber of the fork is sent its view with them erased, as a query would answer it
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "trip", "FORK-SEEN-1f")
+    fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    query = """subscription($id: ID!) { memoryChanged(sessionId: $id) {
+      revision memory { entries { nodes { key sources { content } } } } } }"""
+    live = sockets(server, api.token).ack()
+    live.subscribe("fork", query, id=fork)
+    seen = live.next("fork")["data"]["memoryChanged"]
+    assert seen["memory"]["entries"] == [
+        {"key": "trip", "sources": [{"content": "Remember trip (fact): FORK-SEEN-1f"}]}
+    ]
+
+    writer = clients(other, api.token)
+    assert writer.ok(writer.http.delete(f"/v1/sessions/{sid}")) == {"deleted": sid}
+
+    heard = live.next("fork")["data"]["memoryChanged"]
+    assert heard["revision"] > seen["revision"]
+    assert heard["memory"]["entries"] == [{"key": "trip", "sources": [{"content": None}]}]
+    answered = flat(api.graphql(query.replace("subscription", "query").replace(
+        "memoryChanged(sessionId: $id)", "session(id: $id)"), id=fork))
+    assert answered["data"]["session"]["memory"] == heard["memory"]
+
+
 def test_a_deleted_sessions_run_stream_ends_not_found(
     api: Api, server: RunningServer, other: RunningServer, sockets: Callable[..., Socket],
     clients: Callable[[RunningServer, str], Api],
