@@ -25,6 +25,7 @@ from tests.api.test_agent_memory import agent_remember
 from tests.api.test_promotion import subagent
 from tests.conftest import Api, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, Reply, changes
+from tests.test_cli import run_cli
 
 STUB = "openai:test"
 WAIT = 20.0  # seconds for an outcome to arrive; generous, never a window
@@ -506,4 +507,33 @@ def test_a_deleted_sessions_run_stream_ends_not_found(
         ended = live.message(op)
         assert ended["type"] == "next", ended
         assert [e["extensions"]["code"] for e in ended["payload"]["errors"]] == ["NOT_FOUND"]
+        assert live.message(op) == {"id": op, "type": "complete"}
+
+
+def test_every_stream_of_a_deleted_org_ends(
+    api: Api, platform: Api, server: RunningServer, sockets: Callable[..., Socket],
+    neo4j_target: Target,
+) -> None:
+    # SPEC 7: an org deleted on the command line leaves nothing to watch: each of its streams
+    # ends, as a query of what it watched is answered, and completes
+    agent = platform.agent(shared=True)["id"]
+    sid = api.session(agent)["session"]["id"]
+    live = sockets(server, platform.token).ack()
+    live.subscribe("view", SESSION, id=sid)
+    live.subscribe("agent", AGENT, id=agent)
+    live.subscribe("runs", RUNS, id=sid)
+    assert live.next("view")["data"]["memoryChanged"]["revision"] == 0
+    assert live.next("agent")["data"]["agentMemoryChanged"]["version"] == 0
+
+    env = {"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password}
+    deleted = run_cli("org", "delete", "--org", "acme", "--yes", env=env)
+    assert deleted.returncode == 0, deleted.stderr
+
+    for op in ("view", "agent", "runs"):
+        ended = live.message(op)
+        assert ended["type"] == "next", ended
+        # (its token went with it: a socket hears that within the seconds a token is trusted,
+        # and the watched object gone at once; either ends the stream)
+        codes = [e["extensions"]["code"] for e in ended["payload"]["errors"]]
+        assert codes in (["NOT_FOUND"], ["UNAUTHORIZED"]), ended
         assert live.message(op) == {"id": op, "type": "complete"}

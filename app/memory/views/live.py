@@ -39,6 +39,10 @@ from app.store.sessions import SessionRepository
 
 log = logging.getLogger("openbot_memory.live")
 
+# The marks of a session or agent no longer in the graph (its org deleted): past any it had, so
+# its watchers read it once more and end as a query of it is answered (not found).
+GONE = LiveMarks(revision=2**62, ended=-1, last_ended=-1, version=2**62)
+
 
 
 @dataclass
@@ -124,8 +128,8 @@ class Live:
         agents = sorted(id for kind, id in watched if kind == "agent")
         marks = await self.db.read(lambda tx: LiveRepository(tx).marks(sessions, agents))
         for watch in list(self._watches):
-            now = marks.get(watch.key)
-            if now is not None and now != watch.marks:
+            now = marks.get(watch.key, GONE)
+            if now != watch.marks:
                 watch._move(now)
 
     async def session_views(
