@@ -404,18 +404,21 @@ async def patch_org_settings(request: Request) -> Response:
             "the words to find (Lucene syntax)"),
            ("session", {"type": "string"}, "only this session's entries"),
            ("agent", {"type": "string"}, "only this agent's entries"),
+           ("offset", integer(0, MAX_OFFSET), "hits to pass over (default 0)"),
            ("limit", integer(1, MAX_LIMIT), "hits to answer (default 20)")),
     required=("q",), also=((404, "the session or agent is not one you may reach", "NotFound"),),
 )
 async def search(request: Request) -> Response:
-    """Full-text search over what the caller may read; a bad query is a 400 on `q`."""
+    """Full-text search over what the caller may read; a bad query is a 400 on `q`. `more`
+    says whether hits follow the page (`?offset=` the next one)."""
     who = principal_of(request)
+    offset = _int_param(request, "offset", "0")
     limit = _int_param(request, "limit", str(DEFAULT_LIMIT))
     params = request.query_params
     try:
         found = await service_of(request).search.search(
             who, params.get("q", ""), session=params.get("session"), agent=params.get("agent"),
-            limit=limit,
+            offset=offset, limit=limit,
         )
     except ValidationError as exc:
         if exc.field != "query":

@@ -168,6 +168,24 @@ def test_limit_pages_best_first(api: Api, graph: Graph) -> None:
     assert bad.json()["field"] == "limit"
 
 
+def test_offset_pages_through_every_hit_once_and_more_says_when_they_end(
+    api: Api, graph: Graph
+) -> None:
+    # REST lists page with ?offset= and ?limit=: search too, with `more` for a page that is
+    # not the last
+    sid = api.session()["session"]["id"]
+    for n in range(5):
+        api.remember(sid, f"city-{n}", f"City number {n} " + "city " * n)
+    everything = search(api, "city")
+    assert everything["more"] is False
+    pages = [search(api, "city", limit=2, offset=offset) for offset in (0, 2, 4)]
+    assert [page["more"] for page in pages] == [True, True, False]
+    assert [hit for page in pages for hit in page["hits"]] == everything["hits"]
+    assert search(api, "city", offset=5) == {"hits": [], "more": False}
+    bad = api.get("/v1/search", params={"q": "city", "offset": "-1"})
+    assert (bad.status_code, bad.json()["field"]) == (400, "offset")
+
+
 @pytest.mark.parametrize(
     "q", ["budget AND", "\"unclosed", "(budget", "key:[a TO", "", "   ", "x" * 501]
 )
@@ -246,7 +264,7 @@ def test_graphql_search_ranks_pages_and_reaches_changes_and_sources(
 
 @pytest.mark.parametrize(
     ("variables", "field"),
-    [({"q": "rail AND"}, "query"), ({"q": "rail", "first": 0}, "limit"),
+    [({"q": "rail AND"}, "query"), ({"q": "rail", "first": 0}, "first"),
      ({"q": "rail", "after": "nope"}, "after")],
 )
 def test_graphql_bad_arguments_are_validation_errors(

@@ -39,8 +39,11 @@ def hit_json(hit: search.Hit) -> Hit:
 
 
 class Hits(TypedDict):
+    """A page of hits, and whether more follow it."""
+
     hits: list[Hit]
+    more: bool
 
 
 def search_json(page: search.SearchPage) -> Hits:
-    return {"hits": [hit_json(hit) for hit in page.hits]}
+    return {"hits": [hit_json(hit) for hit in page.hits], "more": page.more}

@@ -181,7 +181,7 @@ class Search:
         is NotFound. `kinds` and `status` filter the entries' own fields."""
         query = check_query(query)
         if not 1 <= limit <= MAX_LIMIT:
-            raise ValidationError(f"limit is between 1 and {MAX_LIMIT}", "limit")
+            raise ValidationError(f"a page holds 1 to {MAX_LIMIT} hits", "limit")
         check_offset(offset, "offset")
         if kinds is not None and not set(kinds) <= set(KINDS):
             raise ValidationError(f"kinds are some of {', '.join(KINDS)}", "kinds")

@@ -7,6 +7,7 @@ import strawberry
 from app.api.graphql.context import GraphInfo
 from app.api.graphql.enums import EntryStatus, Kind
 from app.api.graphql.search.types import SearchHit, SearchResults
+from app.errors import ValidationError
 from app.memory.views.search import DEFAULT_LIMIT, offset_after
 
 
@@ -31,16 +32,21 @@ class SearchQuery:
     ) -> SearchResults:
         ctx = info.context
         offset = offset_after(after)
-        found = await ctx.service.search.search(
-            ctx.who,
-            query,
-            session=None if session_id is None else str(session_id),
-            agent=None if agent_id is None else str(agent_id),
-            kinds=None if kinds is None else [kind.value for kind in kinds],
-            status=None if status is None else status.value,
-            offset=offset,
-            limit=first,
-        )
+        try:
+            found = await ctx.service.search.search(
+                ctx.who,
+                query,
+                session=None if session_id is None else str(session_id),
+                agent=None if agent_id is None else str(agent_id),
+                kinds=None if kinds is None else [kind.value for kind in kinds],
+                status=None if status is None else status.value,
+                offset=offset,
+                limit=first,
+            )
+        except ValidationError as exc:
+            if exc.field != "limit":
+                raise
+            raise ValidationError(exc.message, "first") from exc  # GraphQL's name for it
         hits = [SearchHit.from_domain(hit, offset + n) for n, hit in enumerate(found.hits)]
         return SearchResults(
             hits=hits,
