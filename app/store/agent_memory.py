@@ -118,8 +118,10 @@ class AgentMemoryRepository:
 
     async def keep_sources(self, cited: Sequence[str]) -> None:
         """Keep again the sources of the agent entries whose current change cites one of
-        `cited` (uids of items just erased: an erased item is no entry's source)."""
+        `cited` (uids of items just erased: an erased item is no entry's source), each of their
+        agents' memory at a new version."""
         if cited:
+            await self.tx.row("advance_citing_agents", cited=list(cited))
             await self.tx.row("keep_agent_sources", current=[], cited=list(cited))
 
     async def keep_missing_sources(self, batch: int) -> int:

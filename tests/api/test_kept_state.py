@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 from app.domain.sessions import Entry
 from app.store.catalog import statement
-from tests.api.test_agent_memory import agent_memory
+from tests.api.test_agent_memory import agent_memory, post_agent, remember
 from tests.api.test_promotion import fill, subagent
 from tests.conftest import Api, Graph, RunningServer, assistant, user
 from tests.openai_stub import OpenAIStub, Reply
@@ -278,6 +278,35 @@ def test_an_item_retention_erases_is_no_source_of_the_agent_entries_citing_it(
     assert after["entries"]["airline"] == before["entries"]["airline"]
     for row in graph.rows(AGENT_SOURCES, agent=agent):
         assert row["kept"] == row["derived"], row["key"]
+
+
+def test_an_agent_memory_whose_sources_retention_takes_is_at_a_new_version(
+    api: Api, graph: Graph, start_server: Callable[..., RunningServer]
+) -> None:
+    # A10: a version names one state of the agent memory: retention taking an entry's source
+    # changes what the memory shows, so its version grows, and a command at the version read
+    # before is refused (409), as after any other change
+    _, sid = subagent(api)
+    api.remember(sid, "seat", "Ana prefers window seats.", "preference")
+    promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": "helper"}), 201)
+    agent = str(promoted["agent"]["id"])
+    before = agent_memory(api, agent)
+    [old] = before["entries"]["seat"]["sources"]
+    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
+               item=old["item"], s=sid)
+
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
+    deadline = time.monotonic() + 60
+    while not graph.value(erased, item=old["item"], s=sid):  # its first pass runs at its start
+        assert time.monotonic() < deadline, "retention erased nothing"
+        time.sleep(0.05)
+
+    after = agent_memory(api, agent)
+    assert after["entries"]["seat"]["sources"] == []
+    assert after["version"] > before["version"]
+    stale = post_agent(api, agent, before["version"], remember("note", "Kept.", "procedure"))
+    assert (stale.status_code, stale.json()["_tag"]) == (409, "AgentConflict")
 
 
 SOURCED = """query Sourced($id: ID!) {
