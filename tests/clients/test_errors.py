@@ -4,6 +4,7 @@ servers: one whose Neo4j is reached through a proxy the test cuts."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import socket
@@ -14,6 +15,7 @@ import httpx
 import pytest
 from openbot_memory_client import (
     AgentConflict,
+    AsyncOpenBotMemory,
     Forbidden,
     GraphQLError,
     InternalError,
@@ -26,6 +28,7 @@ from openbot_memory_client import (
     TurnItem,
     Unauthorized,
     Unavailable,
+    Unreachable,
     ValidationError,
 )
 from openbot_memory_client.core import Call, graphql_data
@@ -34,7 +37,7 @@ from openbot_memory_client.errors import graphql_error_of
 from app.errors import ServiceError
 from app.store.database import Target
 from tests import conftest
-from tests.conftest import Graph, RunningServer
+from tests.conftest import Graph, RunningServer, free_port
 from tests.openai_stub import OpenAIStub
 
 
@@ -124,6 +127,67 @@ def test_each_error_code_graphql_answers_is_raised_as_the_class_of_its_tag() -> 
 
 def _subclasses(cls: type[ServiceError]) -> list[type[ServiceError]]:
     return [one for sub in cls.__subclasses__() for one in (sub, *_subclasses(sub))]
+
+
+def test_a_service_that_does_not_answer_is_unreachable() -> None:
+    # Nothing listens on the port: every call, and a watch, is Unreachable, naming the host
+    # and what failed, raised from the transport's own exception; sync and async
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    down = f"no answer from 127.0.0.1:{port}: could not connect ("
+
+    def check(caught: pytest.ExceptionInfo[Unreachable], cause: type[Exception]) -> None:
+        error = caught.value
+        assert isinstance(error, OpenBotMemoryError)
+        assert (error.tag, error.status) == ("Unreachable", None)
+        assert error.message.startswith(down)
+        assert isinstance(error.__cause__, cause)
+
+    with OpenBotMemory(url, "token") as client:
+        with pytest.raises(Unreachable) as caught:
+            client.get_agent("agt-1")
+        check(caught, httpx.ConnectError)
+        with pytest.raises(Unreachable) as caught:
+            client.graphql("{ agents { nodes { id } } }")
+        check(caught, httpx.ConnectError)
+        with pytest.raises(Unreachable) as caught:
+            next(client.watch("ses-1"))
+        check(caught, OSError)
+
+    async def run() -> None:
+        async with AsyncOpenBotMemory(url, "token") as aclient:
+            with pytest.raises(Unreachable) as caught:
+                await aclient.get_agent("agt-1")
+            check(caught, httpx.ConnectError)
+            with pytest.raises(Unreachable) as caught:
+                await anext(aclient.watch("ses-1"))
+            check(caught, OSError)
+
+    asyncio.run(run())
+
+
+def test_a_service_that_answers_too_late_is_unreachable() -> None:
+    # A socket that takes the connection and never answers: the client's timeout ends the call
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        with OpenBotMemory(f"http://127.0.0.1:{port}", "token", timeout=0.5) as client, \
+                pytest.raises(Unreachable) as caught:
+            client.get_agent("agt-1")
+    assert caught.value.status is None
+    assert caught.value.message.startswith(
+        f"no answer from 127.0.0.1:{port}: timed out waiting for the answer")
+    assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+
+    async def run() -> None:
+        with socket.create_server(("127.0.0.1", 0)) as silent:
+            port = silent.getsockname()[1]
+            async with AsyncOpenBotMemory(f"http://127.0.0.1:{port}", "token",
+                                          timeout=0.5) as aclient:
+                with pytest.raises(Unreachable) as caught:
+                    await aclient.get_agent("agt-1")
+        assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+
+    asyncio.run(run())
 
 
 class Proxy:

@@ -18,11 +18,14 @@ from langchain_core.messages import (
     HumanMessage,
     RemoveMessage,
     SystemMessage,
+    ToolMessage,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.prebuilt import ToolNode
 from langgraph.types import RetryPolicy
-from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory, ValidationError
+from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory, Unreachable, ValidationError
 from openbot_memory_client.langgraph import (
     MemoryState,
     SessionMemory,
@@ -31,7 +34,7 @@ from openbot_memory_client.langgraph import (
     memory_agent,
 )
 
-from tests.conftest import ROOT, Graph, RunningServer
+from tests.conftest import ROOT, Graph, RunningServer, free_port
 
 TURNS = """query($id: ID!) { session(id: $id) { turns { nodes { id itemIds } }
   items { nodes { id } } } }"""
@@ -112,8 +115,9 @@ def test_a_retried_record_step_records_the_turn_once(
     once = memory_agent(agent.scripted(), memory, checkpointer=InMemorySaver(),
                         retry=RetryPolicy(max_attempts=1))
     other: Any = {"configurable": {"thread_id": "u"}}
-    with pytest.raises(httpx.ReadError):
+    with pytest.raises(Unreachable) as lost_answer:
         once.invoke({"messages": [HumanMessage(content="Hello again.", id="m-hello")]}, other)
+    assert isinstance(lost_answer.value.__cause__, httpx.ReadError)
     once.invoke(None, other)
     flaky.http.close()
     turns, items = turns_of(client, sid)
@@ -235,3 +239,40 @@ def test_a_graph_that_removes_messages_records_each_new_message_once(
         agent.invoke({"messages": [HumanMessage(content=f"Hello {n}.", id=f"h{n}")]}, config)
     turns, _ = turns_of(client, sid)
     assert turns == [[item_id(f"h{n}"), item_id(f"a-h{n}")] for n in (1, 2, 3)]
+
+
+def test_a_tool_call_the_service_does_not_answer_is_answered_to_the_model() -> None:
+    # With the service down, each memory tool answers the model what failed: the run goes on
+    # and every tool call has its ToolMessage, sync and async
+    port = free_port()  # nothing listens there
+    asked = [HumanMessage(content="Remember my seat.", id="h-1"), AIMessage(
+        content="", id="a-1", tool_calls=[
+            {"name": "remember", "id": "call-1",
+             "args": {"key": "seat", "content": "Window.", "kind": "preference"}},
+            {"name": "search_memory", "id": "call-2", "args": {"query": "seat"}}])]
+
+    def tools_of(memory: SessionMemory) -> CompiledStateGraph[Any, Any, Any, Any]:
+        builder = StateGraph(MemoryState)
+        builder.add_node("tools", ToolNode(memory.tools()))
+        builder.add_edge(START, "tools")
+        builder.add_edge("tools", END)
+        return builder.compile()
+
+    def answers(state: dict[str, Any]) -> dict[str, str]:
+        return {message.tool_call_id: message.text for message in state["messages"]
+                if isinstance(message, ToolMessage)}
+
+    down = f"no answer from 127.0.0.1:{port}: could not connect"
+    with OpenBotMemory(f"http://127.0.0.1:{port}", "token") as client:
+        told = answers(tools_of(SessionMemory(client, "ses-1")).invoke({"messages": asked}))
+    assert told["call-1"].startswith(f"not changed: {down}")
+    assert told["call-2"].startswith(f"search failed: {down}")
+
+    async def run() -> dict[str, str]:
+        async with AsyncOpenBotMemory(f"http://127.0.0.1:{port}", "token") as aclient:
+            graph_ = tools_of(SessionMemory(aclient, "ses-1"))
+            return answers(await graph_.ainvoke({"messages": asked}))
+
+    told = asyncio.run(run())
+    assert told["call-1"].startswith(f"not changed: {down}")
+    assert told["call-2"].startswith(f"search failed: {down}")

@@ -19,6 +19,7 @@ from openbot_memory_client.errors import (
     SessionConflict,
     Unauthorized,
     Unavailable,
+    Unreachable,
     ValidationError,
 )
 from openbot_memory_client.models import (
@@ -57,5 +58,6 @@ __all__ = [
     "TurnItem",
     "Unauthorized",
     "Unavailable",
+    "Unreachable",
     "ValidationError",
 ]

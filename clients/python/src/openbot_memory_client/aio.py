@@ -24,6 +24,7 @@ from openbot_memory_client.core import (
     Keep,
     timeout_of,
     unmoved,
+    unreachable,
 )
 from openbot_memory_client.errors import SessionConflict
 
@@ -71,14 +72,18 @@ class AsyncOpenBotMemory:
         await self.aclose()
 
     async def send(self, call: Call[T]) -> T:
-        """Send one call; a 503 with `Retry-After` again, a bounded number of times."""
+        """Send one call; a 503 with `Retry-After` again, a bounded number of times. A connection
+        that fails or times out is `Unreachable`."""
         attempt, resent = 0, False
         while True:
-            response = await self.http.request(
-                call.method, call.path, params=call.params, json=call.body,
-                headers=self.core.headers(),
-                timeout=timeout_of(call, self.http.timeout),
-            )
+            try:
+                response = await self.http.request(
+                    call.method, call.path, params=call.params, json=call.body,
+                    headers=self.core.headers(),
+                    timeout=timeout_of(call, self.http.timeout),
+                )
+            except httpx.TransportError as exc:
+                raise unreachable(self.http.base_url, exc) from exc
             if not resent and self.core.forget_refused_bookmarks(response):
                 resent = True  # sent again without them, once
                 continue
@@ -343,7 +348,11 @@ class AsyncOpenBotMemory:
         you iterate (`view_timeout`: seconds to wait for each message, None for ever)."""
         url = live.socket_url(self.base_url)
         try:
-            async with connect(url, subprotocols=[Subprotocol(live.PROTOCOL)]) as ws:
+            opened = await connect(url, subprotocols=[Subprotocol(live.PROTOCOL)])
+        except OSError as exc:
+            raise unreachable(self.base_url, exc) from exc
+        try:
+            async with opened as ws:
                 await ws.send(live.init(self.token))
                 while True:
                     ack, reply = live.acked(await asyncio.wait_for(ws.recv(), view_timeout))

@@ -23,6 +23,7 @@ from openbot_memory_client.core import (
     Keep,
     timeout_of,
     unmoved,
+    unreachable,
 )
 from openbot_memory_client.errors import SessionConflict
 
@@ -70,14 +71,18 @@ class OpenBotMemory:
         self.close()
 
     def send(self, call: Call[T]) -> T:
-        """Send one call; a 503 with `Retry-After` again, a bounded number of times."""
+        """Send one call; a 503 with `Retry-After` again, a bounded number of times. A connection
+        that fails or times out is `Unreachable`."""
         attempt, resent = 0, False
         while True:
-            response = self.http.request(
-                call.method, call.path, params=call.params, json=call.body,
-                headers=self.core.headers(),
-                timeout=timeout_of(call, self.http.timeout),
-            )
+            try:
+                response = self.http.request(
+                    call.method, call.path, params=call.params, json=call.body,
+                    headers=self.core.headers(),
+                    timeout=timeout_of(call, self.http.timeout),
+                )
+            except httpx.TransportError as exc:
+                raise unreachable(self.http.base_url, exc) from exc
             if not resent and self.core.forget_refused_bookmarks(response):
                 resent = True  # sent again without them, once
                 continue
@@ -337,7 +342,11 @@ class OpenBotMemory:
         you iterate (`view_timeout`: seconds to wait for each message, None for ever)."""
         url = live.socket_url(self.base_url)
         try:
-            with connect(url, subprotocols=[Subprotocol(live.PROTOCOL)]) as ws:
+            opened = connect(url, subprotocols=[Subprotocol(live.PROTOCOL)])
+        except OSError as exc:
+            raise unreachable(self.base_url, exc) from exc
+        try:
+            with opened as ws:
                 ws.send(live.init(self.token))
                 while True:
                     ack, reply = live.acked(ws.recv(timeout=view_timeout))

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from openbot_memory_client import models as m
 from openbot_memory_client.errors import (
     OpenBotMemoryError,
+    Unreachable,
     error_of,
     graphql_error_of,
     seconds,
@@ -29,11 +30,33 @@ MAX_BOOKMARKS = 8  # how many one request may send back
 WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
 REFRESH_SECONDS = 120.0  # the longest a Refresh waits on the service for the run it queues
 
+# What failed, by the exception a connection raised: the first class that fits names it.
+FAILURES: tuple[tuple[type[Exception], str], ...] = (
+    (httpx.ConnectTimeout, "timed out connecting"),
+    (httpx.ReadTimeout, "timed out waiting for the answer"),
+    (httpx.WriteTimeout, "timed out sending the request"),
+    (httpx.PoolTimeout, "timed out waiting for a free connection"),
+    (httpx.ConnectError, "could not connect"),
+    (httpx.ReadError, "the connection failed while reading the answer"),
+    (httpx.WriteError, "the connection failed while sending the request"),
+    (httpx.RemoteProtocolError, "the connection broke off the answer"),
+    (TimeoutError, "timed out connecting"),  # a WebSocket's opening
+    (OSError, "could not connect"),
+)
+
 
 def _bookmarks(header: str | None) -> tuple[str, ...]:
     """The bookmarks an `OpenBot-Bookmark` header holds (comma-separated; httpx joins a header
     given twice with ", ")."""
     return tuple(part.strip() for part in (header or "").split(",") if part.strip())
+
+
+def unreachable(base_url: str | httpx.URL, exc: Exception) -> Unreachable:
+    """The error a connection to the service that failed (`exc`) is: its host, what failed."""
+    what = next((text for cls, text in FAILURES if isinstance(exc, cls)), type(exc).__name__)
+    timeout = isinstance(exc, (httpx.TimeoutException, TimeoutError))  # says "timed out"
+    detail = f" ({exc})" if str(exc) and not timeout else ""
+    return Unreachable(f"no answer from {httpx.URL(base_url).netloc.decode()}: {what}{detail}")
 
 
 class Keep:

@@ -12,7 +12,8 @@
     ├── Unavailable        503  the database does not answer (after the client's retries);
     │                           `retry_after` is the seconds the service asked to wait
     ├── InternalError      500  the service failed; quote `request_id` when you report it
-    └── GraphQLError            any other error of a GraphQL answer (`code` is its extensions')
+    ├── GraphQLError            any other error of a GraphQL answer (`code` is its extensions')
+    └── Unreachable             no answer: the connection failed or timed out (`status` None)
 
 An error whose `_tag` has no class here (`HTTPError`: a status the service's own code did not
 answer) is raised as the class of its status, or where its status has none either, as an
@@ -35,7 +36,8 @@ def seconds(header: str | None) -> float | None:
 
 
 class OpenBotMemoryError(Exception):
-    """An error the service answered: its `_tag`, message, field, request id and HTTP status."""
+    """An error of a call to the service: its `_tag`, message, field, request id and HTTP
+    status."""
 
     tag = "OpenBotMemoryError"
     code: str | None = None  # GraphQL's `extensions.code` for it
@@ -102,6 +104,13 @@ class Unavailable(OpenBotMemoryError):
 
 class InternalError(OpenBotMemoryError):
     tag, code = "InternalError", "INTERNAL"
+
+
+class Unreachable(OpenBotMemoryError):
+    """No answer from the service: the connection failed or timed out (raised from the
+    transport's own exception)."""
+
+    tag = "Unreachable"
 
 
 class GraphQLError(OpenBotMemoryError):

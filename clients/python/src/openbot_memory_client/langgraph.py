@@ -23,7 +23,6 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal, NotRequired
 
-import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -43,7 +42,7 @@ from langgraph.types import Checkpointer, RetryPolicy
 from openbot_memory_client import models as m
 from openbot_memory_client.aio import AsyncOpenBotMemory
 from openbot_memory_client.client import OpenBotMemory
-from openbot_memory_client.errors import OpenBotMemoryError, Unavailable
+from openbot_memory_client.errors import OpenBotMemoryError, Unavailable, Unreachable
 
 ID_PREFIX = "lg-"
 
@@ -270,12 +269,10 @@ def _hits(hits: list[m.Hit]) -> str:
 
 
 def _may_mend(error: Exception) -> bool:
-    """Whether sending a turn again may succeed: the answer was lost on the way (a transport
-    error), or the service was unavailable. A refusal (bad input, no such session, a
-    conflict) is the same when sent again."""
-    if isinstance(error, OpenBotMemoryError):
-        return isinstance(error, Unavailable)
-    return isinstance(error, httpx.TransportError)
+    """Whether sending a turn again may succeed: no answer came (`Unreachable`: the connection
+    failed, or the answer was lost on the way), or the service was unavailable. A refusal (bad
+    input, no such session, a conflict) is the same when sent again."""
+    return isinstance(error, (Unavailable, Unreachable))
 
 
 def memory_agent(
