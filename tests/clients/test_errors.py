@@ -10,12 +10,15 @@ import dataclasses
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
+import pydantic
 import pytest
 from openbot_memory_client import (
     AgentConflict,
     AsyncOpenBotMemory,
+    BadResponse,
     Forbidden,
     GraphQLError,
     InternalError,
@@ -186,6 +189,88 @@ def test_a_service_that_answers_too_late_is_unreachable() -> None:
                 with pytest.raises(Unreachable) as caught:
                     await aclient.get_agent("agt-1")
         assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
+
+    asyncio.run(run())
+
+
+PAGE = "<html><head><title>{title}</title></head><body>" + "filler " * 500 + "END</body></html>"
+NOT_THE_SERVICE: dict[str, tuple[int, str, str]] = {  # path: status, content type, body
+    "/v1/agents/agt-page": (200, "text/html", PAGE.format(title="Sign in")),
+    "/v1/agents/agt-shape": (200, "application/json", '{"unexpected": true}'),
+    "/v1/agents/agt-502": (502, "text/html", PAGE.format(title="502 Bad Gateway")),
+    "/v1/agents/agt-504": (504, "text/html", PAGE.format(title="504 Gateway Time-out")),
+}
+
+
+class NotTheService(BaseHTTPRequestHandler):
+    """Answers as a proxy or another server would: pages that are not the service's JSON."""
+
+    def do_GET(self) -> None:
+        status, kind, body = NOT_THE_SERVICE[self.path]
+        encoded = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(encoded)))
+        self.end_headers()
+        self.wfile.write(encoded)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@pytest.fixture
+def not_the_service() -> Iterator[str]:
+    """The URL of a local HTTP server answering `NOT_THE_SERVICE`."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), NotTheService)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=10)
+
+
+def test_an_answer_that_is_not_the_services_is_an_error_of_the_client(
+    not_the_service: str,
+) -> None:
+    # A 2xx body that is not JSON, or not what the call reads, is BadResponse with its status;
+    # a gateway's 502 or 504 page is the error of its status. Each message is short: the start
+    # of the page at most, never the page
+    with OpenBotMemory(not_the_service, "token") as client:
+        with pytest.raises(BadResponse) as page:
+            client.get_agent("agt-page")
+        with pytest.raises(BadResponse) as shape:
+            client.get_agent("agt-shape")
+        gateway: list[OpenBotMemoryError] = []
+        for path in ("agt-502", "agt-504"):
+            with pytest.raises(OpenBotMemoryError) as caught:
+                client.get_agent(path)
+            gateway.append(caught.value)
+
+    assert (page.value.tag, page.value.status) == ("BadResponse", 200)
+    assert page.value.message.startswith(
+        "HTTP 200 OK, not JSON: '<html><head><title>Sign in</title></head><body>filler ")
+    assert (shape.value.status, shape.value.message) == (
+        200, "HTTP 200 OK, not the answer the call reads: id: Field required (and 2 more)")
+    assert isinstance(shape.value.__cause__, pydantic.ValidationError)
+    bad_gateway, timed_out = gateway
+    assert (type(bad_gateway), bad_gateway.status) == (OpenBotMemoryError, 502)
+    assert bad_gateway.message.startswith("HTTP 502 Bad Gateway, not JSON: '<html><head>")
+    assert (type(timed_out), timed_out.status) == (OpenBotMemoryError, 504)
+    assert timed_out.message.startswith("HTTP 504 Gateway Timeout, not JSON: '<html><head>")
+    for error in (page.value, bad_gateway, timed_out):
+        assert len(str(error)) < 200
+        assert "END" not in str(error)
+        assert "END" not in str(error.body)
+
+    async def run() -> None:
+        async with AsyncOpenBotMemory(not_the_service, "token") as aclient:
+            with pytest.raises(BadResponse) as page:
+                await aclient.get_agent("agt-page")
+            assert page.value.status == 200
+            assert "END" not in str(page.value)
 
     asyncio.run(run())
 

@@ -9,6 +9,7 @@ from openbot_memory_client.client import OpenBotMemory
 from openbot_memory_client.core import KEEP
 from openbot_memory_client.errors import (
     AgentConflict,
+    BadResponse,
     Forbidden,
     GraphQLError,
     InternalError,
@@ -41,6 +42,7 @@ __all__ = [
     "AgentMemory",
     "AgentRemember",
     "AsyncOpenBotMemory",
+    "BadResponse",
     "Configure",
     "Forbidden",
     "Forget",

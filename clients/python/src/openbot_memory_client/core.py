@@ -10,10 +10,12 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
+import pydantic
 from pydantic import BaseModel
 
 from openbot_memory_client import models as m
 from openbot_memory_client.errors import (
+    BadResponse,
     OpenBotMemoryError,
     Unreachable,
     error_of,
@@ -29,6 +31,7 @@ BOOKMARK = "OpenBot-Bookmark"  # the bookmark of a write, passed back to read at
 MAX_BOOKMARKS = 8  # how many one request may send back
 WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
 REFRESH_SECONDS = 120.0  # the longest a Refresh waits on the service for the run it queues
+EXCERPT = 100  # characters of an answer that is not JSON an error quotes
 
 # What failed, by the exception a connection raised: the first class that fits names it.
 FAILURES: tuple[tuple[type[Exception], str], ...] = (
@@ -57,6 +60,24 @@ def unreachable(base_url: str | httpx.URL, exc: Exception) -> Unreachable:
     timeout = isinstance(exc, (httpx.TimeoutException, TimeoutError))  # says "timed out"
     detail = f" ({exc})" if str(exc) and not timeout else ""
     return Unreachable(f"no answer from {httpx.URL(base_url).netloc.decode()}: {what}{detail}")
+
+
+def _status(response: httpx.Response) -> str:
+    return f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+
+
+def _excerpt(response: httpx.Response) -> str:
+    """The start of an answer that is not JSON, on one line, for an error to quote."""
+    text = " ".join(response.text.split())
+    return repr(text[:EXCERPT] + "…" if len(text) > EXCERPT else text)
+
+
+def _misread(error: pydantic.ValidationError) -> str:
+    """Where an answer does not read as the call's answer, in short (not the values)."""
+    first, *rest = error.errors(include_url=False, include_input=False)
+    where = ".".join(str(part) for part in first["loc"]) or "the answer"
+    more = f" (and {len(rest)} more)" if rest else ""
+    return f"{where}: {first['msg']}{more}"
 
 
 class Keep:
@@ -204,23 +225,35 @@ class Core:
         """The answer as `T`, or the error it is, raised; what it shows of a session or an
         agent memory is remembered."""
         request_id = response.headers.get("X-Request-Id")
+        status = response.status_code
         self.keep_bookmark(response)
+        readable = True
         try:
             data = response.json() if response.content else None
-        except ValueError:
-            data = {"message": response.text}
-        if response.status_code >= 400:
-            if response.status_code == 409 and call.at_session is not None:
+        except ValueError:  # not the service's answer: a proxy's page, say
+            data, readable = None, False
+        if status >= 400:
+            if status == 409 and call.at_session is not None:
                 self.seen.pop(call.at_session, None)
-            if response.status_code == 409 and call.at_agent is not None:
+            if status == 409 and call.at_agent is not None:
                 self.seen_versions.pop(call.at_agent, None)
-            raise error_of(response.status_code, data, request_id,
+            if data is None:
+                shown = f", not JSON: {_excerpt(response)}" if response.content else ""
+                data = {"message": f"{_status(response)}{shown}"}
+            raise error_of(status, data, request_id,
                            seconds(response.headers.get("Retry-After")))
+        if not readable:
+            raise BadResponse(f"{_status(response)}, not JSON: {_excerpt(response)}",
+                              request_id=request_id, status=status)
         try:
             value = call.read(data)
         except OpenBotMemoryError as error:  # an error a GraphQL answer holds
             error.request_id = error.request_id or request_id
             raise
+        except pydantic.ValidationError as exc:
+            raise BadResponse(f"{_status(response)}, not the answer the call reads: "
+                              f"{_misread(exc)}",
+                              request_id=request_id, status=status) from exc
         if isinstance(value, m.TurnView):
             self.saw_turn(value, call, response.status_code)
         else:

@@ -13,6 +13,8 @@
     │                           `retry_after` is the seconds the service asked to wait
     ├── InternalError      500  the service failed; quote `request_id` when you report it
     ├── GraphQLError            any other error of a GraphQL answer (`code` is its extensions')
+    ├── BadResponse             an answer below 400 the client cannot read (not JSON, or not
+    │                           what the call reads): not the service's, or not this version's
     └── Unreachable             no answer: the connection failed or timed out (`status` None)
 
 An error whose `_tag` has no class here (`HTTPError`: a status the service's own code did not
@@ -104,6 +106,13 @@ class Unavailable(OpenBotMemoryError):
 
 class InternalError(OpenBotMemoryError):
     tag, code = "InternalError", "INTERNAL"
+
+
+class BadResponse(OpenBotMemoryError):
+    """An answer below 400 the client cannot read: its body is not JSON (a proxy's page, say),
+    or not what the call reads; its message quotes the start of the body, no more."""
+
+    tag = "BadResponse"
 
 
 class Unreachable(OpenBotMemoryError):
