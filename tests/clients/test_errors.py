@@ -97,6 +97,28 @@ def test_every_error_tag_is_its_own_class(
     assert unknown.value.request_id
 
 
+def test_an_error_has_the_status_of_the_answer_that_carried_it(
+    client: OpenBotMemory, graph: Graph
+) -> None:
+    # A GraphQL error comes in a 200, whatever its class; an error heard over the WebSocket
+    # of `watch` came in no HTTP answer: its status is None
+    sid = client.create_session(client.create_agent("a").id).session.id
+    with pytest.raises(SessionConflict) as stale:
+        client.graphql(
+            'mutation($s: ID!) { forget(sessionId: $s, expected: "v-0", revision: 0, '
+            'key: "budget") { revision } }', {"s": sid})
+    assert stale.value.status == 200
+    with pytest.raises(GraphQLError) as unknown:
+        client.graphql("{ nothing }")
+    assert unknown.value.status == 200
+    with pytest.raises(SessionConflict) as over_rest:
+        client.forget(sid, "budget", expected="v-0", revision=0)
+    assert over_rest.value.status == 409
+    with pytest.raises(NotFound) as heard:
+        next(client.watch("ses-nope", view_timeout=20))
+    assert heard.value.status is None
+
+
 def test_an_internal_error_has_its_class_and_a_tag_without_one_is_kept() -> None:
     # the service answers a failure of its own as 500 `InternalError` (app/api/telemetry.py),
     # and a refusal made before its code ran with a status of no tag of its own as `HTTPError`

@@ -249,6 +249,7 @@ class Core:
             value = call.read(data)
         except OpenBotMemoryError as error:  # an error a GraphQL answer holds
             error.request_id = error.request_id or request_id
+            error.status = status  # that of the answer that carried it
             raise
         except pydantic.ValidationError as exc:
             raise BadResponse(f"{_status(response)}, not the answer the call reads: "

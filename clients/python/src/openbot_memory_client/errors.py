@@ -17,6 +17,10 @@
     │                           what the call reads): not the service's, or not this version's
     └── Unreachable             no answer: the connection failed or timed out (`status` None)
 
+`status` is the HTTP status of the answer that carried the error: a GraphQL error's is that of
+its answer (200). It is None where no HTTP answer came: `Unreachable`, and an error heard over
+`watch`'s WebSocket.
+
 An error whose `_tag` has no class here (`HTTPError`: a status the service's own code did not
 answer) is raised as the class of its status, or where its status has none either, as an
 `OpenBotMemoryError` whose `tag` is that `_tag`.
