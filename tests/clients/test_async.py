@@ -237,6 +237,31 @@ def test_two_writers_updating_at_once_each_land_every_change(
     assert view.session.revision == 17
 
 
+def test_an_async_command_after_a_turn_lands_though_another_writer_moved_the_session(
+    client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph
+) -> None:
+    # S12: as the blocking client's (test_client.py): a command at the head the client last
+    # saw is sent once more where the session moved; a stale pair given is a conflict
+    sid = client.create_session(client.create_agent("a").id).session.id
+
+    async def run() -> None:
+        async with AsyncOpenBotMemory(server.url, ana_token) as aclient:
+            await aclient.configure(sid, generate=False)  # no run moves the session
+            turn = await aclient.record_turn(
+                sid, [TurnItem(id="t-1", role="user", content="Hello.")])
+            client.remember(sid, "car", "No rental car.")
+            view = await aclient.remember(sid, "seat", "Window.", "preference")
+            assert sorted(view.memory.entries) == ["car", "seat"]
+            assert view.session.revision == turn.session.revision + 2
+            with pytest.raises(SessionConflict) as stale:
+                await aclient.forget(sid, "car", expected=turn.session.head,
+                                     revision=turn.session.revision)
+            assert stale.value.status == 409
+
+    asyncio.run(run())
+    assert client.get_session(sid).memory.entries["car"].status == "active"
+
+
 def test_watch_hears_a_remember_made_through_another_server(
     server: RunningServer, start_server: Callable[..., RunningServer], ana_token: str,
     graph: Graph,

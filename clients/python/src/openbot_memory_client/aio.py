@@ -180,11 +180,22 @@ class AsyncOpenBotMemory:
         self, session_id: str, command: m.Command, *, expected: str | None = None,
         revision: int | None = None,
     ) -> m.SessionView:
-        """Send a memory command at `expected` and `revision` (given together), by default
-        the head and revision this client last saw of the session. A stale one raises
-        SessionConflict, and the next command reads the session first."""
+        """Send a memory command at `expected` and `revision` (given together): a stale pair
+        raises SessionConflict. Without them it is sent at the head and revision this client
+        last saw of the session, and where the session moved since (a consolidation run of a
+        turn just recorded, another writer), once more at the session read again; a conflict
+        where the session did not move (a key the memory lacks) is raised at once."""
+        given = self.core.known(expected, revision)
         head, rev = await self._seen(session_id, expected, revision)
-        return await self.send(self.core.command(session_id, command, head, rev))
+        try:
+            return await self.send(self.core.command(session_id, command, head, rev))
+        except SessionConflict:
+            if given is not None:
+                raise  # the caller's own head and revision: theirs to read again
+            now = (await self.get_session(session_id)).session
+            if (now.head, now.revision) == (head, rev):
+                raise
+            return await self.send(self.core.command(session_id, command, now.head, now.revision))
 
     async def remember(
         self, session_id: str, key: str, content: str, kind: m.Kind = "fact", *,
