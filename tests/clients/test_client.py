@@ -214,6 +214,7 @@ def test_agent_memory_log_learning_and_search(
     hits = client.search("budget", session=sid)
     assert [(h.entry.key, h.entry.session) for h in hits] == [("budget", sid)]
     assert "**budget**" in hits[0].snippet
+    assert client.search("budget", session=sid, offset=1) == []
     agent_hits = client.search("refundable", agent=agent.id, limit=5)
     assert [(h.entry.key, h.entry.agent) for h in agent_hits] == [
         ("refundable-fares", agent.id)]

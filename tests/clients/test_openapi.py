@@ -61,6 +61,7 @@ def every_call(core: Core) -> list[tuple[Call[Any], type[BaseModel] | None]]:
         (core.agent_log_page(A, 0, 10), m.AgentLog),
         (core.learning_jobs(A), m.LearningJobs),
         (core.search("q", S, A, 5), m.SearchResults),
+        (core.search("q", S, A, 5, 10), m.SearchResults),
         (core.delete_session(S), m.Deleted),
         (core.erase_person("ana"), m.ErasureView),
         (core.erasures(), m.Erasures),

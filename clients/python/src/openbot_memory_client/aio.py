@@ -344,9 +344,11 @@ class AsyncOpenBotMemory:
     # -- search, GraphQL, live views --------------------------------------------------------
     async def search(
         self, query: str, *, session: str | None = None, agent: str | None = None,
-        limit: int | None = None,
+        limit: int | None = None, offset: int | None = None,
     ) -> list[m.Hit]:
-        return await self.send(self.core.search(query, session, agent, limit))
+        """Hits for `query` (Lucene syntax), best first: `limit` of them (20 by default) after
+        the first `offset`."""
+        return await self.send(self.core.search(query, session, agent, limit, offset))
 
     async def graphql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document; its `data`, or its first error raised."""

@@ -338,9 +338,11 @@ class OpenBotMemory:
     # -- search, GraphQL, live views --------------------------------------------------------
     def search(
         self, query: str, *, session: str | None = None, agent: str | None = None,
-        limit: int | None = None,
+        limit: int | None = None, offset: int | None = None,
     ) -> list[m.Hit]:
-        return self.send(self.core.search(query, session, agent, limit))
+        """Hits for `query` (Lucene syntax), best first: `limit` of them (20 by default) after
+        the first `offset`."""
+        return self.send(self.core.search(query, session, agent, limit, offset))
 
     def graphql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document; its `data`, or its first error raised."""
