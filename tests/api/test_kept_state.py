@@ -6,7 +6,6 @@ turns, commands, consolidations, forks and reverts, with runs landing in between
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from app.domain.sessions import Entry
 from app.store.catalog import statement
 from tests.api.test_agent_memory import agent_memory, post_agent, remember
+from tests.api.test_erasure import emptied_by_retention
 from tests.api.test_promotion import fill, subagent
 from tests.conftest import Api, Graph, RunningServer, assistant, user
 from tests.openai_stub import OpenAIStub, Reply
@@ -262,16 +262,7 @@ def test_an_item_retention_erases_is_no_source_of_the_agent_entries_citing_it(
     before = agent_memory(api, agent)
     [old] = before["entries"]["seat"]["sources"]
     assert old["session"] == sid
-    # the seat's item is two days old; nothing else is
-    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
-               item=old["item"], s=sid)
-
-    start_server(item_retention_days=1, retention_poll_seconds=0.1)
-    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
-    deadline = time.monotonic() + 60
-    while not graph.value(erased, item=old["item"], s=sid):  # its first pass runs at its start
-        assert time.monotonic() < deadline, "retention erased nothing"
-        time.sleep(0.05)
+    emptied_by_retention(graph, start_server, sid, old["item"])  # the only old item
 
     after = agent_memory(api, agent)
     assert after["entries"]["seat"] == {**before["entries"]["seat"], "sources": []}
@@ -292,15 +283,7 @@ def test_an_agent_memory_whose_sources_retention_takes_is_at_a_new_version(
     agent = str(promoted["agent"]["id"])
     before = agent_memory(api, agent)
     [old] = before["entries"]["seat"]["sources"]
-    graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
-               item=old["item"], s=sid)
-
-    start_server(item_retention_days=1, retention_poll_seconds=0.1)
-    erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
-    deadline = time.monotonic() + 60
-    while not graph.value(erased, item=old["item"], s=sid):  # its first pass runs at its start
-        assert time.monotonic() < deadline, "retention erased nothing"
-        time.sleep(0.05)
+    emptied_by_retention(graph, start_server, sid, old["item"])
 
     after = agent_memory(api, agent)
     assert after["entries"]["seat"]["sources"] == []
