@@ -39,6 +39,7 @@ from app.errors import (
     ValidationError,
 )
 from app.memory.changes import commands
+from app.memory.paging import MAX_OFFSET
 from app.memory.service import Service
 from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT
 
@@ -373,7 +374,8 @@ def build(service: Service) -> MCPServer:
         "phrase\", AND, OR, NOT, prefix*) over the session and agent entries you may read, best "
         "first (an exact key match first). Each hit has the entry (with its `session` or "
         "`agent`), a score and a snippet with matches **marked**. `session_id` keeps one "
-        "session's entries, `agent_id` one agent's memory and its sessions' entries. Use it to "
+        "session's entries, `agent_id` one agent's memory and its sessions' entries; `more` says "
+        "whether hits follow, at `offset` plus `limit`. Use it to "
         "find a fact you do not know the key or session of; then fact_story tells where it "
         "came from."
     )
@@ -383,10 +385,13 @@ def build(service: Service) -> MCPServer:
         session_id: Annotated[str | None, Field(description="only this session")] = None,
         agent_id: Annotated[str | None, Field(description="only this agent")] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT), bodies.WHOLE] = DEFAULT_LIMIT,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="hits to pass over"),
+                          bodies.WHOLE] = 0,
     ) -> dict[str, Any]:
         with service_errors():
             found = await service.search.search(
-                principal(ctx), query, session=session_id, agent=agent_id, limit=limit
+                principal(ctx), query, session=session_id, agent=agent_id, offset=offset,
+                limit=limit,
             )
             return dict(search_answers.search_json(found))
 

@@ -190,6 +190,23 @@ def test_each_session_tool_answers_what_rest_answers(
     assert bad["field"] == "query"
 
 
+def test_search_memory_pages_as_the_rest_search_does(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    # MCP's search answers what REST's does, page for page, with `more`
+    sid = api.session()["session"]["id"]
+    for n in range(3):
+        api.remember(sid, f"city-{n}", f"City number {n}.")
+    for offset in (0, 2):
+        found = answer(call(server, api.token, "search_memory", query="city", limit=2,
+                            offset=offset))
+        rest = api.ok(api.get("/v1/search", params={"q": "city", "limit": 2, "offset": offset}))
+        assert found == rest
+        assert found["more"] is (offset == 0)
+    refused = error(call(server, api.token, "search_memory", query="city", offset=-1))
+    assert (refused["_tag"], refused["field"]) == ("ValidationError", "offset")
+
+
 def test_a_conflict_says_to_read_again_and_a_retry_passes(
     server: RunningServer, api: Api, graph: Graph
 ) -> None:
