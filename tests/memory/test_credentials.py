@@ -278,6 +278,15 @@ ORDINARY = [
     "The door code is written on the note by the fridge.",
     "The passwords are kept in the team vault.",
     "Ana's pins are on the map.",
+    "The password's minimum length is 12.",
+    "The password's expiry policy is 90 days.",
+    "Ana's boarding pass's gate is B12.",
+    "The access code is sent by email before check-in.",
+    "The gate code is texted by the host on arrival.",
+    "The door code is taped under the mailbox.",
+    "The wifi key is printed on the router.",
+    "The alarm code is what Ben set last year.",
+    "The pw is with Ana.",
 ]
 
 

@@ -15,12 +15,13 @@ from typing import Any
 
 _PROSE_SECRET = re.compile(
     r"""(?ix)
-    \b(?P<name>pass(word|wd|phrase|code)?s?|pwd|pw|pins?|secrets?|api[\s_-]?keys?|access[\s_-]?keys?|
-       auth[\s_-]?tokens?|access[\s_-]?tokens?|bearer|tokens?|private[\s_-]?keys?|client[\s_-]?secrets?|
-       credentials?|(wi-?fi|wlan|network|router)[\s_-]?keys?|
-       (door|alarm|gate|lock|safe|garage|pin|security|access)[\s_-]?codes?)\b
+    \b(?P<name>pass(word|wd|phrase|code)?s?|pwd|pins?|secrets?|api[\s_-]?keys?|access[\s_-]?keys?|
+       auth[\s_-]?tokens?|access[\s_-]?tokens?|bearer|tokens?|private[\s_-]?keys?|
+       client[\s_-]?secrets?|credentials?|
+       (?P<everyday>pw|(wi-?fi|wlan|network|router)[\s_-]?keys?|
+                    (door|alarm|gate|lock|safe|garage|pin|security|access)[\s_-]?codes?))\b
     (\s+(for|of|to|on|at)(\s+[\w.@'-]+){1,4}?)?  # "password for the wifi router"
-    (\s*(is|was|are|were|will\s+be)\b|\s*(=|:|->)|['’]s\b)  # "is", "=", "password's"
+    (\s*(is|was|are|were|will\s+be)\b|\s*(=|:|->)|(?P<possessive>['’]s\b))
     (\s+(now|still|actually|just|currently|again|always)\b)?\s*
     ["'`]?(?P<value>[^\s"'`]{4,})
     """
@@ -62,14 +63,21 @@ _WORDS_NOT_SECRETS = frozenset(
 # Words that name a secret only sometimes ("the secret of good pasta is salt"): the value must
 # look like one (a digit, a symbol, a capital inside, or long).
 _LOOSE_NAMES = frozenset({"pin", "secret", "token", "credential", "credentials"})
-
-
-def _is_loose(name: str) -> bool:
-    """A plural ("passwords are hashed") speaks of secrets in general far more often than it
-    gives one, so it is loose as well."""
-    name = name.lower()
-    return name in _LOOSE_NAMES or (name.endswith("s") and not name.endswith("ss"))
 _LOOKS_SECRET = re.compile(r"\d|[#$%&*@^~_+=/\\|<>]|.[A-Z]|^.{20,}$")
+
+
+def _is_loose(match: re.Match[str]) -> bool:
+    """Whether the secret a prose match names must look like one. So it must for a loose name,
+    and for a plural ("passwords are hashed"), an everyday code or key ("the door code is taped
+    under the mailbox") and a possessive ("the password's minimum length"), which speak of a
+    secret far more often than they give one."""
+    name = match.group("name").lower()
+    return (
+        name in _LOOSE_NAMES
+        or (name.endswith("s") and not name.endswith("ss"))
+        or match.group("everyday") is not None
+        or match.group("possessive") is not None
+    )
 
 
 @cache
@@ -114,7 +122,7 @@ def credential_reason(text: str) -> str | None:
         value = match.group("value").strip(".,;!?")
         if value.lower() in _WORDS_NOT_SECRETS:
             continue
-        if _is_loose(match.group("name")) and not _LOOKS_SECRET.search(value):
+        if _is_loose(match) and not _LOOKS_SECRET.search(value):
             continue
         return "password or secret in prose"
     found = _detect_secrets_finds(text)
