@@ -9,17 +9,37 @@
 // runs and learning jobs kept of it goes: errors, and dropped changes' proposals, keys and
 // reasons (a reason may quote what the model sent; key and reason become $withheld). Versions,
 // change chains and provenance edges stay. The revision grows, and so does that of every fork
-// whose entries cite its items, so no kept view of either is answered again (nor a watcher left
-// with one), and the session leaves its agent
+// whose view it changes, so no kept view of either is answered again (nor a watcher left with
+// one), and the session leaves its agent
 // (ERASED_FROM stands for OF_AGENT): every read and command finds no such session. Run again,
 // it erases only what is left and counts only that, into the erasure ($erasure). Answers the
 // uids of the items it erased (`erasedUids`: keep_agent_sources leaves them out of the agent
 // entries that cite them).
 MATCH (s:Session {id: $id})-[:OF_AGENT|ERASED_FROM]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
 WHERE $reach IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $reach}) }
-SET s._lock = true
-REMOVE s._lock
-SET s.revision = s.revision + 1
+// The sessions whose view this changes are locked in id order (as erase_agent_entries takes an
+// agent's sessions, so the two never wait on each other in a circle), and their revisions grow:
+// this one; each fork whose entries cite one of its items not erased yet (the fork's view shows
+// them erased now); each fork reverted to where it was forked, which holds its changes as the
+// CURRENT ones of its entries (below, they leave its kept state).
+CALL (s) {
+  CALL (s) {
+    RETURN s AS touched
+    UNION
+    MATCH (s)<-[:OF]-(:Version)-[:ADDS]->(i:Item)<-[:CITES]-(:Change)<-[:CURRENT]-(:Entry)
+          <-[:HAS_ENTRY]-(touched:Session)
+    WHERE NOT coalesce(i.erased, false) OR coalesce(i.expired, false)
+    RETURN touched
+    UNION
+    MATCH (touched:Session)-[:HAS_ENTRY]->(:Entry)-[:CURRENT]->(:Change)-[:IN_SESSION]->(s)
+    RETURN touched
+  }
+  WITH touched ORDER BY touched.id
+  SET touched._lock = true
+  REMOVE touched._lock
+  SET touched.revision = touched.revision + 1
+  RETURN count(touched) AS touched
+}
 WITH s, a
 CALL (s, a) {
   OPTIONAL MATCH (s)-[of:OF_AGENT]->(a)
@@ -37,15 +57,6 @@ CALL (s) {
   RETURN count(i) AS items, collect(i.uid) AS erasedUids
 }
 CALL (s) {
-  // (a fork's entries cite its source's items: the fork's view shows them erased now, so its
-  // revision grows, and no kept view or watcher of it holds them as they were)
-  MATCH (s)<-[:OF]-(:Version)-[:ADDS]->(:Item)<-[:CITES]-(:Change)<-[:CURRENT]-(:Entry)
-        <-[:HAS_ENTRY]-(other:Session)
-  WHERE other <> s
-  WITH DISTINCT other
-  SET other.revision = other.revision + 1
-}
-CALL (s) {
   OPTIONAL MATCH (c:Change)-[:IN_SESSION]->(s)
   WHERE NOT coalesce(c.erased, false)
   SET c.erased = true, c.content = null, c.beforeContent = null
@@ -54,14 +65,12 @@ CALL (s) {
 CALL (s) {
   // (a fork reverted to the version it was forked at holds its source's changes as the
   // CURRENT ones of its entries: those entries leave the kept state as the session's own do,
-  // as the history now derives no entry for their keys, and the fork's revision grows)
+  // as the history now derives no entry for their keys)
   MATCH (c:Change)-[:IN_SESSION]->(s)
   MATCH (other:Session)-[:HAS_ENTRY]->(e:Entry)-[now:CURRENT]->(c)
   WHERE other <> s
   DELETE now
   REMOVE e.content, e.kind, e.status, e.updatedAt, e.change, e.sources, e.sourceUids
-  WITH DISTINCT other
-  SET other.revision = other.revision + 1
 }
 CALL (s) {
   OPTIONAL MATCH (s)-[:HAS_ENTRY]->(e:Entry)
