@@ -25,7 +25,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.types import RetryPolicy
-from openbot_memory_client import AsyncOpenBotMemory, OpenBotMemory, Unreachable, ValidationError
+from openbot_memory_client import (
+    AsyncOpenBotMemory,
+    OpenBotMemory,
+    SessionConflict,
+    Unreachable,
+    ValidationError,
+)
 from openbot_memory_client.langgraph import (
     MemoryState,
     SessionMemory,
@@ -124,6 +130,66 @@ def test_a_retried_record_step_records_the_turn_once(
     assert [len(turn) for turn in turns] == [4, 4]
     recorded = [one for one in items if one.startswith("lg-")]  # not the tool's memory edits
     assert len(recorded) == len(set(recorded)) == 8
+
+
+def lost_answer(client: OpenBotMemory) -> tuple[str, list[AnyMessage]]:
+    """A session whose first exchange (a tool call among it) is recorded as the thread's
+    record step would have, though the step never heard so (the process died), and the
+    exchange."""
+    sid = client.create_session(client.create_agent("a").id).session.id
+    first: list[AnyMessage] = [
+        HumanMessage(content="Any seat I asked for?", id="h-1"),
+        AIMessage(content="", id="a-1", tool_calls=[
+            {"name": "search_memory", "args": {"query": "seat"}, "id": "call-1"}]),
+        ToolMessage(content="nothing found", tool_call_id="call-1", id="t-1"),
+        AIMessage(content="None yet.", id="a-2"),
+    ]
+    client.record_turn(sid, items_of(first))
+    return sid, first
+
+
+def test_a_run_after_a_lost_answer_records_only_what_the_session_lacks(
+    client: OpenBotMemory, graph: Graph
+) -> None:
+    # The thread runs on with new input (not resumed): its record step sends the first
+    # exchange again with the new messages, a turn the service refuses (some of its item ids
+    # are used); the step records the new messages alone, and the thread goes on
+    agent = example()
+    sid, first = lost_answer(client)
+    model = agent.ScriptedModel(messages=iter([AIMessage(content="A window seat, then.")]))
+    graph_ = memory_agent(model, SessionMemory(client, sid))
+    state = graph_.invoke({"messages": [*first, HumanMessage(content="Window.", id="h-2")]})
+    ids = [item.id for item in items_of(state["messages"])]
+    turns, items = turns_of(client, sid)
+    assert items == ids
+    assert turns == [ids[:4], ids[4:]]
+
+    # Ids the session holds under other words are not that turn: the refusal stands
+    model = agent.ScriptedModel(messages=iter([AIMessage(content="An aisle seat.")]))
+    other = memory_agent(model, SessionMemory(client, sid))
+    with pytest.raises(SessionConflict, match="item ids already used"):
+        other.invoke({"messages": [HumanMessage(content="Aisle.", id="h-2")]})
+    assert turns_of(client, sid) == (turns, items)
+
+
+def test_a_run_after_a_lost_answer_records_only_what_the_session_lacks_async(
+    client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph
+) -> None:
+    agent = example()
+    sid, first = lost_answer(client)
+    model = agent.ScriptedModel(messages=iter([AIMessage(content="A window seat, then.")]))
+
+    async def run() -> dict[str, Any]:
+        async with AsyncOpenBotMemory(server.url, ana_token) as aclient:
+            graph_ = memory_agent(model, SessionMemory(aclient, sid))
+            return await graph_.ainvoke(
+                {"messages": [*first, HumanMessage(content="Window.", id="h-2")]})
+
+    state = asyncio.run(run())
+    ids = [item.id for item in items_of(state["messages"])]
+    turns, items = turns_of(client, sid)
+    assert items == ids
+    assert turns == [ids[:4], ids[4:]]
 
 
 def test_item_ids_are_stable_and_valid() -> None:

@@ -7,7 +7,8 @@
   each model call (what the service would show a turn now: S5, S6, A8);
 - `record(messages, config)`: the turn's messages as turn items, each with an id derived from
   its LangGraph message id, so a step that runs again sends the same ids and the service keeps
-  the turn once (a retry with the same item ids answers the turn already recorded);
+  the turn once (a retry with the same item ids answers the turn already recorded; a turn
+  some of whose messages the session holds already records the rest);
 - `tools()`: `remember`, `forget` and `search_memory`, for the model to call.
 
 `memory_agent(model, memory)` wires them: agent -> tools -> agent ... -> record -> end. Each
@@ -42,9 +43,16 @@ from langgraph.types import Checkpointer, RetryPolicy
 from openbot_memory_client import models as m
 from openbot_memory_client.aio import AsyncOpenBotMemory
 from openbot_memory_client.client import OpenBotMemory
-from openbot_memory_client.errors import OpenBotMemoryError, Unavailable, Unreachable
+from openbot_memory_client.errors import (
+    OpenBotMemoryError,
+    SessionConflict,
+    Unavailable,
+    Unreachable,
+)
 
 ID_PREFIX = "lg-"
+# The most timeline items the service answers in one page.
+PAGE = 200
 
 
 class MemoryState(MessagesState):
@@ -142,12 +150,23 @@ class SessionMemory:
         self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None,
         step: str = "",
     ) -> m.TurnView | None:
-        """Record messages as one turn (None when none of them makes an item). Sent again
-        with the same messages, the service answers the turn it already has."""
+        """Record messages as one turn (None when none of them makes an item, or the session
+        holds each already). Sent again with the same messages, the service answers the turn
+        it already has. Where the service refuses the turn because the session holds some of
+        its items already, as they are (a turn recorded whose answer was lost, sent again with
+        the messages after it), the rest are the turn; items the session holds under other
+        content leave the refusal standing."""
         items = items_of(messages, step)
         if not items:
             return None
-        return self._blocking().record_turn(self.session_of(config), items, wait=self.wait)
+        client, session = self._blocking(), self.session_of(config)
+        try:
+            return client.record_turn(session, items, wait=self.wait)
+        except SessionConflict:
+            rest = _unheld(items, _held(client, session, items))
+            if rest is None:
+                raise
+        return client.record_turn(session, rest, wait=self.wait) if rest else None
 
     async def arecord(
         self, messages: Sequence[BaseMessage], config: RunnableConfig | None = None,
@@ -158,7 +177,14 @@ class SessionMemory:
         items = items_of(messages, step)
         if not items:
             return None
-        return await self.client.record_turn(self.session_of(config), items, wait=self.wait)
+        client, session = self.client, self.session_of(config)
+        try:
+            return await client.record_turn(session, items, wait=self.wait)
+        except SessionConflict:
+            rest = _unheld(items, await _aheld(client, session, items))
+            if rest is None:
+                raise
+        return await client.record_turn(session, rest, wait=self.wait) if rest else None
 
     # -- tools ---------------------------------------------------------------------------
     def tools(self) -> list[BaseTool]:
@@ -251,6 +277,52 @@ def _unrecorded(state: MemoryState) -> tuple[list[BaseMessage], str, list[str]]:
     return fresh, f"turn-{len(done)}", [m.id for m in messages if m.id]
 
 
+def _held(
+    client: OpenBotMemory, session_id: str, items: Sequence[m.TurnItem]
+) -> dict[str, m.Item]:
+    """The items of the session's timeline (at its head: the branch a turn is checked
+    against) that have the ids of `items`, by id, read a page at a time until each is found
+    or the timeline ends."""
+    wanted = {item.id for item in items}
+    head = client.get_session(session_id).session.head
+    held: dict[str, m.Item] = {}
+    offset = 0
+    while True:
+        page = client.version(session_id, head, offset=offset, limit=PAGE).items
+        held.update((one.id, one) for one in page if one.id in wanted)
+        if len(page) < PAGE or len(held) == len(wanted):
+            return held
+        offset += len(page)
+
+
+async def _aheld(
+    client: AsyncOpenBotMemory, session_id: str, items: Sequence[m.TurnItem]
+) -> dict[str, m.Item]:
+    wanted = {item.id for item in items}
+    head = (await client.get_session(session_id)).session.head
+    held: dict[str, m.Item] = {}
+    offset = 0
+    while True:
+        page = (await client.version(session_id, head, offset=offset, limit=PAGE)).items
+        held.update((one.id, one) for one in page if one.id in wanted)
+        if len(page) < PAGE or len(held) == len(wanted):
+            return held
+        offset += len(page)
+
+
+def _unheld(items: Sequence[m.TurnItem], held: dict[str, m.Item]) -> list[m.TurnItem] | None:
+    """The items the session does not hold, where it holds the others as they are; None where
+    it holds none of them, or one under other content (its id was used for something else)."""
+    rest: list[m.TurnItem] = []
+    for item in items:
+        there = held.get(item.id or "")
+        if there is None:
+            rest.append(item)
+        elif (there.type, there.role, there.content) != (item.type, item.role, item.content):
+            return None
+    return rest if len(rest) < len(items) else None
+
+
 def _system(shown: m.Instructions) -> SystemMessage | None:
     return SystemMessage(content=shown.memory) if shown.memory.strip() else None
 
@@ -271,7 +343,8 @@ def _hits(hits: list[m.Hit]) -> str:
 def _may_mend(error: Exception) -> bool:
     """Whether sending a turn again may succeed: no answer came (`Unreachable`: the connection
     failed, or the answer was lost on the way), or the service was unavailable. A refusal (bad
-    input, no such session, a conflict) is the same when sent again."""
+    input, no such session, a conflict) is the same when sent again; a turn refused because
+    the session holds some of its items already is mended by `record` itself."""
     return isinstance(error, (Unavailable, Unreachable))
 
 
