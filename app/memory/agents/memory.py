@@ -1,7 +1,8 @@
 """Agent memory (A1, A3, A5-A11): one lasting memory per agent over all its sessions, with no
 timeline (A7): a per-agent version that grows by exactly 1 with every change, a log of them,
-and every change recorded with what made it. An erasure that takes an entry, or a source of
-one, moves the version too, with no change in the log. Each operation is one transaction.
+and every change recorded with what made it. An erasure or retention that takes an entry, or
+a source of one, moves the version too, with no change in the log. Each operation is one
+transaction.
 
 Persons edit it here (`command`); learning and promotion apply their changes through the same
 `AgentMemoryRepository.apply`, so one record and one version rule hold for every maker.
