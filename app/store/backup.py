@@ -35,12 +35,18 @@ FORMAT = "openbot-memory-export"
 CHANGED = "the file is cut or changed"
 VERSION = 1
 REFS_PER_READ = 500
+# How many times an export is taken again when the org moved while it was read.
+EXPORT_ATTEMPTS = 5
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 Advance = Callable[[int], None]
+
+
+class _Moved(Exception):
+    """A node read points to one that was not: the org moved while it was read."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,9 @@ async def _export_into(tx: Tx, org: str, out: IO[str], advance: Advance) -> Coun
         for row in rows:
             end = refs.get(row["end"])
             if end is None:
-                continue  # outside the org (none are, by the graph's shape)
+                # Every node of the org was read, and no relationship leaves the org: a write
+                # made this node after they were (a turn's new HEAD, an entry's new CURRENT).
+                raise _Moved
             out.write(_line({"relationship": row["type"], "start": refs[row["start"]],
                              "end": end, "properties": row["properties"]}))
             relationships += 1
@@ -88,11 +96,23 @@ def _check_destination(path: Path) -> None:
 
 async def export_org(db: Database, org: str, path: Path | None, advance: Advance) -> Counts:
     """Write the org's whole record to `path` (stdout when None), in one read transaction; a
-    path that cannot be written is refused before anything is read."""
+    path that cannot be written is refused before anything is read. A read transaction sees
+    each write as it commits, so an export during which a write pointed a node read to one
+    made after (the org moved) is taken again, a bounded number of times: the file holds
+    every relationship between its nodes, or there is no file."""
     if path is not None:
         _check_destination(path)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as body:
-        counts = await db.read_in_one(lambda tx: _export_into(tx, org, body, advance))
+        for attempt in range(1, EXPORT_ATTEMPTS + 1):
+            try:
+                counts = await db.read_in_one(lambda tx: _export_into(tx, org, body, advance))
+                break
+            except _Moved:
+                if attempt == EXPORT_ATTEMPTS:
+                    raise SetupError(
+                        f"org {org!r} moved while each of {EXPORT_ATTEMPTS} exports read it: "
+                        "export it when fewer writes land (or with the service stopped)"
+                    ) from None
         header = {"format": FORMAT, "version": VERSION, "org": org, "exportedAt": now_ms(),
                   "nodes": counts.nodes, "relationships": counts.relationships}
         body.seek(0)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from app.store.backup import FORMAT, import_org
-from app.store.database import Database, Target
+from app.store.backup import FORMAT, export_org, import_org
+from app.store.database import Database, Target, Tx
 from tests.conftest import Api, Graph, RunningServer, assistant, flat, make_token, user
 from tests.test_cli import run_cli
 
@@ -327,6 +327,40 @@ def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
         assert answer.stderr.splitlines()[-1] == f"openbot-memory: error: {message}"
         assert not list(tmp_path.rglob("*.partial"))
         assert not (tmp_path.parent / f"{tmp_path.name}.partial").exists()
+
+
+def test_an_export_the_org_moves_under_is_read_again_whole(
+    api: Api, neo4j_target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a turn that lands while an export reads moves its session's HEAD to a version the export
+    # did not read: the export reads the org again, and its file holds every relationship
+    # between its nodes, the session's HEAD at the turn among them
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("Before the export."))
+    rows, turned = Tx.rows, []
+
+    async def rows_while_a_turn_lands(self: Tx, name: str, **params: Any) -> list[Any]:
+        if name == "export_relationships" and not turned:
+            turned.append(api.turn(sid, user("During the export.")))
+        return await rows(self, name, **params)
+
+    monkeypatch.setattr(Tx, "rows", rows_while_a_turn_lands)
+    out = tmp_path / "acme.jsonl"
+
+    async def export() -> None:
+        db = await Database.connect(neo4j_target)
+        try:
+            await export_org(db, "acme", out, lambda n: None)
+        finally:
+            await db.close()
+
+    asyncio.run(export())
+    assert turned
+    records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    nodes = {r["node"]: r["properties"] for r in records if "node" in r}
+    heads = [nodes[r["end"]]["id"] for r in records
+             if r.get("relationship") == "HEAD" and nodes[r["start"]].get("id") == sid]
+    assert heads == [api.view(sid)["session"]["head"]]
 
 
 def test_an_org_with_an_erasure_round_trips_with_its_tombstones_and_record(
