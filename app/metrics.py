@@ -12,6 +12,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from app.domain.jobs import PENDING, JobKind
 
 JOB_KINDS: tuple[JobKind, ...] = typing.get_args(JobKind)
+# How many GraphQL operation names a process counts under their own label: a client names its
+# operations, so the set is open; the names past these count as `other`.
+OPERATION_NAMES = 200
 _REASON_END = re.compile(r"[:('(]")
 
 
@@ -38,6 +41,7 @@ class Metrics:
             "openbot_memory_graphql_operations", "GraphQL operations by name and outcome",
             ["operation", "outcome"], registry=r,
         )
+        self._operation_names: set[str] = set()
         self.jobs = Gauge(
             "openbot_memory_jobs", "Consolidation runs and learning jobs queued or running, "
             "read from the graph at scrape time (all processes)", ["kind", "status"], registry=r,
@@ -100,6 +104,17 @@ class Metrics:
         self.jobs_finished.labels(kind, model, outcome).inc()
         for reason in dropped:
             self.dropped_changes.labels(kind, reason_label(reason)).inc()
+
+    def graphql_operation(self, name: str, outcome: str) -> None:
+        """Count a GraphQL operation: under its name while the process counts fewer than
+        OPERATION_NAMES names, else under `other`, so a client naming each operation anew
+        cannot grow the series without end."""
+        if name not in self._operation_names:
+            if len(self._operation_names) >= OPERATION_NAMES:
+                name = "other"
+            else:
+                self._operation_names.add(name)
+        self.graphql_operations.labels(name, outcome).inc()
 
     def set_jobs(self, counts: dict[tuple[str, str], int]) -> None:
         """The gauges of pending work, every (kind, status) pair shown even when zero."""

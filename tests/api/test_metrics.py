@@ -219,3 +219,26 @@ def test_transaction_retries_are_counted(neo4j_target: Target, graph: Graph) -> 
         return float(sample._value.get())
 
     assert asyncio.run(run()) == 1
+
+
+def test_graphql_operation_names_count_under_a_bounded_set_of_labels(
+    start_server: Callable[..., RunningServer], neo4j_target: Target, graph: Graph
+) -> None:
+    # a client names its operations: past the first 200 names a process sees, a new name
+    # counts as `other`, so no client grows the metric's series without end
+    server = start_server()
+    client = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    try:
+        for n in range(210):
+            client.ok(client.post("/graphql", {"query": f"query Q{n} {{ __typename }}"}))
+    finally:
+        client.http.close()
+    got = scrape(server.url)
+    names = {dict(labels)["operation"] for name, labels in got
+             if name == "openbot_memory_graphql_operations_total"}
+    assert len(names) == 201
+    assert "other" in names
+    assert "Q0" in names
+    assert "Q209" not in names
+    assert value(got, "openbot_memory_graphql_operations_total", operation="other",
+                 outcome="ok") == 210 - len([n for n in names if n.startswith("Q")])

@@ -50,6 +50,6 @@ class OperationMetrics(SchemaExtension):
         result = self.execution_context.result
         errors = list(result.errors or []) if result is not None else None
         outcome, conflicts = outcome_of(errors) if result is not None else ("error", [])
-        metrics.graphql_operations.labels(name, outcome).inc()
+        metrics.graphql_operation(name, outcome)
         for tag in conflicts:
             metrics.conflicts.labels(ROUTE, tag).inc()
