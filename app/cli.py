@@ -222,6 +222,19 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _days(text: str) -> float:
+    from app.memory.access.tokens import check_expires
+
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of days") from None
+    try:
+        return check_expires(days)
+    except ServiceError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: {exc.message}") from None
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(prog="openbot-memory", description=__doc__)
     commands = root.add_subparsers(dest="command", required=True)
@@ -237,7 +250,7 @@ def parser() -> argparse.ArgumentParser:
     who = create.add_mutually_exclusive_group(required=True)
     who.add_argument("--person", help="a member of the org (created when new)")
     who.add_argument("--service", help="an org-level service token that acts for no person")
-    create.add_argument("--expires", type=float, metavar="DAYS",
+    create.add_argument("--expires", type=_days, metavar="DAYS",
                         help="refuse the token this many days from now (default: never)")
     listing = token_actions.add_parser("list", help="an org's tokens (ids, never the tokens)")
     listing.add_argument("--org", required=True)

@@ -173,6 +173,21 @@ def test_a_port_out_of_range_is_refused_before_anything_starts() -> None:
             f"openbot-memory serve: error: argument --port: {port} is not a port (0 to 65535)")
 
 
+def test_a_token_lifetime_out_of_range_is_refused_before_anything_starts() -> None:
+    # a bad value for a flag is a usage error naming the flag (exit 2), told before the command
+    # reaches Neo4j (none answers at this address)
+    for days, why in (("0", "expires is a number of days above 0 and at most 36500"),
+                      ("40000", "expires is a number of days above 0 and at most 36500"),
+                      ("nan", "expires is a number of days above 0 and at most 36500"),
+                      ("soon", None)):
+        answer = run_cli("token", "create", "--org", "acme", "--person", "ana", "--expires", days,
+                         env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        assert answer.returncode == 2, days
+        reason = f"{days}: {why}" if why else f"{days} is not a number of days"
+        assert answer.stderr.splitlines()[-1] == (
+            f"openbot-memory token create: error: argument --expires: {reason}")
+
+
 def test_import_of_what_is_not_an_export_is_one_line(tmp_path: Path) -> None:
     headerless = tmp_path / "headerless.jsonl"
     headerless.write_text('{"format": "openbot-memory-export", "version": 1, "org": "acme"}\n')

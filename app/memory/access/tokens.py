@@ -58,6 +58,18 @@ def check_person_name(value: str) -> str:
     return value
 
 
+MAX_EXPIRES_DAYS = 36_500  # a hundred years
+
+
+def check_expires(days: float) -> float:
+    """A token's lifetime in days: above 0, and at most MAX_EXPIRES_DAYS."""
+    if not 0 < days <= MAX_EXPIRES_DAYS:
+        raise ValidationError(
+            f"expires is a number of days above 0 and at most {MAX_EXPIRES_DAYS}", "expires"
+        )
+    return days
+
+
 @dataclass
 class Tokens:
     """Creating tokens and finding the principal a token acts for."""
@@ -79,8 +91,8 @@ class Tokens:
         it (shown once, stored hashed). Exactly one of `person` and `service` is given; with
         `expires_days` the token is refused that many days from now. With `warmup`, an org
         made now is marked as the warm-up's (app/api/warmup.py)."""
-        if expires_days is not None and not 0 < expires_days <= 36_500:
-            raise ValidationError("expires is a number of days above 0", "expires")
+        if expires_days is not None:
+            check_expires(expires_days)
         if (person is None) == (service is None):
             raise ValidationError("a token is for a person or for a service", "person")
         org = check_name(org, "org")
