@@ -24,7 +24,9 @@ def _serve(settings: Settings, host: str, port: int) -> None:
     import uvicorn
 
     from app.api.app import create_app
+    from app.telemetry import exporter_names
 
+    exporter_names()  # a tracing setting it cannot follow is told before anything starts
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:

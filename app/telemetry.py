@@ -18,6 +18,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
+from app.errors import SetupError
 from app.metrics import Metrics
 
 TRACER_NAME = "openbot_memory"
@@ -37,23 +38,35 @@ class Telemetry:
         return cls(tracer=provider.get_tracer(TRACER_NAME))
 
 
-def _exporters(env: Mapping[str, str]) -> list[SpanExporter]:
+def exporter_names(env: Mapping[str, str] | None = None) -> list[str]:
+    """The span exporters the environment names (`otlp`, `console`); a SetupError for a name
+    this service lacks, so that `serve` refuses it before it starts anything."""
+    env = os.environ if env is None else env
     names = env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
     endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get(
         "OTEL_EXPORTER_OTLP_ENDPOINT"
     )
     if not names:
         names = "otlp" if endpoint else "none"
+    named = [n.strip() for n in names.split(",") if n.strip() not in ("", "none")]
+    for name in named:
+        if name not in ("otlp", "console"):
+            raise SetupError(
+                f"OTEL_TRACES_EXPORTER names an exporter this service lacks: {name} "
+                "(otlp, console or none)"
+            )
+    return named
+
+
+def _exporters(env: Mapping[str, str]) -> list[SpanExporter]:
     exporters: list[SpanExporter] = []
-    for name in (n.strip() for n in names.split(",")):
+    for name in exporter_names(env):
         if name == "console":
             exporters.append(ConsoleSpanExporter())
-        elif name == "otlp":
+        else:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
             exporters.append(OTLPSpanExporter())
-        elif name not in ("", "none"):
-            raise ValueError(f"OTEL_TRACES_EXPORTER names an exporter this service lacks: {name}")
     return exporters
 
 

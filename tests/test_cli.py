@@ -188,6 +188,17 @@ def test_a_token_lifetime_out_of_range_is_refused_before_anything_starts() -> No
             f"openbot-memory token create: error: argument --expires: {reason}")
 
 
+def test_a_tracing_exporter_the_service_lacks_is_one_line_before_anything_starts() -> None:
+    # a bad setting is one line naming it (exit 1), told before serve reaches Neo4j
+    answer = run_cli("serve", env={"NEO4J_URI": "bolt://127.0.0.1:1",
+                                   "OTEL_TRACES_EXPORTER": "otlp,zipkin"})
+    assert answer.returncode == 1
+    assert "Traceback" not in answer.stderr
+    assert answer.stderr.splitlines() == [
+        "openbot-memory: error: OTEL_TRACES_EXPORTER names an exporter this service lacks: "
+        "zipkin (otlp, console or none)"]
+
+
 def test_import_of_what_is_not_an_export_is_one_line(tmp_path: Path) -> None:
     headerless = tmp_path / "headerless.jsonl"
     headerless.write_text('{"format": "openbot-memory-export", "version": 1, "org": "acme"}\n')
