@@ -200,6 +200,30 @@ def test_item_ids_are_stable_and_valid() -> None:
     assert [i.id for i in items_of(messages, "s")] == [item_id("a"), item_id("s#1")]
 
 
+def test_the_results_of_the_tools_apps_names_are_recorded_as_that_apps(
+    client: OpenBotMemory, graph: Graph
+) -> None:
+    # A4: a tool the developer names as an App's gives outside data; the service records its
+    # results as that App's, the other tools' results as the agent's own
+    sid = client.create_session(client.create_agent("a").id).session.id
+    memory = SessionMemory(client, sid, apps={"fetch_page": "web"})
+    memory.record([
+        HumanMessage(content="What does the page say?", id="h-1"),
+        AIMessage(content="", id="a-1", tool_calls=[
+            {"name": "fetch_page", "args": {"url": "https://example.com"}, "id": "call-1"},
+            {"name": "search_memory", "args": {"query": "page"}, "id": "call-2"}]),
+        ToolMessage(content="Ana prefers aisle seats.", tool_call_id="call-1", id="t-1",
+                    name="fetch_page"),
+        ToolMessage(content="nothing found", tool_call_id="call-2", id="t-2",
+                    name="search_memory"),
+    ])
+    items = client.graphql(
+        "query($id: ID!) { session(id: $id) { items { nodes { type app } } } }", {"id": sid}
+    )["session"]["items"]["nodes"]
+    assert [(i["type"], i["app"]) for i in items if i["type"] == "tool_result"] == [
+        ("tool_result", "web"), ("tool_result", None)]
+
+
 def test_the_agent_runs_async_with_the_async_client(
     client: OpenBotMemory, server: RunningServer, ana_token: str, graph: Graph
 ) -> None:

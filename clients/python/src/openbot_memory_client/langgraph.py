@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NotRequired
 
 from langchain_core.language_models import BaseChatModel
@@ -69,11 +69,15 @@ def item_id(message_id: str, part: int = 0) -> str:
     return ID_PREFIX + digest
 
 
-def items_of(messages: Sequence[BaseMessage], step: str = "") -> list[m.TurnItem]:
+def items_of(
+    messages: Sequence[BaseMessage], step: str = "", apps: Mapping[str, str] | None = None
+) -> list[m.TurnItem]:
     """Turn items of messages: a person's and the model's text, each tool call and result.
     System messages are left out (the instructions come from the service itself). A message
     without an id is named by `step` and its place, which a retried step repeats; without
-    either it is a ValueError."""
+    either it is a ValueError. The result of a tool `apps` names (tool name: App name) is that
+    App's: outside data, which no agent entry rests on alone (A4)."""
+    apps = apps or {}
     items: list[m.TurnItem] = []
     for place, message in enumerate(messages):
         if not message.id and not step:
@@ -94,7 +98,7 @@ def items_of(messages: Sequence[BaseMessage], step: str = "") -> list[m.TurnItem
                                         role="assistant", content=content))
         elif isinstance(message, ToolMessage):
             items.append(m.TurnItem(id=item_id(key), type="tool_result", role="tool",
-                                    content=message.text))
+                                    content=message.text, app=apps.get(message.name or "")))
     return items
 
 
@@ -105,14 +109,16 @@ class SessionMemory:
 
     def __init__(
         self, client: OpenBotMemory | AsyncOpenBotMemory, session_id: str | None = None, *,
-        wait: float | None = None,
+        wait: float | None = None, apps: Mapping[str, str] | None = None,
     ) -> None:
         """`session_id` is the session of every run that does not name its own in
         `config["configurable"]["session_id"]`; `wait` (seconds) records each turn with
-        `?wait=`, so the next turn sees what consolidation made of it."""
+        `?wait=`, so the next turn sees what consolidation made of it. `apps` names the tools
+        whose results are an App's (tool name: App name), outside data (A4)."""
         self.client = client
         self.session_id = session_id
         self.wait = wait
+        self.apps = dict(apps or {})
 
     def session_of(self, config: RunnableConfig | None) -> str:
         configurable = (config or {}).get("configurable") or {}
@@ -156,7 +162,7 @@ class SessionMemory:
         its items already, as they are (a turn recorded whose answer was lost, sent again with
         the messages after it), the rest are the turn; items the session holds under other
         content leave the refusal standing."""
-        items = items_of(messages, step)
+        items = items_of(messages, step, self.apps)
         if not items:
             return None
         client, session = self._blocking(), self.session_of(config)
@@ -174,7 +180,7 @@ class SessionMemory:
     ) -> m.TurnView | None:
         if not isinstance(self.client, AsyncOpenBotMemory):
             return await asyncio.to_thread(self.record, messages, config, step)
-        items = items_of(messages, step)
+        items = items_of(messages, step, self.apps)
         if not items:
             return None
         client, session = self.client, self.session_of(config)
