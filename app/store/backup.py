@@ -276,6 +276,13 @@ def _batches(
         yield kind, first, batch
 
 
+async def _abandoned(db: Database, org: str, digest: str) -> bool:
+    """Whether the checkpoint of the file `digest`'s import into `org`, which wrote nothing,
+    is gone now."""
+    row = await db.write(lambda tx: tx.row("abandon_import", org=org, digest=digest))
+    return row is not None and int(row["abandoned"]) > 0
+
+
 async def import_org(
     db: Database, path: Path, org: str | None, advance: Advance, batch: int = 500,
     checked: Advance = lambda n: None,
@@ -295,7 +302,14 @@ async def import_org(
     state = await db.read(lambda tx: tx.row("import_state", org=target))
     assert state is not None
     unfinished = state["import"]
-    if unfinished is not None and unfinished["digest"] != digest:
+    # (an unfinished import of another file that stopped before its first batch wrote anything
+    # holds nothing: it gives way)
+    if (
+        unfinished is not None
+        and unfinished["digest"] != digest
+        and (int(unfinished["lines"]) > 0
+             or not await _abandoned(db, target, unfinished["digest"]))
+    ):
         raise SetupError(f"an import of another file into {target!r} is unfinished")
     if unfinished is None and state["exists"]:
         raise SetupError(f"org {target!r} exists already: import into a new name (--org NEW)")

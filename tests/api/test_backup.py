@@ -314,6 +314,29 @@ def test_an_import_of_a_file_into_another_org_leaves_an_unfinished_one_of_it_alo
     assert restored == in_graph  # every node once, no edge twice
 
 
+def test_an_import_that_stopped_before_it_wrote_anything_gives_way_to_another_file(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # an import stopped in its first batch (Ctrl-C) leaves a checkpoint of nothing written:
+    # another file into the same name goes ahead, where nothing could clear the name
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
+    deleted = run_cli("org", "delete", "--org", "acme", "--yes", env=env(neo4j_target))
+    assert deleted.returncode == 0, deleted.stderr
+    graph.rows("CREATE (:Import {org: 'acme2', digest: 'another-file', lines: 0, "
+               "refs: 'x:', startedAt: 0})")
+    answer = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
+    assert answer.returncode == 0, answer.stderr
+    assert graph.value("MATCH (o:Org {id: 'acme2'}) RETURN count(o)") == 1
+    assert graph.value("MATCH (i:Import) RETURN count(i)") == 0
+    # one that wrote records keeps the name: org delete finds them
+    graph.rows("CREATE (:Import {org: 'acme3', digest: 'another-file', lines: 3, "
+               "refs: 'y:', startedAt: 0})")
+    refused = run_cli("import", str(out), "--org", "acme3", env=env(neo4j_target))
+    assert refused.returncode == 1
+    assert refused.stderr.strip() == (
+        "openbot-memory: error: an import of another file into 'acme3' is unfinished")
+
+
 def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
     server: RunningServer, neo4j_target: Target, tmp_path: Path
 ) -> None:
