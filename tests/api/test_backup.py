@@ -360,7 +360,8 @@ def test_an_export_the_org_moves_under_is_read_again_whole(
     # between its nodes, the session's HEAD at the turn among them
     sid = api.session()["session"]["id"]
     api.turn(sid, user("Before the export."))
-    rows, turned = Tx.rows, []
+    rows = Tx.rows
+    turned: list[dict[str, Any]] = []
 
     async def rows_while_a_turn_lands(self: Tx, name: str, **params: Any) -> list[Any]:
         if name == "export_relationships" and not turned:
