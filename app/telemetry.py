@@ -39,9 +39,12 @@ class Telemetry:
 
 
 def exporter_names(env: Mapping[str, str] | None = None) -> list[str]:
-    """The span exporters the environment names (`otlp`, `console`); a SetupError for a name
-    this service lacks, so that `serve` refuses it before it starts anything."""
+    """The span exporters the environment names (`otlp`, `console`; none with
+    `OTEL_SDK_DISABLED=true`); a SetupError for a name this service lacks, so that `serve`
+    refuses it before it starts anything."""
     env = os.environ if env is None else env
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return []
     names = env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
     endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env.get(
         "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -75,8 +78,6 @@ def tracer_provider_from_environment(
 ) -> TracerProvider | None:
     """A provider exporting as the `OTEL_*` environment says, or None when tracing is off."""
     env = os.environ if env is None else env
-    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
-        return None
     exporters = _exporters(env)
     if not exporters:
         return None

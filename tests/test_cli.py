@@ -197,6 +197,10 @@ def test_a_tracing_exporter_the_service_lacks_is_one_line_before_anything_starts
     assert answer.stderr.splitlines() == [
         "openbot-memory: error: OTEL_TRACES_EXPORTER names an exporter this service lacks: "
         "zipkin (otlp, console or none)"]
+    # with the SDK switched off, no exporter is read: serve goes on to reach Neo4j
+    disabled = run_cli("serve", env={"NEO4J_URI": "bolt://127.0.0.1:1",
+                                     "OTEL_TRACES_EXPORTER": "zipkin", "OTEL_SDK_DISABLED": "true"})
+    assert "OTEL_TRACES_EXPORTER" not in disabled.stderr
 
 
 def test_import_of_what_is_not_an_export_is_one_line(tmp_path: Path) -> None:

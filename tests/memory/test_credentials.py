@@ -296,6 +296,19 @@ def test_an_ordinary_sentence_is_not_a_credential(sentence: str) -> None:
     assert credential_reason(sentence) is None
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    ["My password's fluffy.", "The wifi password's sunflower", "The wifi key is bluebird.",
+     "pw: hunter", "The alarm code is sunflower", "Ana's password's fluffy, she said."],
+)
+def test_a_plain_word_that_ends_the_clause_after_an_everyday_name_is_a_secret(
+    sentence: str,
+) -> None:
+    # S10: after a possessive or an everyday code or key, a plain word is a secret where it
+    # ends the clause (where more follows, the sentence speaks of the secret: ORDINARY)
+    assert credential_reason(sentence) is not None
+
+
 def test_the_reason_never_repeats_the_secret() -> None:
     # S10: the reason is recorded and shown; it must not carry the secret itself
     for text in [

@@ -66,18 +66,20 @@ _LOOSE_NAMES = frozenset({"pin", "secret", "token", "credential", "credentials"}
 _LOOKS_SECRET = re.compile(r"\d|[#$%&*@^~_+=/\\|<>]|.[A-Z]|^.{20,}$")
 
 
-def _is_loose(match: re.Match[str]) -> bool:
-    """Whether the secret a prose match names must look like one. So it must for a loose name,
-    and for a plural ("passwords are hashed"), an everyday code or key ("the door code is taped
-    under the mailbox") and a possessive ("the password's minimum length"), which speak of a
-    secret far more often than they give one."""
+def _names_a_secret(text: str, match: re.Match[str], value: str) -> bool:
+    """Whether the value a prose match found is a secret. A strict name's always is. A loose
+    name's (and a plural's: "passwords are hashed") must look like one. An everyday code or key
+    ("the door code is taped under the mailbox") and a possessive ("the password's minimum
+    length") speak of a secret more often than they give one: the value must look like one, or
+    end the clause ("the wifi key is bluebird.")."""
+    if _LOOKS_SECRET.search(value):
+        return True
     name = match.group("name").lower()
-    return (
-        name in _LOOSE_NAMES
-        or (name.endswith("s") and not name.endswith("ss"))
-        or match.group("everyday") is not None
-        or match.group("possessive") is not None
-    )
+    if name in _LOOSE_NAMES or (name.endswith("s") and not name.endswith("ss")):
+        return False
+    if match.group("everyday") is None and match.group("possessive") is None:
+        return True
+    return match.group("value")[-1] in ".,;!?" or not text[match.end():].strip()
 
 
 @cache
@@ -122,7 +124,7 @@ def credential_reason(text: str) -> str | None:
         value = match.group("value").strip(".,;!?")
         if value.lower() in _WORDS_NOT_SECRETS:
             continue
-        if _is_loose(match) and not _LOOKS_SECRET.search(value):
+        if not _names_a_secret(text, match, value):
             continue
         return "password or secret in prose"
     found = _detect_secrets_finds(text)
