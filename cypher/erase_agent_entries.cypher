@@ -11,7 +11,9 @@
 // HAS_MEMORY), so no view, search or instruction shows it, and keeps no sources. The change
 // chain and its provenance edges stay. An entry with other sources keeps them (the erased ones
 // left out where they were erased: keep_agent_sources). The memory's version grows when an entry was erased, so no kept
-// snapshot of it is used again, and so does its count of erasures (`entryErasures`): a turn's
+// snapshot of it is used again (so does it with $advance: the agent cites items an erased
+// session held, and erase_session kept its entries' sources without moving it, so that its
+// watchers are sent the memory once, whole), and so does its count of erasures (`entryErasures`): a turn's
 // `shownAgent` changes then without its session's revision moving, so a kept view whose turns
 // were read before (session_marks) is not used again; so does the count when a change's
 // content is withheld (below). Counted into the erasure ($erasure).
@@ -89,7 +91,8 @@ CALL (a) {
   }
   RETURN count(c) AS withheld
 }
-SET a.memoryVersion = coalesce(a.memoryVersion, 0) + CASE WHEN entries > 0 THEN 1 ELSE 0 END,
+SET a.memoryVersion = coalesce(a.memoryVersion, 0)
+                      + CASE WHEN entries > 0 OR $advance THEN 1 ELSE 0 END,
     a.entryErasures = coalesce(a.entryErasures, 0)
                       + CASE WHEN entries + withheld > 0 THEN 1 ELSE 0 END
 WITH a, entries, changes + withheld AS changes

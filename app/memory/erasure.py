@@ -53,6 +53,10 @@ async def keep_missing_marks(db: Database, batch: int = 500) -> None:
         pass
 
 
+async def _agents_citing(tx: Tx, org: str, session: str) -> list[str]:
+    return await ErasureRepository(tx).agents_citing(org, session)
+
+
 def _about_in(proposal: str) -> str | None:
     """Whom a record's proposal (the model's change as JSON) says it is about."""
     try:
@@ -103,8 +107,12 @@ class Erasures:
                                                        if a not in erased_agents]
             if not new_sessions and not new_agents:
                 break
+            citing: set[str] = set()
+            for session in new_sessions:
+                citing.update(await self.db.read(
+                    partial(_agents_citing, org=org, session=session)))
             await self._erase_parts(org, erasure.id, new_sessions, new_agents, person,
-                                    replacement)
+                                    replacement, citing)
             erased_sessions.update(new_sessions)
             erased_agents.update(agents)
         done = await self.db.write(
@@ -134,14 +142,16 @@ class Erasures:
         agents = await self.db.read(
             lambda tx: ErasureRepository(tx).agents_citing(who.org, session)
         )
-        await self._erase_parts(who.org, None, [], agents, None, None)
+        await self._erase_parts(who.org, None, [], agents, None, None, citing=set(agents))
         if erased_already:
             raise NotFound(f"no session {session}")
 
     async def _erase_parts(
         self, org: str, erasure: str | None, sessions: Sequence[str], agents: Sequence[str],
-        person: str | None, replacement: str | None,
+        person: str | None, replacement: str | None, citing: set[str],
     ) -> None:
+        """The sessions' parts, then the agents' (`citing`: those citing the sessions' items,
+        whose memory's version the agent part moves)."""
         async def session_part(tx: Tx, session: str) -> None:
             await ErasureRepository(tx).erase_session(
                 org, session, erasure, person, replacement, ERASED_WITHHELD
@@ -149,7 +159,8 @@ class Erasures:
 
         async def agent_part(tx: Tx, agent: str) -> None:
             await ErasureRepository(tx).erase_agent_entries(
-                org, agent, erasure, person, replacement, ERASED_WITHHELD
+                org, agent, erasure, person, replacement, ERASED_WITHHELD,
+                advance=agent in citing,
             )
 
         for session in sessions:  # one transaction each, under the session's lock

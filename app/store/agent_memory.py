@@ -116,12 +116,15 @@ class AgentMemoryRepository:
         )
         return version + 1
 
-    async def keep_sources(self, cited: Sequence[str]) -> None:
+    async def keep_sources(self, cited: Sequence[str], advance: bool = True) -> None:
         """Keep again the sources of the agent entries whose current change cites one of
-        `cited` (uids of items just erased: an erased item is no entry's source), each of their
-        agents' memory at a new version."""
+        `cited` (uids of items just erased: an erased item is no entry's source). With
+        `advance`, each of their agents' memory is at a new version; without, the agent part
+        of the erasure that follows moves it (erase_agent_entries), once, so no watcher is sent
+        the memory half erased."""
         if cited:
-            await self.tx.row("advance_citing_agents", cited=list(cited))
+            if advance:
+                await self.tx.row("advance_citing_agents", cited=list(cited))
             await self.tx.row("keep_agent_sources", current=[], cited=list(cited))
 
     async def keep_missing_sources(self, batch: int) -> int:

@@ -66,19 +66,20 @@ class ErasureRepository:
         )
         if row is None:
             return False
-        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
+        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"], advance=False)
         return True
 
     async def erase_agent_entries(
         self, org: str, agent: str, erasure: str | None, person: str | None,
-        replacement: str | None, withheld: str,
+        replacement: str | None, withheld: str, advance: bool = False,
     ) -> None:
         """Make the agent entries the erasure reaches tombstones with opaque keys, and the
         content of the other entries' changes that rests only on erased items `withheld`,
-        under the agent's lock."""
+        under the agent's lock. The memory's version moves where an entry was erased, or with
+        `advance` (the agent cites items an erased session held: its entries' sources moved)."""
         await self.tx.row(
             "erase_agent_entries", org=org, agent=agent, erasure=erasure, person=person,
-            replacement=replacement, withheld=withheld,
+            replacement=replacement, withheld=withheld, advance=advance,
         )
 
     async def finish(
