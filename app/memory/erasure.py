@@ -53,8 +53,8 @@ async def keep_missing_marks(db: Database, batch: int = 500) -> None:
         pass
 
 
-async def _agents_citing(tx: Tx, org: str, session: str) -> list[str]:
-    return await ErasureRepository(tx).agents_citing(org, session)
+async def _agents_citing(tx: Tx, org: str, sessions: Sequence[str]) -> list[str]:
+    return await ErasureRepository(tx).agents_citing(org, sessions)
 
 
 def _about_in(proposal: str) -> str | None:
@@ -107,12 +107,11 @@ class Erasures:
                                                        if a not in erased_agents]
             if not new_sessions and not new_agents:
                 break
-            citing: set[str] = set()
-            for session in new_sessions:
-                citing.update(await self.db.read(
-                    partial(_agents_citing, org=org, session=session)))
+            citing = await self.db.read(
+                partial(_agents_citing, org=org, sessions=new_sessions)
+            )
             await self._erase_parts(org, erasure.id, new_sessions, new_agents, person,
-                                    replacement, citing)
+                                    replacement, set(citing))
             erased_sessions.update(new_sessions)
             erased_agents.update(agents)
         done = await self.db.write(
@@ -139,9 +138,7 @@ class Erasures:
             )
         ):
             raise NotFound(f"no session {session}")
-        agents = await self.db.read(
-            lambda tx: ErasureRepository(tx).agents_citing(who.org, session)
-        )
+        agents = await self.db.read(partial(_agents_citing, org=who.org, sessions=[session]))
         await self._erase_parts(who.org, None, [], agents, None, None, citing=set(agents))
         if erased_already:
             raise NotFound(f"no session {session}")

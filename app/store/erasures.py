@@ -40,9 +40,9 @@ class ErasureRepository:
             return [], []
         return list(row["sessions"]), list(row["agents"])
 
-    async def agents_citing(self, org: str, session: str) -> list[str]:
-        """The org's agents holding an entry that cites one of the session's items."""
-        row = await self.tx.row("session_erasure_agents", org=org, id=session)
+    async def agents_citing(self, org: str, sessions: Sequence[str]) -> list[str]:
+        """The org's agents holding an entry that cites one of the sessions' items."""
+        row = await self.tx.row("session_erasure_agents", org=org, ids=list(sessions))
         return [] if row is None else list(row["agents"])
 
     async def deletable_session(

@@ -44,7 +44,6 @@ log = logging.getLogger("openbot_memory.live")
 GONE = LiveMarks(revision=2**62, ended=-1, last_ended=-1, version=2**62)
 
 
-
 @dataclass
 class Watch:
     """One watcher of one session or agent: woken when its marks move (`changed`)."""
