@@ -128,8 +128,9 @@ async def export_org(db: Database, org: str, path: Path | None, advance: Advance
                 shutil.copyfileobj(body, out)
             os.replace(partial, path)  # a file at `path` is always a whole export
         except OSError as exc:
-            partial.unlink(missing_ok=True)
             raise SetupError(f"cannot write {path}: {exc.strerror}") from exc
+        finally:
+            partial.unlink(missing_ok=True)  # an interrupted write (Ctrl-C too) leaves nothing
     return counts
 
 

@@ -352,6 +352,31 @@ def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
         assert not (tmp_path.parent / f"{tmp_path.name}.partial").exists()
 
 
+def test_an_export_interrupted_while_it_writes_its_file_leaves_no_file(
+    api: Api, neo4j_target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while the file is written: no file at the path, and no partial one beside it
+    api.turn(api.session()["session"]["id"], user("Before the export."))
+    out = tmp_path / "acme.jsonl"
+
+    def cut(source: Any, target: Any) -> None:
+        target.write(source.readline())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("app.store.backup.shutil.copyfileobj", cut)
+
+    async def export() -> None:
+        db = await Database.connect(neo4j_target)
+        try:
+            await export_org(db, "acme", out, lambda n: None)
+        finally:
+            await db.close()
+
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(export())
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_export_the_org_moves_under_is_read_again_whole(
     api: Api, neo4j_target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
