@@ -41,7 +41,7 @@ from app.errors import (
 from app.memory.changes import commands
 from app.memory.paging import MAX_OFFSET
 from app.memory.service import Service
-from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT
+from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
 
 PATH = "/mcp"
 KEEP: Literal["keep"] = "keep"
@@ -380,7 +380,10 @@ def build(service: Service) -> MCPServer:
         "came from."
     )
     async def search_memory(
-        query: Annotated[str, Field(description="What to look for, in Lucene syntax.")],
+        query: Annotated[str, Field(
+            description="What to look for, in Lucene syntax.",
+            json_schema_extra={"minLength": 1, "maxLength": MAX_QUERY},  # checked as REST's q
+        )],
         ctx: Context,
         session_id: Annotated[str | None, Field(description="only this session")] = None,
         agent_id: Annotated[str | None, Field(description="only this agent")] = None,

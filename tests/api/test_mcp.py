@@ -91,6 +91,8 @@ def test_the_tools_are_listed_each_described_for_a_model(
         "session_id", "expected", "revision"
     }
     assert set(tools["search_memory"].input_schema["required"]) == {"query"}
+    query = tools["search_memory"].input_schema["properties"]["query"]
+    assert (query["minLength"], query["maxLength"]) == (1, 500)  # as REST's q
     templates = run(server, api.token, lambda s: s.list_resource_templates())
     assert {t.uri_template for t in templates.resource_templates} == {
         "openbot://sessions/{session_id}/memory", "openbot://agents/{agent_id}/memory"
@@ -185,9 +187,9 @@ def test_each_session_tool_answers_what_rest_answers(
     found = answer(call(server, token, "search_memory", query="budget"))
     assert found == api.ok(api.get("/v1/search", params={"q": "budget"}))
     assert [hit["entry"]["session"] for hit in found["hits"]] == [sid]
-    bad = error(call(server, token, "search_memory", query="budget AND"))
-    assert bad["_tag"] == "ValidationError"
-    assert bad["field"] == "query"
+    for query in ("budget AND", "x" * 501, " "):
+        bad = error(call(server, token, "search_memory", query=query))
+        assert (bad["_tag"], bad["field"]) == ("ValidationError", "query"), query
 
 
 def test_search_memory_pages_as_the_rest_search_does(
