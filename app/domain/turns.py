@@ -69,7 +69,6 @@ class Reachable:
     org: str
     viewer: str
     use: bool
-    agent_memory: bool
     shared_agent: bool
     session: tuple[Entry, ...]
     agent: tuple[AgentEntry, ...]

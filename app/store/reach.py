@@ -25,7 +25,6 @@ def reach_of(org: str, row: Mapping[str, Any]) -> Reachable:
         org=org,
         viewer=row["viewer"],
         use=resolve_switches(settings, overrides).use,
-        agent_memory=settings.agent_memory,
         shared_agent=bool(row["sharedAgent"]),
         session=tuple(entry(e) for e in row["sessionNewest"]),
         agent=tuple(record(AgentEntry, e) for e in row["agentNewest"]),

@@ -201,7 +201,7 @@ def entry(key: str, at: int) -> Entry:
 
 
 def reach(session: list[Entry], tied: tuple[str, ...]) -> Reachable:
-    return Reachable("acme", "ana", True, True, False, tuple(session), (), tied, ())
+    return Reachable("acme", "ana", True, False, tuple(session), (), tied, ())
 
 
 def test_a_cut_tie_is_closed_only_when_no_key_past_it_comes_first_in_pythons_order() -> None:

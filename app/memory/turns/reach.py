@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.domain.agents import AgentEntry
 from app.domain.enums import TurnStatus
 from app.domain.model_names import resolve_model
 from app.domain.principals import Principal
@@ -21,12 +20,11 @@ from app.memory.turns.instructions import Instructions, compose
 def shown(reach: Reachable, max_length: int) -> tuple[Instructions, list[str], list[str]]:
     """S5, S6, A8: the memory text a turn gets now, and the change each session key and each
     agent key shown stands for, in the order shown. Session memory follows the session's
-    `use`; agent memory the org's `agentMemory`, as the session's person may see it (A9): a
-    session always has a person; were one without, it would see shared entries only."""
+    `use`; agent memory goes into every turn (the org's `agentMemory` stops learning alone,
+    A2), as the session's person may see it (A9): a session always has a person; were one
+    without, it would see shared entries only."""
     session = reach.session if reach.use else ()
-    agent: list[AgentEntry] = []
-    if reach.agent_memory:
-        agent = list(view_of(Principal(reach.org, person=reach.viewer), reach.agent).values())
+    agent = list(view_of(Principal(reach.org, person=reach.viewer), reach.agent).values())
     text = compose(session, [e.as_entry() for e in agent], max_length, reach.shared_agent)
     saw = {e.key: e.change for e in session}
     saw_agent = {e.name: e.change for e in agent}
