@@ -260,11 +260,35 @@ def _too_deep(data: Any, depth: int = 1) -> bool:
     return False
 
 
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each sent once: with a key sent twice, which value a
+    guarded write checked would be the parser's choice."""
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return found
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def load_json(raw: bytes | str) -> Any:
-    """JSON text as Python values; 400 on `body` when it does not parse or nests too deep."""
+    """JSON text as Python values; 400 on `body` when it is not JSON (NaN and Infinity are
+    not, nor is an integer past Python's digit limit), nests too deep, or sends a key of one
+    object twice."""
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = json.loads(raw, object_pairs_hook=_object, parse_constant=_not_json)
+    except _RepeatedKey as exc:
+        raise ValidationError(f"the key {exc.key!r} is sent twice in one object", "body") from exc
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError among them
         raise ValidationError("the body is not valid JSON", "body") from exc
     except RecursionError as exc:  # far deeper than MAX_DEPTH: the parser gave up
         raise ValidationError(f"the body nests deeper than {MAX_DEPTH} levels", "body") from exc

@@ -35,7 +35,7 @@ from app.api.graphql.limits import TOO_COSTLY, TOO_LARGE
 from app.api.openapi import Operation
 from app.api.rest import routes
 from app.errors import ServiceError
-from tests.conftest import Api, RunningServer, user
+from tests.conftest import Api, Graph, RunningServer, user
 
 REST_CASES = 1000  # at least, over all operations and both generation modes
 GRAPHQL_CASES = 1000
@@ -468,6 +468,34 @@ def test_an_integer_past_64_bits_is_a_400_naming_it(api: Api) -> None:
         "command": {"_tag": "Remember", "key": "k", "content": "c", "kind": "fact"}})
     assert huge.status_code == 400, huge.text
     assert huge.json()["field"] == "revision"
+
+
+def test_a_body_that_json_does_not_allow_or_that_says_a_key_twice_is_a_400(
+    api: Api, graph: Graph
+) -> None:
+    # Section 5's error rule: an integer past Python's digit limit, NaN and Infinity are no
+    # JSON, and a key said twice leaves which value was checked to the parser; each is a 400
+    # on the body, over REST and GraphQL alike, and nothing changes
+    session = api.session()["session"]
+    sid, head = session["id"], session["head"]
+    remember = ('{"expected": "%s", "revision": %s, "command": {"_tag": "Remember", '
+                '"key": "k", "content": "Ana flies on Tuesdays.", "kind": "fact"}}')
+    for raw, message in (
+        (remember % (head, "9" * 4301), "the body is not valid JSON"),
+        (remember % (head, "NaN"), "the body is not valid JSON"),
+        (remember % (head, "-Infinity"), "the body is not valid JSON"),
+        (remember % (head, '0, "revision": 7'), "the key 'revision' is sent twice in one object"),
+        (remember.replace('"kind": "fact"', '"kind": "fact", "kind": "fact"') % (head, 0),
+         "the key 'kind' is sent twice in one object"),
+    ):
+        for url in (f"/v1/sessions/{sid}/memory", "/graphql"):
+            answer = api.http.post(url, content=raw, headers={"Content-Type": "application/json"})
+            assert answer.status_code == 400, (url, raw[:80], answer.text)
+            got = answer.json()
+            assert (got["_tag"], got["message"], got["field"]) == (
+                "ValidationError", message, "body"), url
+    assert graph.value("MATCH (e:Entry) RETURN count(e)") == 0
+    assert api.view(sid)["session"]["head"] == head
 
 
 def test_a_whole_float_is_an_integer_as_json_says(api: Api) -> None:
