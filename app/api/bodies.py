@@ -271,8 +271,8 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     guarded write checked would be the parser's choice."""
     found = dict(pairs)
     if len(found) < len(pairs):
-        seen: set[str] = set()
-        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))
+        keys = [key for key, _ in pairs]
+        raise _RepeatedKey(next(key for i, key in enumerate(keys) if key in keys[:i]))
     return found
 
 
