@@ -213,6 +213,42 @@ def test_a_document_12_levels_below_its_root_field_runs_and_one_13_below_is_refu
     assert "exceeds maximum operation depth of 12" in error["message"], error
 
 
+def test_fragments_spread_twice_level_upon_level_are_refused_at_once(api: Api) -> None:
+    # docs/reference/graphql.md: a fragment's fields count where it is spread, and each limit
+    # measures a fragment once: 40 levels of fragments spreading the next twice expand to 2**40
+    # fields, and the document is refused with the limits' codes, not expanded to count them
+    levels = 40
+    document = "query Q { ...F0 }\n" + "".join(
+        f"fragment F{i} on Query {{ ...F{i + 1} ...F{i + 1} }}\n" for i in range(levels)
+    ) + f"fragment F{levels} on Query {{ name: __typename }}"
+    errors = flat(api.graphql(document))["errors"]
+    assert [(e["message"], e["extensions"]["code"]) for e in errors] == [
+        (f"{2**levels} aliases found. Allowed: 30", "QUERY_TOO_LARGE"),
+        (f"The query may load about {2**levels} objects, more than the limit of 500000: ask "
+         "for smaller pages or fewer nested lists.", "QUERY_TOO_COSTLY"),
+    ]
+
+
+def test_the_depth_and_alias_limits_answer_a_code_and_a_missing_fragment_is_named(
+    api: Api,
+) -> None:
+    # docs/reference/errors.md: each limit's refusal carries its code
+    chain = ['agent(id: "agt-1")'] + [("sessions(first: 1)", "nodes", "agent")[k % 3]
+                                           for k in range(12)]
+    deep = "{ " + " { ".join([*chain, "id"]) + " }" * 13 + " }"
+    [error] = flat(api.graphql(deep))["errors"]
+    assert error["extensions"] == {"code": "QUERY_TOO_DEEP", "limit": 12}
+    assert error["message"] == "'anonymous' exceeds maximum operation depth of 12"
+    many = "{ " + " ".join(f"a{i}: __typename" for i in range(31)) + " }"
+    [error] = flat(api.graphql(many))["errors"]
+    assert (error["message"], error["extensions"]) == (
+        "31 aliases found. Allowed: 30", {"code": "QUERY_TOO_LARGE", "limit": 30})
+    # a spread of a fragment the document lacks is GraphQL's own validation error
+    [error] = flat(api.graphql("{ agents { nodes { ...Missing } } }"))["errors"]
+    assert error["message"] == "Unknown fragment 'Missing'."
+    assert error["locations"] == [{"line": 1, "column": 23}]  # the spread
+
+
 def test_get_on_graphql_runs_queries_only(api: Api, graph: Any) -> None:
     answer = api.get("/graphql", params={"query": "{ agents { nodes { id } } }"})
     assert answer.status_code == 200, answer.text

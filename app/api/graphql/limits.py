@@ -10,18 +10,24 @@
   search's `hits` are its), so they multiply by nothing more. A list without pages multiplies
   by UNPAGED_LIST. Over `graphql_max_cost` is refused with `QUERY_TOO_COSTLY`.
 - `DepthLimit` and `AliasLimit`: at most MAX_DEPTH levels of nested fields below a root field
-  (Strawberry's depth, which counts the root field as 0) and MAX_ALIASES aliases, by
-  Strawberry's own validators, whose errors carry no `extensions.code`.
+  (the root field is level 0; an introspection field's selection is not counted), code
+  `QUERY_TOO_DEEP`, and MAX_ALIASES aliases in the document, code `QUERY_TOO_LARGE`.
+
+Each counts a fragment's fields where it is spread, and measures each fragment once
+(`_Fragments`): a document of fragments that spread each other twice, level upon level, costs
+the checks its own size, not the size it expands to. Strawberry's depth and alias validators
+walk every spread again, which such a document makes exponential.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 from functools import cache
 from typing import Any
 
 from graphql import (
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -41,10 +47,6 @@ from graphql import (
     get_nullable_type,
 )
 from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension
-from strawberry.extensions.max_aliases import create_validator as create_alias_validator
-from strawberry.extensions.query_depth_limiter import (
-    create_validator as create_depth_validator,
-)
 
 from app.api.graphql.context import settings_of
 from app.memory.paging import MAX_PAGE
@@ -56,6 +58,7 @@ UNPAGED_LIST = 10
 PAGE_ARGUMENTS = ("limit", "first")
 TOO_LARGE = "QUERY_TOO_LARGE"
 TOO_COSTLY = "QUERY_TOO_COSTLY"
+TOO_DEEP = "QUERY_TOO_DEEP"
 
 
 # Distinct documents kept parsed (`ParsedOnce`) and validated (`ValidationCache`): clients
@@ -138,6 +141,28 @@ def _multiplier(parent: GraphQLObjectType | GraphQLInterfaceType, field: FieldNo
     return UNPAGED_LIST if many else 1
 
 
+class _Fragments:
+    """A document's fragments, each measured once (by one measure) however often it is spread.
+    A fragment being measured counts nothing where it spreads itself (a cycle, which validation
+    refuses), nor does one the document lacks (which validation refuses too)."""
+
+    def __init__(self, document: DocumentNode) -> None:
+        self.named = {d.name.value: d for d in document.definitions
+                      if isinstance(d, FragmentDefinitionNode)}
+        self._measured: dict[str, int] = {}
+
+    def measured(self, name: str, measure: Callable[[FragmentDefinitionNode], int]) -> int:
+        """`measure` of fragment `name`, once."""
+        if name in self._measured:
+            return self._measured[name]
+        fragment = self.named.get(name)
+        if fragment is None:
+            return 0
+        self._measured[name] = 0  # while it is measured
+        self._measured[name] = found = measure(fragment)
+        return found
+
+
 class _Cost(ValidationRule):
     max_cost = 500_000
 
@@ -146,12 +171,7 @@ class _Cost(ValidationRule):
         root = schema.get_root_type(node.operation)
         if root is None:
             return
-        fragments = {
-            definition.name.value: definition
-            for definition in self.context.document.definitions
-            if isinstance(definition, FragmentDefinitionNode)
-        }
-        cost = self._selection_cost(node.selection_set, root, fragments, frozenset())
+        cost = self._selection_cost(node.selection_set, root, _Fragments(self.context.document))
         if cost > self.max_cost:
             self.report_error(
                 GraphQLError(
@@ -165,9 +185,8 @@ class _Cost(ValidationRule):
     def _selection_cost(
         self,
         selection_set: SelectionSetNode | None,
-        parent: GraphQLNamedType,
-        fragments: dict[str, FragmentDefinitionNode],
-        seen: frozenset[str],
+        parent: GraphQLNamedType | None,
+        fragments: _Fragments,
     ) -> int:
         if selection_set is None or not isinstance(
             parent, GraphQLObjectType | GraphQLInterfaceType
@@ -181,7 +200,7 @@ class _Cost(ValidationRule):
                     total += 1
                     continue
                 inner = self._selection_cost(
-                    selection.selection_set, get_named_type(definition.type), fragments, seen
+                    selection.selection_set, get_named_type(definition.type), fragments
                 )
                 total += 1 + _multiplier(parent, selection, definition) * inner
             elif isinstance(selection, InlineFragmentNode):
@@ -189,20 +208,12 @@ class _Cost(ValidationRule):
                 target = (
                     self.context.schema.get_type(condition.name.value) if condition else parent
                 )
-                if target is not None:
-                    total += self._selection_cost(selection.selection_set, target, fragments, seen)
+                total += self._selection_cost(selection.selection_set, target, fragments)
             elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = fragments.get(name)
-                if fragment is None or name in seen:  # cycles are validation's to report
-                    continue
-                target = self.context.schema.get_type(fragment.type_condition.name.value)
-                if target is not None:
-                    total += self._selection_cost(
-                        fragment.selection_set, target, fragments, seen | {name}
-                    )
-            if total > self.max_cost * 1000:  # enough to refuse; stop counting
-                return total
+                total += fragments.measured(selection.name.value, lambda f: (
+                    self._selection_cost(f.selection_set, self.context.schema.get_type(
+                        f.type_condition.name.value), fragments)
+                ))
         return total
 
 
@@ -223,19 +234,68 @@ def _cost_rule(limit: int) -> type[_Cost]:
     return type("Cost", (_Cost,), {"max_cost": limit})
 
 
-class DepthLimit(AddValidationRules):
-    """At most MAX_DEPTH levels of nested fields, its rule made once (so validation is cached)."""
+def _levels(selection_set: SelectionSetNode | None, fragments: _Fragments) -> int:
+    """How many levels of nested fields lie below a selection set's own fields."""
+    deepest = 0
+    for selection in selection_set.selections if selection_set else ():
+        if isinstance(selection, FieldNode):
+            if selection.selection_set and not selection.name.value.startswith("__"):
+                deepest = max(deepest, 1 + _levels(selection.selection_set, fragments))
+        elif isinstance(selection, InlineFragmentNode):
+            deepest = max(deepest, _levels(selection.selection_set, fragments))
+        elif isinstance(selection, FragmentSpreadNode):
+            deepest = max(deepest, fragments.measured(
+                selection.name.value, lambda f: _levels(f.selection_set, fragments)
+            ))
+    return deepest
 
-    rule = create_depth_validator(MAX_DEPTH, None, None)
+
+def _aliases(selection_set: SelectionSetNode | None, fragments: _Fragments) -> int:
+    """The aliases in a selection set, a spread fragment's counted at each spread."""
+    count = 0
+    for selection in selection_set.selections if selection_set else ():
+        if isinstance(selection, FieldNode):
+            count += (selection.alias is not None) + _aliases(selection.selection_set, fragments)
+        elif isinstance(selection, InlineFragmentNode):
+            count += _aliases(selection.selection_set, fragments)
+        elif isinstance(selection, FragmentSpreadNode):
+            count += fragments.measured(
+                selection.name.value, lambda f: _aliases(f.selection_set, fragments)
+            )
+    return count
+
+
+class _Depth(ValidationRule):
+    def enter_operation_definition(self, node: OperationDefinitionNode, *_: Any) -> None:
+        if _levels(node.selection_set, _Fragments(self.context.document)) > MAX_DEPTH:
+            name = node.name.value if node.name else "anonymous"
+            self.report_error(GraphQLError(
+                f"'{name}' exceeds maximum operation depth of {MAX_DEPTH}", node,
+                extensions={"code": TOO_DEEP, "limit": MAX_DEPTH},
+            ))
+
+
+class _Aliases(ValidationRule):
+    def enter_document(self, node: DocumentNode, *_: Any) -> None:
+        fragments = _Fragments(self.context.document)
+        count = sum(_aliases(d.selection_set, fragments) for d in node.definitions
+                    if isinstance(d, OperationDefinitionNode))
+        if count > MAX_ALIASES:
+            self.report_error(GraphQLError(
+                f"{count} aliases found. Allowed: {MAX_ALIASES}",
+                extensions={"code": TOO_LARGE, "limit": MAX_ALIASES},
+            ))
+
+
+class DepthLimit(AddValidationRules):
+    """At most MAX_DEPTH levels of nested fields below a root field (`QUERY_TOO_DEEP`)."""
 
     def __init__(self) -> None:
-        super().__init__([self.rule])
+        super().__init__([_Depth])
 
 
 class AliasLimit(AddValidationRules):
-    """At most MAX_ALIASES aliases in a document, its rule made once (like DepthLimit's)."""
-
-    rule = create_alias_validator(MAX_ALIASES)
+    """At most MAX_ALIASES aliases in a document (`QUERY_TOO_LARGE`)."""
 
     def __init__(self) -> None:
-        super().__init__([self.rule])
+        super().__init__([_Aliases])
