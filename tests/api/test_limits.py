@@ -141,6 +141,10 @@ def test_a_document_over_the_token_limit_is_query_too_large(api: Api) -> None:
     # a comment flood is bounded too
     answer = flat(api.graphql("{ agents { nodes { id } } }\n" + "#\n" * 100_000))
     assert answer["errors"][0]["extensions"]["code"] == "QUERY_TOO_LARGE"
+    # and so is a subscription over the limit: it is no larger a read for being one
+    answer = flat(api.graphql('subscription { runFinished(sessionId: "ses-1") { id '
+                              + " ".join(["__typename"] * MAX_TOKENS) + " } }"))
+    assert answer["errors"][0]["extensions"]["code"] == "QUERY_TOO_LARGE"
 
 
 STORY = """

@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
-from graphql import GraphQLError, OperationType, get_operation_ast, parse
+from graphql import GraphQLError, OperationType, get_operation_ast
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
@@ -32,7 +32,8 @@ from strawberry.types.unset import UnsetType
 from app.api.auth import authorization_in, principal_of
 from app.api.bodies import load_json
 from app.api.encoding import JsonResponse, dumps
-from app.api.graphql.context import Context
+from app.api.graphql.context import Context, settings_of
+from app.api.graphql.limits import parsed
 from app.api.graphql.schema import schema
 from app.domain.principals import Principal
 from app.errors import Unauthorized, http_tag
@@ -53,13 +54,14 @@ class SubscriptionOverHttp(HTTPException):
         super().__init__(400, OVER_HTTP)
 
 
-def asks_subscription(data: GraphQLRequestData) -> bool:
+def asks_subscription(data: GraphQLRequestData, max_tokens: int) -> bool:
     """Whether the operation the request runs is a subscription (parsed only when the text
-    names one; a text that does not parse is left to the schema's own answer)."""
+    names one, with the token limit; a text that does not parse is left to the schema's own
+    answer)."""
     if not isinstance(data.query, str) or "subscription" not in data.query:
         return False
     try:
-        operation = get_operation_ast(parse(data.query), data.operation_name)
+        operation = get_operation_ast(parsed(data.query, max_tokens), data.operation_name)
     except GraphQLError:
         return False
     return operation is not None and operation.operation == OperationType.SUBSCRIPTION
@@ -138,7 +140,7 @@ class GraphQLApp(GraphQL[Context, None]):
         """One operation of a plain HTTP request: a subscription is refused (Strawberry would
         run it once as a query, and answer null); it streams over the WebSocket. Answered, the
         context lets go of what the operation read (`Context.release`)."""
-        if asks_subscription(request_data):
+        if asks_subscription(request_data, settings_of(context).graphql_max_tokens):
             raise SubscriptionOverHttp
         try:
             return await super().execute_single(

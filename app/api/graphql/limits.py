@@ -85,6 +85,14 @@ class ParsedOnce(ParserCache):
         yield
 
 
+def parsed(query: str, max_tokens: int) -> DocumentNode:
+    """`query` parsed with TokenLimit's limits, through ParsedOnce's cache: the operation's own
+    parse is then the same document, read once."""
+    return ParsedOnce().cached_parse_document(  # type: ignore[no-any-return]
+        query, max_lexical_tokens=max_tokens, max_comments=MAX_COMMENTS
+    )
+
+
 class TokenLimit(SchemaExtension):
     """The parser stops at `graphql_max_tokens` lexical tokens and MAX_COMMENTS comments; its
     error has code `QUERY_TOO_LARGE`.
