@@ -619,6 +619,24 @@ def test_a_nested_view_reads_of_its_items_what_it_asks_and_answers_it_whole(
     assert [s["author"] for s in whole.values() if s["turn"] is None] == ["ana"]  # the edit's
 
 
+def test_an_entry_by_key_answers_its_sources_whole_beside_a_page_asking_their_turns(
+    api: Api,
+) -> None:
+    # S3: an entry looked up by key answers what its sources' items hold, also when the same
+    # memory's page of entries asks its sources for their turns alone
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("I prefer window seats.", id="m-1"))
+    api.wait_idle(sid)
+    [key] = api.view(sid)["memory"]["entries"]
+    query = """query($s: ID!, $k: String!) { session(id: $s) { memory {
+      entries { nodes { sources { turn { id } } } }
+      entry(key: $k) { key sources { id type content } } } } }"""
+    found = flat(api.graphql(query, s=sid, k=key))
+    assert "errors" not in found, found
+    assert found["data"]["session"]["memory"]["entry"]["sources"] == [
+        {"id": "m-1", "type": "message", "content": "I prefer window seats."}]
+
+
 def test_an_entry_is_looked_up_by_its_key_as_a_write_names_it(api: Api) -> None:
     # S1: a write trims its key, so a lookup does too; a key no write could name is bad input
     sid = api.session()["session"]["id"]

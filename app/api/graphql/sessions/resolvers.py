@@ -22,6 +22,8 @@ SESSIONS = Keyset("sessions", (int, str))
 
 # Where a page of entries asks for its sources' turns, read them ahead in one batch.
 SOURCE_TURNS = (("nodes", "sources", "turn"), ("edges", "node", "sources", "turn"))
+# Where a document reaches the sources of the memory's entries: a page of them, or one by key.
+SOURCES = (*(("entries", *path[:-1]) for path in SOURCE_TURNS), ("entry", "sources"))
 
 
 async def view(
@@ -33,10 +35,9 @@ async def view(
     and of the sources' items, only the properties it asks; unless it reads sessions inside
     too (a change's, an agent's), which then share the view read whole, so that this session
     costs one statement however often the document asks it."""
-    entries = ("session", "memory", "entries")
-    if any(asks(selections, (*entries, *path)) for path in SOURCE_TURNS):
-        names = set().union(*(selected(selections, (*entries, *path[:-1]))
-                              for path in SOURCE_TURNS))
+    memory = ("session", "memory")
+    if any(asks(selections, (*memory, *path, "turn")) for path in SOURCES):
+        names = set().union(*(selected(selections, (*memory, *path)) for path in SOURCES))
         inside = [selection for field in selections for selection in field.inside]
         whole = anywhere(inside, {"session", "sessions"})
         loader = ctx.sessions_with_turns(timeline.ITEM_FIELDS if whole else item_fields(names))
