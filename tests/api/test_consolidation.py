@@ -417,6 +417,28 @@ def test_a_turn_that_only_runs_an_app_action_never_calls_the_model(
     assert openai_stub.requests == []
 
 
+def test_an_app_action_completed_after_an_approval_never_calls_the_model(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # S7, S8: a person approving an App action runs no model either, so the turn it completes
+    # changes no memory and teaches the agent nothing
+    sid = stub_session(api)
+    openai_stub.script(changes(remember("seat", "Ana booked seat 12A.", ["x-2"])))
+    waiting = api.turn(sid, {"type": "app_action", "role": "assistant", "content": "book 12A",
+                             "app": "air", "id": "x-1"}, status="awaiting_approval")["turn"]
+    done = api.ok(api.post(f"/v1/sessions/{sid}/turns/{waiting['id']}/complete", {"items": [
+        {"type": "approval", "role": "user", "content": "approved", "id": "x-2"},
+        {"type": "tool_result", "role": "tool", "content": "booked 12A", "app": "air",
+         "id": "x-3"}]}))
+    assert done["turn"]["status"] == "completed"
+    assert runs(api, sid) == []
+    assert graph.value("MATCH (r:Run) RETURN count(r)") == 0
+    assert memory(api, sid)["entries"] == {}
+    agent = api.view(sid)["session"]["agent"]
+    assert api.ok(api.get(f"/v1/agents/{agent}/learning")) == {"jobs": []}
+    assert openai_stub.requests == []
+
+
 # S9
 
 

@@ -32,10 +32,10 @@ def shown(reach: Reachable, max_length: int) -> tuple[Instructions, list[str], l
 
 
 def needs_consolidation(items: Sequence[TurnItem]) -> bool:
-    """S8: a turn that only runs an App action (its action and the App's results) ran no
-    model, so it teaches nothing."""
+    """S8: a turn that only runs an App action (its action, a person's approval of it, and the
+    App's results) ran no model, so it teaches nothing."""
     return any(
-        not (item.type == "app_action" or (item.type == "tool_result" and item.app))
+        not (item.type in ("app_action", "approval") or (item.type == "tool_result" and item.app))
         for item in items
     )
 
