@@ -9,7 +9,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic import ValidationError as SettingsRefused
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from app.domain.model_names import is_model_name
+from app.domain.model_names import MODEL_RULE, is_model_name
 from app.errors import SetupError
 
 PREFIX = "OPENBOT_MEMORY_"
@@ -110,7 +110,7 @@ class Settings(BaseSettings):
     @classmethod
     def _a_model(cls, name: str | None) -> str | None:
         if name is not None and not is_model_name(name):
-            raise ValueError("a model is `builtin` or `openai:<model name>`")
+            raise ValueError(MODEL_RULE)
         return name
 
     @classmethod

@@ -12,15 +12,33 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from app.domain.jobs import PENDING, JobKind
 
 JOB_KINDS: tuple[JobKind, ...] = typing.get_args(JobKind)
-# How many GraphQL operation names a process counts under their own label: a client names its
-# operations, so the set is open; the names past these count as `other`.
+# How many GraphQL operation names and model names a process counts under their own label: a
+# client names both, so each set is open; the names past these count as `other`.
 OPERATION_NAMES = 200
+MODEL_NAMES = 100
 _REASON_END = re.compile(r"[:('(]")
 
 
 def reason_label(reason: str) -> str:
     """A dropped change's reason without what it quotes: a label of a small, fixed set."""
     return _REASON_END.split(reason, maxsplit=1)[0].strip() or "other"
+
+
+class OpenLabel:
+    """A label whose values clients choose: the first `limit` values a process sees count under
+    their own name, later ones under `other`, so a client naming each anew cannot grow the
+    series without end."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.seen: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        if value not in self.seen:
+            if len(self.seen) >= self.limit:
+                return "other"
+            self.seen.add(value)
+        return value
 
 
 class Metrics:
@@ -41,7 +59,8 @@ class Metrics:
             "openbot_memory_graphql_operations", "GraphQL operations by name and outcome",
             ["operation", "outcome"], registry=r,
         )
-        self._operation_names: set[str] = set()
+        self.operation_name = OpenLabel(OPERATION_NAMES)
+        self.model_name = OpenLabel(MODEL_NAMES)
         self.jobs = Gauge(
             "openbot_memory_jobs", "Consolidation runs and learning jobs queued or running, "
             "read from the graph at scrape time (all processes)", ["kind", "status"], registry=r,
@@ -99,6 +118,7 @@ class Metrics:
     ) -> None:
         """Count a job that ended here; `seconds` is None for one that ended without running
         (a run ended by the run that read its items): counted, with no duration to observe."""
+        model = self.model_name(model)
         if seconds is not None:
             self.job_seconds.labels(kind, model).observe(seconds)
         self.jobs_finished.labels(kind, model, outcome).inc()
@@ -106,15 +126,8 @@ class Metrics:
             self.dropped_changes.labels(kind, reason_label(reason)).inc()
 
     def graphql_operation(self, name: str, outcome: str) -> None:
-        """Count a GraphQL operation: under its name while the process counts fewer than
-        OPERATION_NAMES names, else under `other`, so a client naming each operation anew
-        cannot grow the series without end."""
-        if name not in self._operation_names:
-            if len(self._operation_names) >= OPERATION_NAMES:
-                name = "other"
-            else:
-                self._operation_names.add(name)
-        self.graphql_operations.labels(name, outcome).inc()
+        """Count a GraphQL operation, under its name (`operation_name`) or `other`."""
+        self.graphql_operations.labels(self.operation_name(name), outcome).inc()
 
     def set_jobs(self, counts: dict[tuple[str, str], int]) -> None:
         """The gauges of pending work, every (kind, status) pair shown even when zero."""

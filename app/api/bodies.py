@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from starlette.requests import Request
 
 from app.domain.enums import AGENT_KINDS, Kind, SessionKind
+from app.domain.model_names import MAX_MODEL_NAME
 from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.changes import commands
@@ -41,7 +42,8 @@ Content = Annotated[
 KindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in Kind]})]
 AgentKindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in AGENT_KINDS]})]
 ModelName = Annotated[
-    str | None, WithJsonSchema({"type": ["string", "null"], "pattern": "^(builtin|openai:.+)$"})
+    str | None, WithJsonSchema({"type": ["string", "null"],
+                                "pattern": f"^(builtin|openai:[!-~]{{1,{MAX_MODEL_NAME}}})$"})
 ]
 SessionKindName = Annotated[
     str | None, WithJsonSchema({"enum": [*(kind.value for kind in SessionKind), None]})

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
+# An OpenAI-compatible server's model name: printable ASCII without spaces (`gpt-4o-mini`,
+# `ft:gpt-4o:acme::a1b2`, `meta-llama/Llama-3-70B`), short enough to be a metric's label.
+MAX_MODEL_NAME = 200
+_OPENAI_NAME = re.compile(rf"openai:[!-~]{{1,{MAX_MODEL_NAME}}}")
+MODEL_RULE = "a model is `builtin` or `openai:<model name>`"
+
 
 def is_model_name(name: str) -> bool:
     """Whether `name` names a model: `builtin`, or `openai:` and the OpenAI model's name."""
-    return name == "builtin" or (name.startswith("openai:") and len(name) > len("openai:"))
+    return name == "builtin" or _OPENAI_NAME.fullmatch(name) is not None
 
 
 def resolve_model(*choices: str | None) -> str | None:

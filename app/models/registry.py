@@ -44,11 +44,13 @@ class Observed:
                 return await self.model.complete(request)
             except (Exception, asyncio.CancelledError) as exc:
                 error = error_class(exc)
-                metrics.model_failures.labels(self.name, error).inc()
+                metrics.model_failures.labels(metrics.model_name(self.name), error).inc()
                 span.set_status(Status(StatusCode.ERROR, error))
                 raise
             finally:
-                metrics.model_seconds.labels(self.name).observe(time.perf_counter() - started)
+                metrics.model_seconds.labels(metrics.model_name(self.name)).observe(
+                    time.perf_counter() - started
+                )
 
 
 class Models:

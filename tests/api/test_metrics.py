@@ -16,6 +16,7 @@ from starlette.testclient import TestClient
 from app.api.app import create_app
 from app.config import Settings
 from app.memory.ids import now_ms
+from app.metrics import Metrics
 from app.store.database import Database, Target, Tx
 from tests.conftest import (
     Api,
@@ -242,3 +243,17 @@ def test_graphql_operation_names_count_under_a_bounded_set_of_labels(
     assert "Q209" not in names
     assert value(got, "openbot_memory_graphql_operations_total", operation="other",
                  outcome="ok") == 210 - len([n for n in names if n.startswith("Q")])
+
+
+def test_model_names_count_under_a_bounded_set_of_labels() -> None:
+    # a client names models: past the first 100 names a process sees, a new name counts as
+    # `other` in the job and model-call series alike
+    metrics = Metrics()
+    for n in range(105):
+        metrics.job_ended("run", f"openai:m{n}", "succeeded", 0.1, [])
+    got = [(family.name, sample.labels) for family in
+           text_string_to_metric_families(metrics.text().decode()) for sample in family.samples]
+    models = {labels["model"] for name, labels in got if name == "openbot_memory_jobs_finished"}
+    assert len(models) == 101
+    assert {"openai:m0", "openai:m99", "other"} <= models
+    assert "openai:m100" not in models

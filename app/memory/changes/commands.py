@@ -12,7 +12,7 @@ from typing import TypeVar
 from app.domain.agents import AGENT_KINDS, VISIBILITIES, is_agent_key
 from app.domain.enums import Visibility
 from app.domain.erasures import ERASED_PREFIX, erasures_own
-from app.domain.model_names import is_model_name
+from app.domain.model_names import MODEL_RULE, is_model_name
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
@@ -99,7 +99,7 @@ def check_model_name(model: str | None, field: str) -> str | None:
     """A model is `builtin` or `openai:<name>`; None means none is set."""
     if model is None or is_model_name(model):
         return model
-    raise ValidationError("a model is `builtin` or `openai:<model name>`", field)
+    raise ValidationError(MODEL_RULE, field)
 
 
 def refuse_credential(text: str, field: str) -> str:
