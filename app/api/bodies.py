@@ -39,6 +39,12 @@ _CONTROL = r"\u0000-\u0008\u000b-\u001f\u007f"
 Content = Annotated[
     str, _text(commands.MAX_CONTENT_LENGTH, rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$")
 ]
+# An agent's name: some non-space, on one line (commands.check_agent_name).
+_LINE = r"\u0000-\u001f\u007f"
+AgentName = Annotated[
+    str, Field(min_length=1, max_length=commands.MAX_NAME_LENGTH),
+    _text(commands.MAX_NAME_LENGTH, rf"^[^{_LINE}]*[^\s{_LINE}][^{_LINE}]*$"),
+]
 KindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in Kind]})]
 AgentKindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in AGENT_KINDS]})]
 ModelName = Annotated[
@@ -70,7 +76,7 @@ class Strict(BaseModel):
 
 
 class CreateAgent(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=commands.MAX_NAME_LENGTH)]
+    name: AgentName
     shared: bool = False
     model: ModelName = None
 
@@ -348,7 +354,7 @@ class Fork(Strict):
 
 
 class Promote(Strict):
-    name: Annotated[str, Field(min_length=1, max_length=commands.MAX_NAME_LENGTH)] | None = None
+    name: AgentName | None = None
 
 
 class Revert(Strict):

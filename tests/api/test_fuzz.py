@@ -31,7 +31,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from app.api.bookmarks import HEADER as BOOKMARK
-from app.api.graphql.limits import TOO_COSTLY, TOO_LARGE
+from app.api.graphql.limits import TOO_COSTLY, TOO_DEEP, TOO_LARGE
 from app.api.openapi import Operation
 from app.api.rest import routes
 from app.errors import ServiceError
@@ -148,7 +148,8 @@ def beyond_schema(response: schemathesis.Response) -> list[Any]:
 # a documented limit. Schemathesis knows only Apollo's and graphql-java's codes, so it takes any
 # error of a resolver for a server error; for these answers `graphql_shape` judges instead (a
 # masked error or INTERNAL code fails it), and positive_data_acceptance is not asked.
-CLIENT_CODES = {cls.code for cls in ServiceError.__subclasses__()} | {TOO_LARGE, TOO_COSTLY}
+CLIENT_CODES = {cls.code for cls in ServiceError.__subclasses__()} | {
+    TOO_LARGE, TOO_COSTLY, TOO_DEEP}
 
 
 def client_errors_only(response: schemathesis.Response) -> list[Any]:

@@ -220,6 +220,30 @@ def test_a_name_out_of_bounds_is_bad_input_over_rest_and_graphql(api: Api, graph
     assert promoted["agent"]["name"] == "n" * 200
 
 
+def test_a_blank_name_or_one_of_several_lines_is_bad_input_for_any_agent(
+    api: Api, graph: Graph
+) -> None:
+    # A12: a name is shown, on one line: only spaces, or a control character, is a 400 on
+    # `name`, for a promoted agent (REST and GraphQL) and a new one alike; nothing is created
+    _, sid = subagent(api)
+    fill(api, sid)
+    before = agents_in_graph(graph)
+    for name in ("   ", "refund\ndesk", "refund\u0000desk", "\t"):
+        assert_error(api.post(f"/v1/sessions/{sid}/promote", {"name": name}), 400,
+                     "ValidationError", "name")
+        body = flat(api.graphql(
+            "mutation($s: ID!, $n: String) { promote(sessionId: $s, name: $n) { agent { id } } }",
+            s=sid, n=name,
+        ))
+        [error] = body["errors"]
+        assert (error["extensions"]["code"], error["extensions"]["field"]) == (
+            "VALIDATION_ERROR", "name")
+        assert_error(api.post("/v1/agents", {"name": name}), 400, "ValidationError", "name")
+    assert agents_in_graph(graph) == before
+    promoted = api.ok(api.post(f"/v1/sessions/{sid}/promote", {"name": " refund desk "}), 201)
+    assert promoted["agent"]["name"] == " refund desk "
+
+
 def test_a_bad_name_is_bad_input_before_the_session_is_looked_at_on_both_paths(
     api: Api, graph: Graph
 ) -> None:

@@ -24,6 +24,7 @@ MAX_CONTENT_LENGTH = 4000
 # C0 control characters but tab and newline, and DEL: content reaches a model's instructions
 # verbatim, where a NUL or an escape sequence has no place.
 CONTENT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Up to this many characters of key and content, S10's scan runs on the event loop, where a
 # short scan costs less than a hop to a thread and back; a longer one runs in a thread, so that
 # it holds no other request up.
@@ -88,10 +89,13 @@ def check_key(key: str, field: str = "key") -> str:
 
 
 def check_agent_name(name: str, field: str = "name") -> str:
-    """An agent's name: 1 to MAX_NAME_LENGTH characters of text storage can keep."""
+    """An agent's name: 1 to MAX_NAME_LENGTH characters of text storage can keep, some of them
+    not space, none a control character (a name is shown, and one line)."""
     check_text(name, field)
     if not 1 <= len(name) <= MAX_NAME_LENGTH:
         raise ValidationError(f"a name has 1 to {MAX_NAME_LENGTH} characters", field)
+    if not name.strip() or NAME_CONTROL.search(name):
+        raise ValidationError("a name is text on one line, not only spaces", field)
     return name
 
 
