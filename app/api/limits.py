@@ -80,3 +80,37 @@ class BodyLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+class WholeBody:
+    """`app` gets the request's body whole, as one message read before it starts. For an app
+    that answers a failed read of the body itself (the MCP SDK: a 500): a chunked body over
+    `BodyLimit` is refused in this read instead, before `app` starts, and the service's
+    handlers answer it with the 413 `PayloadTooLarge` REST answers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        message = await receive()
+        while message["type"] == "http.request":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                break
+            message = await receive()
+        # the body, or the disconnect that cut it short; then the client's later messages
+        first: Message | None = message
+
+        async def replay() -> Message:
+            nonlocal first
+            if first is None:
+                return await receive()
+            given, first = first, None
+            return given
+
+        await self.app(scope, replay, send)

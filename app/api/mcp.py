@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from app.api import bodies
 from app.api.auth import principal_of
+from app.api.limits import WholeBody
 from app.api.responses import agents as agent_answers
 from app.api.responses import search as search_answers
 from app.api.responses import sessions as session_answers
@@ -458,7 +459,9 @@ class McpEndpoint:
         )
 
     def route(self) -> Route:
-        return Route(PATH, self.app)
+        """The route of `PATH`; the body is read through the app's limit before the SDK reads
+        it (`WholeBody`), so one over the limit is the 413 REST answers, not the SDK's 500."""
+        return Route(PATH, WholeBody(self.app))
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

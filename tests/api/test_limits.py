@@ -92,6 +92,20 @@ def test_a_chunked_body_is_counted_as_it_streams(
         graphql = http.post("/graphql", json=query)
         assert graphql.status_code == 413, graphql.text
         assert graphql.json()["_tag"] == "PayloadTooLarge"
+        # and so does MCP, whose SDK would answer a failed read with a JSON-RPC 500
+        mcp = {"Accept": "application/json, text/event-stream"}
+        over = http.post("/mcp", content=chunks(64 * 1024), headers=mcp)
+        assert over.status_code == 413, over.text
+        assert over.json()["_tag"] == "PayloadTooLarge"
+        assert over.json()["requestId"] == over.headers["x-request-id"]
+        initialize = json.dumps({
+            "jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "0"}},
+        }).encode()
+        under = http.post("/mcp", content=iter([initialize[:50], initialize[50:]]), headers=mcp)
+        assert under.status_code == 200, under.text
+        assert under.json()["result"]["serverInfo"]["name"] == "openbot-memory"
 
 
 def nested(depth: int) -> str:
