@@ -15,7 +15,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.routing import BaseRoute, Match, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from app.api import warmup
@@ -54,12 +54,32 @@ async def service_error(request: Request, exc: Exception) -> Response:
     return error_answer(exc)
 
 
+def allowed_methods(request: Request) -> str | None:
+    """The `Allow` of the router's 405: every method the routes on the request's path serve.
+    Each REST operation is a route of one method, and the router names only the methods of
+    the first route on the path. None for a 405 the router did not answer."""
+    route = request.scope.get("route")
+    if not isinstance(route, Route) or not route.methods or request.method in route.methods:
+        return None
+    methods = set(route.methods)
+    for other in request.scope["router"].routes:
+        if isinstance(other, Route) and other.methods:
+            match, _ = other.matches(request.scope)
+            if match is not Match.NONE:
+                methods |= other.methods
+    return ", ".join(sorted(methods))
+
+
 async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     tag = http_tag(exc.status_code)
     message = "no such route" if exc.status_code == 404 else str(exc.detail)
+    headers = exc.headers
+    allow = allowed_methods(request) if exc.status_code == 405 else None
+    if allow is not None:
+        headers = {**(headers or {}), "Allow": allow}
     return JsonResponse(
-        {"_tag": tag, "message": message}, status_code=exc.status_code, headers=exc.headers
+        {"_tag": tag, "message": message}, status_code=exc.status_code, headers=headers
     )
 
 

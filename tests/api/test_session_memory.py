@@ -967,6 +967,21 @@ def test_a_wrong_method_is_405_json(api: Api, graph: Graph, method: str, path: s
 
 
 @pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [("PUT", "/v1/agents", {"GET", "HEAD", "POST"}),
+     ("PUT", "/v1/sessions/x", {"GET", "HEAD", "DELETE"}),
+     ("POST", "/v1/org/settings", {"GET", "HEAD", "PATCH"})],
+)
+def test_a_405_allows_every_method_served_on_its_path(
+    api: Api, method: str, path: str, allowed: set[str]
+) -> None:
+    # each method of a path is a route of its own: Allow names them all, not the first's
+    response = api.http.request(method, path, json={})
+    assert_error(response, 405, "MethodNotAllowed")
+    assert set(response.headers["allow"].split(", ")) == allowed, response.headers["allow"]
+
+
+@pytest.mark.parametrize(
     "authorization",
     [None, "Bearer", "Bearer obm_not-a-token", "Basic YW5hOnNlY3JldA==", "obm_x", "bearer x"],
 )
