@@ -133,6 +133,19 @@ def test_a_request_graphql_cannot_run_names_the_part_at_fault(
     assert (answer["_tag"], answer["field"]) == ("ValidationError", field), answer
 
 
+def test_a_get_whose_variables_are_no_json_names_that_parameter(api: Api) -> None:
+    # a GET has no body: its `variables` (or `extensions`) that do not parse are a 400 on it
+    for name in ("variables", "extensions"):
+        response = api.get("/graphql", params={"query": "{ __typename }", name: "oops"})
+        assert response.status_code == 400, response.text
+        answer = response.json()
+        assert (answer["_tag"], answer["field"], answer["message"]) == (
+            "ValidationError", name, f"{name} is not valid JSON"), answer
+    query = "query($f: Int) { agents(first: $f) { nodes { id } } }"
+    good = api.get("/graphql", params={"query": query, "variables": '{"f": 1}'})
+    assert good.json() == {"data": {"agents": {"nodes": []}}}
+
+
 def test_a_document_of_several_operations_needs_an_operation_name(api: Api) -> None:
     # GraphQL's GetOperation: with more than one operation and no name, no operation runs
     body = {"query": "query A { __typename } query B { __typename }"}

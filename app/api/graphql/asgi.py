@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from cross_web import AsyncHTTPRequestAdapter, HTTPException
 from graphql import GraphQLError, OperationType, get_operation_ast
@@ -24,6 +25,7 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.http.types import QueryParams
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.types import ExecutionResult
@@ -36,7 +38,7 @@ from app.api.graphql.context import Context, settings_of
 from app.api.graphql.limits import parsed
 from app.api.graphql.schema import schema
 from app.domain.principals import Principal
-from app.errors import Unauthorized, http_tag
+from app.errors import Unauthorized, ValidationError, http_tag
 from app.memory.service import Service
 
 PLAYGROUND = Path(__file__).resolve().parents[1] / "playground"
@@ -157,6 +159,18 @@ class GraphQLApp(GraphQL[Context, None]):
     def decode_json(self, data: str | bytes) -> object:
         """A body or `variables` as JSON, with the REST bodies' depth limit (400 on `body`)."""
         return load_json(data)
+
+    def parse_query_params(self, params: QueryParams) -> dict[str, Any]:
+        """A GET's parameters; `variables` or `extensions` that is no JSON is a 400 on that
+        parameter (a GET has no body to name)."""
+        found: dict[str, Any] = dict(params)
+        for name in ("variables", "extensions"):
+            if found.get(name):
+                try:
+                    found[name] = self.decode_json(found[name])
+                except ValidationError as exc:
+                    raise ValidationError(str(exc).replace("the body", name), name) from exc
+        return found
 
     async def render_graphql_ide(self, request: Request) -> Response:
         """GraphiQL with its assets served from `/graphql/assets/` (no CDN) and a token field."""
