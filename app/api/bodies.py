@@ -215,9 +215,11 @@ def nested_command(command: type[BaseModel]) -> Iterator[None]:
 
 
 def _field_of(error: Any) -> str:
-    loc = [str(part) for part in error.get("loc", ()) if not str(part).endswith("Body")]
-    # Drop the discriminator's tag from paths like command.Remember.key
-    loc = [part for part in loc if part not in {"Remember", "Forget", "Configure", "Refresh"}]
+    """The field an error names: its path, without the command's tag that pydantic puts after
+    `command` (`command.Remember.key` is `command.key`)."""
+    loc = [str(part) for part in error.get("loc", ())]
+    if len(loc) > 1 and loc[0] == "command":
+        del loc[1]
     return ".".join(loc) or "body"
 
 

@@ -909,6 +909,26 @@ def test_bad_bodies_of_the_other_routes_name_the_field(api: Api, graph: Graph) -
     assert api.ok(api.get("/v1/org/settings"))["memory"] == {"use": True, "generate": True}
 
 
+def test_a_field_a_body_does_not_take_is_named_whatever_its_name(api: Api, graph: Graph) -> None:
+    # Section 5's error rule: the 400 names the field at fault, also one named like a command
+    # tag or ending in "Body"
+    sid = api.session()["session"]["id"]
+    item = {"type": "message", "role": "user", "content": "Hello."}
+    for answer, field in (
+        (api.post("/v1/agents", {"name": "desk", "Forget": True}), "Forget"),
+        (api.patch("/v1/org/settings", {"memory": {"use": True, "Configure": 1}}),
+         "memory.Configure"),
+        (api.post(f"/v1/sessions/{sid}/turns", {"items": [{**item, "requestBody": 1}]}),
+         "items.0.requestBody"),
+        (api.command(sid, {"_tag": "Forget", "key": "k", "extraBody": 1}), "command.extraBody"),
+        (api.command(sid, {"_tag": "Remember", "key": 5, "content": "c", "kind": "fact"}),
+         "command.key"),
+    ):
+        assert_error(answer, 400, "ValidationError", field)
+    assert graph.value("MATCH (a:Agent) RETURN count(a)") == 1
+    assert graph.value("MATCH (t:Turn) RETURN count(t)") == 0
+
+
 def test_a_model_name_is_short_printable_text_wherever_one_is_sent(
     api: Api, graph: Graph
 ) -> None:
