@@ -179,13 +179,16 @@ async def _import(settings: Settings, path: Path, org: str | None) -> None:
 
 
 async def _erase(settings: Settings, org: str, person: str) -> str:
-    """`erase --org ORG --person PERSON`: the person's erasure, as a service token asks it."""
+    """`erase --org ORG --person PERSON`: the person's erasure, as a service token asks it,
+    with a progress bar of its session and agent parts."""
     from app.memory.erasure import Erasures
 
     db = await Database.connect(resolve_target(settings))
     try:
         await db.apply_schema()
-        erasure = await Erasures(db).erase(org, person, None)
+        with _progress(f"erase {person} of {org}") as bar:
+            task = bar.add_task("parts", total=None)
+            erasure = await Erasures(db).erase(org, person, None, lambda n: bar.advance(task, n))
     finally:
         await db.close()
     c = erasure.counts

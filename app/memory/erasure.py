@@ -78,8 +78,12 @@ class Erasures:
         require_service(who)
         return await self.erase(who.org, person, who.service)
 
-    async def erase(self, org: str, person: str, by: str | None) -> Erasure:
-        """The erasure of `person` of `org` (the command line's, with no principal)."""
+    async def erase(
+        self, org: str, person: str, by: str | None,
+        advance: Callable[[int], None] = lambda parts: None,
+    ) -> Erasure:
+        """The erasure of `person` of `org` (the command line's, with no principal); `advance`
+        is told each session and agent part done (a progress bar's steps)."""
         replacement = new_id(ERASED_PREFIX.rstrip("-"))
         erasure = await self.db.write(
             lambda tx: ErasureRepository(tx).begin(
@@ -111,7 +115,7 @@ class Erasures:
                 partial(_agents_citing, org=org, sessions=new_sessions)
             )
             await self._erase_parts(org, erasure.id, new_sessions, new_agents, person,
-                                    replacement, set(citing))
+                                    replacement, set(citing), advance)
             erased_sessions.update(new_sessions)
             erased_agents.update(agents)
         done = await self.db.write(
@@ -146,9 +150,10 @@ class Erasures:
     async def _erase_parts(
         self, org: str, erasure: str | None, sessions: Sequence[str], agents: Sequence[str],
         person: str | None, replacement: str | None, citing: set[str],
+        advance: Callable[[int], None] = lambda parts: None,
     ) -> None:
         """The sessions' parts, then the agents' (`citing`: those citing the sessions' items,
-        whose memory's version the agent part moves)."""
+        whose memory's version the agent part moves), each told to `advance` once done."""
         async def session_part(tx: Tx, session: str) -> None:
             await ErasureRepository(tx).erase_session(
                 org, session, erasure, person, replacement, ERASED_WITHHELD
@@ -162,8 +167,10 @@ class Erasures:
 
         for session in sessions:  # one transaction each, under the session's lock
             await self.db.write(partial(session_part, session=session))
+            advance(1)
         for agent in agents:  # one transaction each, under the agent's lock
             await self.db.write(partial(agent_part, agent=agent))
+            advance(1)
 
     async def of_org(self, who: Principal) -> Sequence[Erasure]:
         """The org's erasures, newest first (service tokens only)."""

@@ -812,6 +812,47 @@ def test_org_delete_removes_every_node_of_the_org_and_no_other(
 
 
 
+def test_an_erasure_on_the_command_line_shows_its_progress_on_a_terminal(
+    api: Api, platform: Api, graph: Graph, neo4j_target: Target
+) -> None:
+    # on a terminal, `erase` draws a progress bar of its parts (stderr), then says what it
+    # erased (stdout)
+    sid = api.session(platform.agent(shared=True)["id"])["session"]["id"]
+    api.turn(sid, user("ACME-1f"))
+    wait_settled(graph)
+    env = {"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password}
+    terminal, stderr = os.openpty()
+    shown: list[bytes] = []
+
+    def read_terminal() -> None:
+        while True:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # the command ended and closed its end
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=read_terminal)
+    reader.start()
+    try:
+        erased = subprocess.run(
+            [*CLI, "erase", "--org", "acme", "--person", "ana"], stdout=subprocess.PIPE,
+            stderr=stderr, text=True, cwd=ROOT, env={**os.environ, **env, "COLUMNS": "100"},
+            timeout=60, check=False,
+        )
+    finally:
+        os.close(stderr)
+        reader.join(timeout=10)
+        os.close(terminal)
+    assert erased.returncode == 0
+    assert erased.stdout.startswith("erased ana of acme (era-")
+    drawn = b"".join(shown).decode(errors="replace")
+    assert "erase ana of acme" in drawn, drawn
+    assert stored_anywhere(graph, "ACME-1f") == 0
+
+
 def test_retention_erases_the_content_of_old_items_and_keeps_their_entries(
     api: Api, graph: Graph, start_server: Callable[..., RunningServer]
 ) -> None:
