@@ -450,6 +450,32 @@ def test_a_retracted_agent_entry_stays_retracted_until_a_person_remembers_it(
     assert [c["maker"] for c in agent_log(api, agent)] == ["person", "person", "person"]
 
 
+def test_a_members_retracted_private_entry_stays_retracted_against_learning(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # A6, A9: ana's private entry, retracted by ana, is one learning from ana's session finds
+    # retracted: the helper cannot bring it back, and the log holds ana's changes only
+    helper_is_stub(api)
+    agent = api.agent(shared=True)["id"]
+    agent_remember(api, agent, "seat", "Ana prefers aisle seats.", "preference", about="ana",
+                   visibility="private")
+    agent_forget(api, agent, "seat", about="ana")
+    sid = session_id(api, agent)
+    openai_stub.script_for(LEARN, answer(change(
+        "seat", "Ana prefers aisle seats again.", ["u-1"], "preference", about="ana",
+        visibility="private")))
+    api.turn(sid, user("I still like aisle seats.", id="u-1"))
+    [job] = wait_learned(api, agent, [sid])
+    assert job["status"] == "succeeded", job
+    [dropped] = job["dropped"]
+    assert dropped["key"] == "seat"
+    assert "retracted" in dropped["reason"]
+    view = agent_memory(api, agent)
+    assert view["entries"]["seat@ana"]["status"] == "retracted"
+    assert view["entries"]["seat@ana"]["content"] == "Ana prefers aisle seats."
+    assert [c["maker"] for c in agent_log(api, agent)] == ["person", "person"]
+
+
 # --- A5, A9: who said it ---------------------------------------------------------------
 
 

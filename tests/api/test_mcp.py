@@ -512,3 +512,27 @@ def test_the_resources_are_the_memory_views(
         raise AssertionError("ben read ana's session memory")
 
     assert "NotFound" in run(server, member.token, denied)
+
+
+def test_the_memory_rules_hold_for_tool_calls_as_for_rest(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    # S10, A1, S14 through MCP: a credential is never stored, a fact is no kind of agent
+    # memory, a Forget of a key the memory lacks is a conflict; each is the REST error body,
+    # and nothing changes
+    sid, head, before = new_session(api)
+    agent = before["session"]["agent"]
+    secret = error(call(server, api.token, "remember", session_id=sid, expected=head,
+                        revision=0, key="wifi", content="the password is Xk9!mP2qLz",
+                        kind="fact"))
+    assert (secret["_tag"], secret["field"]) == ("ValidationError", "content"), secret
+    fact = error(call(server, api.token, "remember_for_agent", agent_id=agent, expected=0,
+                      key="budget", content="The budget is 1500 EUR.", kind="fact"))
+    assert (fact["_tag"], fact["field"]) == ("ValidationError", "kind"), fact
+    unknown = error(call(server, api.token, "forget", session_id=sid, expected=head,
+                         revision=0, key="nope"))
+    assert unknown["_tag"] == "SessionConflict", unknown
+    assert api.view(sid) == before
+    assert agent_memory(api, agent) == {"entries": {}, "version": 0}
+    assert graph.value("MATCH (n) WHERE n:Change OR n:AgentChange RETURN count(n)") == 0
+    assert "Xk9!mP2qLz" not in json.dumps(graph.rows("MATCH (n) RETURN properties(n) AS p"))
