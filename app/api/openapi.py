@@ -50,6 +50,9 @@ class Doc:
     # Body fields of other operations that its answer gives: (method and path, field, JSON
     # pointer into the answer), e.g. `POST /v1/agents` gives `POST /v1/sessions` its `agent`.
     feeds: tuple[tuple[str, str, str], ...] = ()
+    # Another success status it answers with the same answer, and when: (status, when).
+    also_ok: tuple[tuple[int, str], ...] = ()
+    body_optional: bool = False  # an empty body is read as `{}`
 
 
 class Options(TypedDict, total=False):
@@ -64,6 +67,8 @@ class Options(TypedDict, total=False):
     gives: tuple[tuple[str, str], ...]
     reaches: tuple[str, ...]
     feeds: tuple[tuple[str, str, str], ...]
+    also_ok: tuple[tuple[int, str], ...]
+    body_optional: bool
 
 
 class Operation(Route):
@@ -162,6 +167,9 @@ BOOKMARK_ANSWER = {
              "schema": {"type": "string"}},
 }
 WRITES = frozenset({"POST", "PATCH", "DELETE"})
+UNAVAILABLE = "Neo4j does not answer: retry after the `Retry-After` seconds"
+RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before a retry",
+                               "schema": {"type": "integer"}}}
 
 
 def _error(description: str, tag: str) -> dict[str, Any]:
@@ -185,11 +193,13 @@ def _operation(
     ]
     params.append(BOOKMARK_PARAM)
     responses: dict[str, Any] = {
-        str(doc.status): {"description": "OK", "content": {"application/json": {
-            "schema": answers[doc.answer]}}},
+        str(status): {"description": when, "content": {"application/json": {
+            "schema": answers[doc.answer]}}}
+        for status, when in ((doc.status, "OK"), *doc.also_ok)
     }
     if method in WRITES:
-        responses[str(doc.status)]["headers"] = BOOKMARK_ANSWER
+        for status, _ in ((doc.status, "OK"), *doc.also_ok):
+            responses[str(status)]["headers"] = BOOKMARK_ANSWER
     responses["400"] = _error(BAD_REQUEST, "ValidationError")  # every request takes a header
     if path not in PUBLIC_PATHS:
         responses["401"] = _error("no token, or one not known", "Unauthorized")
@@ -199,6 +209,7 @@ def _operation(
         responses["413"] = _error("the body is over the size limit, unread", "PayloadTooLarge")
     if doc.conflict:
         responses["409"] = _error("stale, or not allowed in this state", doc.conflict)
+    responses["503"] = {**_error(UNAVAILABLE, "Unavailable"), "headers": RETRY_AFTER}
     for status, when, tag in doc.also:
         responses[str(status)] = _error(when, tag)
     operation: dict[str, Any] = {
@@ -211,7 +222,7 @@ def _operation(
         operation["security"] = [{"bearer": []}]
     if doc.body is not None:
         operation["requestBody"] = {
-            "required": True,
+            "required": not doc.body_optional,
             "content": {"application/json": {"schema": bodies[doc.body]}},
         }
     return operation

@@ -239,6 +239,7 @@ async def post_memory(request: Request) -> Response:
                  "Record a turn; answers at once, or with `wait` once its consolidation run has "
                  "ended (201; 200 for a retry with the same item ids).", turn_answers.TurnView,
                  body=bodies.RecordTurn, status=201, query=WAIT, conflict="SessionConflict",
+                 also_ok=((200, "a retry with the same item ids: the turn recorded then"),),
                  gives=(("id", "$request.path.id"), ("turn", "/turn/id"), ("run", "/run/id")),
                  reaches=("/v1/sessions/{id}/runs/{run}",))
 async def record_turn(request: Request) -> Response:
@@ -319,7 +320,7 @@ async def get_run(request: Request) -> Response:
 
 @operations.post("/v1/sessions/{id}/fork",
                  "A new session with this one's history and memory at a version.",
-                 session_answers.SessionView, body=bodies.Fork, status=201)
+                 session_answers.SessionView, body=bodies.Fork, status=201, body_optional=True)
 async def fork_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.Fork, empty_ok=True)
@@ -342,7 +343,7 @@ async def revert_session(request: Request) -> Response:
 @operations.post("/v1/sessions/{id}/promote",
                  "A subagent session's lasting entries become a new agent's memory (A12).",
                  agent_answers.Promoted, body=bodies.Promote, status=201,
-                 conflict="SessionConflict")
+                 conflict="SessionConflict", body_optional=True)
 async def promote_session(request: Request) -> Response:
     who = principal_of(request)
     body = await bodies.parse(request, bodies.Promote, empty_ok=True)

@@ -129,3 +129,26 @@ def test_the_closed_sets_it_names_are_the_domains(server: RunningServer) -> None
     assert words("Session", "kind") == list(SessionKind)
     assert words("Entry", "status") == list(Status)
     assert words("Run", "status") == list(JobStatus)
+
+
+def test_every_answer_a_route_gives_is_declared(server: RunningServer, api: Api) -> None:
+    # A generated client knows each answer: a turn's retry with the same item ids is a 200
+    # with the turn (201 records it), fork and promote take no body, and any route may find
+    # Neo4j gone (503 with Retry-After; /readyz answers it without)
+    document = httpx.get(f"{server.url}/openapi.json").json()
+    turns = document["paths"]["/v1/sessions/{id}/turns"]["post"]["responses"]
+    assert turns["200"]["content"] == turns["201"]["content"]
+    assert "OpenBot-Bookmark" in turns["200"]["headers"]
+    sid = api.session()["session"]["id"]
+    item = {"type": "message", "role": "user", "content": "Hello.", "id": "m-1"}
+    assert api.post(f"/v1/sessions/{sid}/turns", {"items": [item]}).status_code == 201
+    assert api.post(f"/v1/sessions/{sid}/turns", {"items": [item]}).status_code == 200
+    for path in ("/v1/sessions/{id}/fork", "/v1/sessions/{id}/promote"):
+        assert document["paths"][path]["post"]["requestBody"]["required"] is False, path
+    assert document["paths"]["/v1/sessions/{id}/revert"]["post"]["requestBody"]["required"]
+    assert api.http.post(f"/v1/sessions/{sid}/fork").status_code == 201  # no body at all
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            unavailable = operation["responses"]["503"]
+            assert ("Retry-After" in unavailable.get("headers", {})) == (path != "/readyz"), (
+                method, path)
