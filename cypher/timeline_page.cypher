@@ -5,8 +5,11 @@
 // versions near the head, whatever forks and reverts lie behind it.
 UNWIND $versions AS vid
 // (the plan starts from the index seek on h; the org, unlabelled, is checked on the
-// way out and is never where a plan starts: it would expand over all the org's nodes)
-MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT]->(:Agent)-[:IN_ORG]->({id: $org})
+// way out and is never where a plan starts: it would expand over all the org's nodes. A
+// version of a deleted session (ERASED_FROM) is still a fork's starting point: its timeline
+// is the fork's tombstones.)
+MATCH (h:Version {id: vid})-[:OF]->(ss:Session)-[:OF_AGENT|ERASED_FROM]->(:Agent)
+      -[:IN_ORG]->({id: $org})
 USING INDEX h:Version(id)
 WHERE $person IS NULL OR EXISTS { (ss)-[:WITH]->(:Person {id: $person}) }
 CALL (h) {

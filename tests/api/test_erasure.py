@@ -692,6 +692,25 @@ def test_a_forks_starting_point_is_read_reverted_to_and_forked_after_its_source_
     assert api.view(fork)["memory"]["entries"] == {}
 
 
+def test_a_forks_starting_point_keeps_its_timeline_of_tombstones_after_its_source_is_deleted(
+    api: Api,
+) -> None:
+    # SPEC section 7, S13: the version a fork started at answers the items it held, their
+    # content erased, as the fork's own timeline does, once the source is deleted
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("ANA-TURN-8f", id="m-1"), user("ANA-TURN-9f", id="m-2"))
+    api.wait_idle(sid)
+    forked = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]
+    fork, start = forked["id"], forked["forkedAt"]
+    assert api.http.delete(f"/v1/sessions/{sid}").status_code == 200
+
+    version = api.ok(api.get(f"/v1/sessions/{fork}/versions/{start}"))
+    head = api.ok(api.get(f"/v1/sessions/{fork}/versions/{api.view(fork)['session']['head']}"))
+    assert [(i["id"], i["content"]) for i in version["items"]] == [
+        ("m-1", None), ("m-2", None)]
+    assert version["items"] == head["items"]
+
+
 CHANGES_PAGE = """query($id: ID!, $first: Int!, $after: String) { session(id: $id) {
   memory { entry(key: "plan") { changes(first: $first, after: $after) {
     nodes { id } pageInfo { hasNextPage endCursor } } } } } }"""
