@@ -29,7 +29,7 @@ WITH c, ch
 CALL (c, ch) {
   UNWIND ch.sources AS source
   MATCH (i:Item {uid: source.uid})
-  MATCH (s:Session {id: source.session})
+  MATCH (s:Session {id: coalesce(source.session, i.session)})
   CREATE (c)-[:CITES {session: s.id}]->(i)
   MERGE (c)-[:LEARNED_IN]->(s)
 }

@@ -95,7 +95,7 @@ class AgentMemoryRepository:
     ) -> int:
         """Record `edits` as the next version, made at `at` (the caller holds the agent's lock
         and read `version`); answer the new version. No edit, no version. The edits' sources
-        are the uids of items of `session`."""
+        are the uids of items of `session` (None: each of the session that added it)."""
         if not edits:
             return version
         changes = [_edit_param(edit, session) for edit in edits]

@@ -244,6 +244,28 @@ def test_a_blank_name_or_one_of_several_lines_is_bad_input_for_any_agent(
     assert promoted["agent"]["name"] == " refund desk "
 
 
+def test_a_promoted_forks_entries_cite_the_session_that_added_their_items(
+    api: Api, graph: Graph
+) -> None:
+    # A3, A12: a fork's history starts as a copy of its source's, so an entry it promotes may
+    # rest on items its source added: each is cited in that session, which a deletion of the
+    # fork leaves whole, and the agent's memory stays as it was
+    _, sid = subagent(api)
+    api.remember(sid, "checkin", "Check in online 30 hours before.", "procedure")
+    fork = api.ok(api.post(f"/v1/sessions/{sid}/fork", {}), 201)["session"]["id"]
+    api.remember(fork, "seat", "Book window seats.", "preference")
+    agent = api.ok(api.post(f"/v1/sessions/{fork}/promote", {}), 201)["agent"]["id"]
+    memory = api.ok(api.get(f"/v1/agents/{agent}/memory"))
+    assert {key: e["sources"] for key, e in memory["entries"].items()} == {
+        "checkin": [{"session": sid, "item": "i-01"}],
+        "seat": [{"session": fork, "item": "i-02"}],
+    }
+    assert api.http.delete(f"/v1/sessions/{fork}").status_code == 200
+    after = api.ok(api.get(f"/v1/agents/{agent}/memory"))
+    assert after["entries"]["checkin"] == memory["entries"]["checkin"]
+    assert api.view(sid)["memory"]["entries"]["checkin"]["sources"] == ["i-01"]
+
+
 def test_a_bad_name_is_bad_input_before_the_session_is_looked_at_on_both_paths(
     api: Api, graph: Graph
 ) -> None:

@@ -84,9 +84,9 @@ class Promotion:
                 for entry in lasting
             ]
             maker = MadeBy(Maker.PROMOTION, person=who.person, service=who.service)
-            await AgentMemoryRepository(tx).apply(
-                who.org, agent.id, 0, maker, edits, now_ms(), session=session_id
-            )
+            # each source is cited in the session that added it: a fork's entry may rest on
+            # items of the session it was forked from, which outlive the fork
+            await AgentMemoryRepository(tx).apply(who.org, agent.id, 0, maker, edits, now_ms())
             await agents.mark_promoted(session_id, agent.id, now_ms())
             return agent, await memory_of(tx, who, agent.id)
 
