@@ -284,6 +284,18 @@ def test_each_run_is_heard_once_when_it_ends(
     assert heard[1]["read"] == ["m-1", "m-2"]
 
 
+def test_a_frame_that_is_no_json_closes_the_socket_with_4400(
+    api: Api, server: RunningServer, sockets: Callable[..., Socket],
+) -> None:
+    # graphql-transport-ws: a message that does not parse closes the socket with 4400; a frame
+    # is read as a body is, so a key said twice or NaN is none either
+    for frame in ('{"type": "ping"', '{"type": "ping", "type": "pong"}',
+                  '{"type": "ping", "payload": {"n": NaN}}'):
+        socket = sockets(server, api.token).ack()
+        socket.ws.send(frame)
+        assert socket.closed_with() == 4400, frame
+
+
 def test_a_socket_without_a_valid_token_is_closed_with_4403(
     api: Api, member: Api, server: RunningServer, sockets: Callable[..., Socket],
 ) -> None:

@@ -12,6 +12,7 @@ only `application/json` gets 200 with `"data": null`, as GraphQL over HTTP lets 
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,11 @@ from graphql import GraphQLError, OperationType, get_operation_ast
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.types import Receive, Scope, Send
-from starlette.websockets import WebSocket
-from strawberry.asgi import GraphQL
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
+from strawberry.asgi import ASGIWebSocketAdapter, GraphQL
 from strawberry.exceptions import ConnectionRejectionError, MissingQueryError
 from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+from strawberry.http.exceptions import NonJsonMessageReceived, NonTextMessageReceived
 from strawberry.http.types import QueryParams
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
@@ -92,9 +94,33 @@ def request_error(result: ExecutionResult) -> bool:
     )
 
 
+class SocketFrames(ASGIWebSocketAdapter):
+    """Strawberry's WebSocket adapter, reading each frame as a body is read (`load_json`): a
+    frame that is no JSON, or that a body could not be (a key said twice, NaN), closes the
+    socket with 4400, as Strawberry closes it for a frame its own parser refuses."""
+
+    async def iter_json(
+        self, *, ignore_parsing_errors: bool = False
+    ) -> AsyncGenerator[object, None]:
+        try:
+            while self.ws.application_state != WebSocketState.DISCONNECTED:
+                try:
+                    text = await self.ws.receive_text()
+                    yield self.view.decode_json(text)
+                except ValidationError as exc:
+                    if not ignore_parsing_errors:
+                        raise NonJsonMessageReceived from exc
+        except KeyError as exc:  # a binary frame
+            raise NonTextMessageReceived from exc
+        except WebSocketDisconnect:
+            pass
+
+
 class GraphQLApp(GraphQL[Context, None]):
     """Strawberry's ASGI app; `RequirePrincipal` lets only GraphiQL's page through unsigned,
     and the WebSocket, which signs in with its first message (`on_ws_connect`)."""
+
+    websocket_adapter_class = SocketFrames
 
     def __init__(self, service: Service) -> None:
         super().__init__(
