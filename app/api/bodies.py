@@ -12,7 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSche
 from starlette.requests import Request
 
 from app.domain.enums import AGENT_KINDS, Kind, SessionKind
-from app.domain.model_names import MAX_MODEL_NAME
+from app.domain.model_names import LINE_BREAKING, MAX_MODEL_NAME
 from app.domain.turns import TurnItem
 from app.errors import ValidationError
 from app.memory.changes import commands
@@ -39,17 +39,20 @@ _CONTROL = r"\u0000-\u0008\u000b-\u001f\u007f"
 Content = Annotated[
     str, _text(commands.MAX_CONTENT_LENGTH, rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$")
 ]
-# An agent's name: some non-space, on one line (commands.check_agent_name).
-_LINE = r"\u0000-\u001f\u007f"
+# Text on one line with some non-space: an agent's name (commands.check_agent_name), a model's
+# (model_names.is_model_name).
+_LINE = rf"[^{LINE_BREAKING}]*[^\s{LINE_BREAKING}][^{LINE_BREAKING}]*"
 AgentName = Annotated[
     str, Field(min_length=1, max_length=commands.MAX_NAME_LENGTH),
-    _text(commands.MAX_NAME_LENGTH, rf"^[^{_LINE}]*[^\s{_LINE}][^{_LINE}]*$"),
+    _text(commands.MAX_NAME_LENGTH, f"^{_LINE}$"),
 ]
 KindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in Kind]})]
 AgentKindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in AGENT_KINDS]})]
 ModelName = Annotated[
-    str | None, WithJsonSchema({"type": ["string", "null"],
-                                "pattern": f"^(builtin|openai:[!-~]{{1,{MAX_MODEL_NAME}}})$"})
+    str | None, WithJsonSchema({
+        "type": ["string", "null"], "maxLength": len("openai:") + MAX_MODEL_NAME,
+        "pattern": f"^(builtin|openai:{_LINE})$",
+    })
 ]
 SessionKindName = Annotated[
     str | None, WithJsonSchema({"enum": [*(kind.value for kind in SessionKind), None]})

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import re
 
-# An OpenAI-compatible server's model name: printable ASCII without spaces (`gpt-4o-mini`,
-# `ft:gpt-4o:acme::a1b2`, `meta-llama/Llama-3-70B`), short enough to be a metric's label.
+# An OpenAI-compatible server's model name (`gpt-4o-mini`, `ft:gpt-4o:acme::a1b2`,
+# `meta-llama/Llama-3-70B`, a served model's own name): text on one line, not only spaces,
+# short enough to be a metric's label.
 MAX_MODEL_NAME = 200
-_OPENAI_NAME = re.compile(rf"openai:[!-~]{{1,{MAX_MODEL_NAME}}}")
+# The characters that break a line or control a terminal: C0, DEL, C1, and the line and
+# paragraph separators (as JSON Schema's pattern writes them, and Python's re reads them).
+LINE_BREAKING = r"\u0000-\u001f\u007f-\u009f\u2028\u2029"
+_OPENAI_NAME = re.compile(
+    rf"openai:(?=.*\S)[^{LINE_BREAKING}]{{1,{MAX_MODEL_NAME}}}"
+)
 MODEL_RULE = "a model is `builtin` or `openai:<model name>`"
 
 

@@ -228,7 +228,7 @@ def test_a_blank_name_or_one_of_several_lines_is_bad_input_for_any_agent(
     _, sid = subagent(api)
     fill(api, sid)
     before = agents_in_graph(graph)
-    for name in ("   ", "refund\ndesk", "refund\u0000desk", "\t"):
+    for name in ("   ", "refund\ndesk", "refund\u0000desk", "\t", "refund\u2028desk"):
         assert_error(api.post(f"/v1/sessions/{sid}/promote", {"name": name}), 400,
                      "ValidationError", "name")
         body = flat(api.graphql(

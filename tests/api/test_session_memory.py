@@ -933,12 +933,13 @@ def test_a_model_name_is_short_printable_text_wherever_one_is_sent(
     api: Api, graph: Graph
 ) -> None:
     # A model's name is a label of the service's metrics and goes to the model server: one
-    # with a space, a control character or over 200 characters is a 400 on the field sending
-    # it, on every route that takes one, and nothing is written
+    # of spaces only, with a control character or a line break, or over 200 characters is a
+    # 400 on the field sending it, on every route that takes one, and nothing is written
     agent = api.agent()["id"]
     sid = api.session(agent)["session"]["id"]
     item = {"type": "message", "role": "user", "content": "Hello."}
-    for name in ("openai: gpt-4o", "openai:gpt\u0000", "openai:" + "g" * 201, "openai:gpt-4o\n"):
+    for name in ("openai:  ", "openai:gpt\u0000", "openai:" + "g" * 201, "openai:gpt-4o\n",
+                 "openai:gpt\u2028"):
         for answer, field in (
             (api.post("/v1/agents", {"name": "desk", "model": name}), "model"),
             (api.post("/v1/sessions", {"agent": agent, "model": name}), "model"),
@@ -950,8 +951,10 @@ def test_a_model_name_is_short_printable_text_wherever_one_is_sent(
     assert graph.value("MATCH (a:Agent) RETURN count(a)") == 1
     assert graph.value("MATCH (s:Session) RETURN count(s)") == 1
     assert graph.value("MATCH (t:Turn) RETURN count(t)") == 0
-    # a name of 200 characters, with the punctuation fine-tuned and hosted models use, is one
-    for name in ("openai:" + "g" * 200, "openai:ft:gpt-4o:acme::a1b2", "openai:meta-llama/L-3"):
+    # a name of 200 characters, with the punctuation fine-tuned and hosted models use, or a
+    # served model's own name with spaces, is one
+    for name in ("openai:" + "g" * 200, "openai:ft:gpt-4o:acme::a1b2", "openai:meta-llama/L-3",
+                 "openai:My Model"):
         assert api.ok(api.patch("/v1/org/settings", {"model": name}))["model"] == name
 
 

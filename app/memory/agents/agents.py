@@ -17,9 +17,9 @@ from app.store.database import Database, Tx
 async def create_agent(
     tx: Tx, who: Principal, name: str, shared: bool, model: str | None
 ) -> Agent:
-    """A new agent of the caller's org, in the caller's transaction."""
+    """A new agent of the caller's org, in the caller's transaction; `model` is one the
+    caller checked (a request's), or one the service stored (a promoted session's)."""
     name = check_agent_name(name)
-    model = check_model_name(model, "model")
     agent = await AgentRepository(tx).create(
         who.org, new_id("agt"), name, shared, model, now_ms()
     )

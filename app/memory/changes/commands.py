@@ -12,7 +12,7 @@ from typing import TypeVar
 from app.domain.agents import AGENT_KINDS, VISIBILITIES, is_agent_key
 from app.domain.enums import Visibility
 from app.domain.erasures import ERASED_PREFIX, erasures_own
-from app.domain.model_names import MODEL_RULE, is_model_name
+from app.domain.model_names import LINE_BREAKING, MODEL_RULE, is_model_name
 from app.domain.principals import Principal
 from app.domain.sessions import KINDS
 from app.errors import ValidationError
@@ -24,7 +24,7 @@ MAX_CONTENT_LENGTH = 4000
 # C0 control characters but tab and newline, and DEL: content reaches a model's instructions
 # verbatim, where a NUL or an escape sequence has no place.
 CONTENT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-NAME_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+NAME_BREAKING = re.compile(f"[{LINE_BREAKING}]")  # a name is shown on one line
 # Up to this many characters of key and content, S10's scan runs on the event loop, where a
 # short scan costs less than a hop to a thread and back; a longer one runs in a thread, so that
 # it holds no other request up.
@@ -94,7 +94,7 @@ def check_agent_name(name: str, field: str = "name") -> str:
     check_text(name, field)
     if not 1 <= len(name) <= MAX_NAME_LENGTH:
         raise ValidationError(f"a name has 1 to {MAX_NAME_LENGTH} characters", field)
-    if not name.strip() or NAME_CONTROL.search(name):
+    if not name.strip() or NAME_BREAKING.search(name):
         raise ValidationError("a name is text on one line, not only spaces", field)
     return name
 
