@@ -139,11 +139,11 @@ def test_graphql_variables_nested_too_deep_are_400_on_body(api: Api) -> None:
     assert answer.status_code == 400, answer.text
     assert answer.json()["_tag"] == "ValidationError"
     assert answer.json()["field"] == "body"
-    # and in a GET's query string too
+    # and in a GET's query string too, on the parameter (a GET has no body)
     answer = api.get("/graphql", params={"query": "{ agents { nodes { id } } }",
                                          "variables": nested(5000)})
     assert answer.status_code == 400, answer.text
-    assert answer.json()["field"] == "body"
+    assert answer.json()["field"] == "variables"
 
 
 def test_a_document_over_the_token_limit_is_query_too_large(api: Api) -> None:
@@ -261,6 +261,11 @@ def test_the_depth_and_alias_limits_answer_a_code_and_a_missing_fragment_is_name
     [error] = flat(api.graphql(many))["errors"]
     assert (error["message"], error["extensions"]) == (
         "31 aliases found. Allowed: 30", {"code": "QUERY_TOO_LARGE", "limit": 30})
+    # a page size past any Int is GraphQL's own validation error, whatever its digits
+    [error] = flat(api.graphql("{ agents(first: " + "9" * 5000 + ") { nodes { id } } }"))[
+        "errors"]
+    assert error["message"].startswith("Expected value of type 'Int'"), error
+    assert error["locations"] == [{"line": 1, "column": 17}]
     # a spread of a fragment the document lacks is GraphQL's own validation error
     [error] = flat(api.graphql("{ agents { nodes { ...Missing } } }"))["errors"]
     assert error["message"] == "Unknown fragment 'Missing'."

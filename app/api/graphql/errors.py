@@ -15,6 +15,15 @@ from app.logs import FIELDS, request_id
 log = logging.getLogger("openbot_memory.graphql")
 
 
+def unexpected(error: GraphQLError) -> bool:
+    """Whether an error is our code's exception while a field resolved. GraphQL's own errors
+    (a document that does not validate, a variable or literal that does not coerce, also when
+    the scalar's parser raised) have no path, and are the client's to read."""
+    original = error.original_error
+    return (original is not None and error.path is not None
+            and not isinstance(original, ServiceError | GraphQLError))
+
+
 def log_errors(errors: Iterable[GraphQLError]) -> None:
     """Expected errors (a service error, or a document that does not parse or validate) as one
     line without a traceback; any other with its traceback. Never the message of a service
@@ -23,7 +32,7 @@ def log_errors(errors: Iterable[GraphQLError]) -> None:
     for error in errors:
         original = error.original_error
         path = ".".join(str(part) for part in error.path or ())
-        if original is None or isinstance(original, ServiceError):
+        if not unexpected(error):
             tag = original.tag if isinstance(original, ServiceError) else "RequestError"
             log.info("graphql %s at %s", tag, path or "-",
                      extra={FIELDS: {"requestId": rid, "error": tag, "path": path or None}})
@@ -37,20 +46,13 @@ class ServiceErrors(MaskErrors):
     """Expected errors keep their message and carry `extensions.code`; all others are masked."""
 
     def __init__(self) -> None:
-        super().__init__(should_mask_error=self._unexpected, error_message="Unexpected error.")
+        super().__init__(should_mask_error=unexpected, error_message="Unexpected error.")
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         """The masked error, with the request id its traceback was logged under."""
         masked = super().anonymise_error(error)
         masked.extensions = {"requestId": request_id.get()}
         return masked
-
-    @staticmethod
-    def _unexpected(error: GraphQLError) -> bool:
-        # GraphQL's own errors (a variable that does not coerce, an unknown enum name) are the
-        # client's to read; only exceptions from our code are masked.
-        original = error.original_error
-        return original is not None and not isinstance(original, ServiceError | GraphQLError)
 
     def _process_errors(self, errors: list[GraphQLError]) -> list[GraphQLError]:
         return list(self._with_codes(super()._process_errors(errors)))

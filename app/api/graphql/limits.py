@@ -128,7 +128,9 @@ def _page_size(field: FieldNode, definition: GraphQLField) -> int | None:
         for argument in field.arguments or ():
             if argument.name.value == name:
                 if isinstance(argument.value, IntValueNode):
-                    return max(1, int(argument.value.value))
+                    # (a literal past any page is refused by validation: Int is 32 bits)
+                    digits = argument.value.value
+                    return max(1, int(digits)) if len(digits) <= 10 else MAX_PAGE
                 if isinstance(argument.value, VariableNode):
                     return MAX_PAGE
         default = definition.args[name].default_value
