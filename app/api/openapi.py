@@ -168,6 +168,7 @@ BOOKMARK_ANSWER = {
 }
 WRITES = frozenset({"POST", "PATCH", "DELETE"})
 UNAVAILABLE = "Neo4j does not answer: retry after the `Retry-After` seconds"
+WITHOUT_NEO4J = frozenset({"/healthz", "/openapi.json"})  # answered from the process alone
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before a retry",
                                "schema": {"type": "integer"}}}
 
@@ -209,7 +210,8 @@ def _operation(
         responses["413"] = _error("the body is over the size limit, unread", "PayloadTooLarge")
     if doc.conflict:
         responses["409"] = _error("stale, or not allowed in this state", doc.conflict)
-    responses["503"] = {**_error(UNAVAILABLE, "Unavailable"), "headers": RETRY_AFTER}
+    if path not in WITHOUT_NEO4J:
+        responses["503"] = {**_error(UNAVAILABLE, "Unavailable"), "headers": RETRY_AFTER}
     for status, when, tag in doc.also:
         responses[str(status)] = _error(when, tag)
     operation: dict[str, Any] = {
