@@ -122,15 +122,18 @@ async def export_org(db: Database, org: str, path: Path | None, advance: Advance
             sys.stdout.flush()
             return counts
         partial = path.with_name(path.name + ".partial")
+        replaced = False
         try:
             with partial.open("w", encoding="utf-8") as out:
                 out.write(_line(header))
                 shutil.copyfileobj(body, out)
             os.replace(partial, path)  # a file at `path` is always a whole export
+            replaced = True
         except OSError as exc:
             raise SetupError(f"cannot write {path}: {exc.strerror}") from exc
         finally:
-            partial.unlink(missing_ok=True)  # an interrupted write (Ctrl-C too) leaves nothing
+            if not replaced:  # an interrupted write (Ctrl-C too) leaves nothing
+                partial.unlink(missing_ok=True)
     return counts
 
 

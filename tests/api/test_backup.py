@@ -352,6 +352,19 @@ def test_an_export_into_a_folder_that_is_not_there_is_refused_before_it_reads(
         assert not (tmp_path.parent / f"{tmp_path.name}.partial").exists()
 
 
+def export_acme(target: Target, out: Path) -> None:
+    """Export org acme into `out`, in this process."""
+
+    async def export() -> None:
+        db = await Database.connect(target)
+        try:
+            await export_org(db, "acme", out, lambda n: None)
+        finally:
+            await db.close()
+
+    asyncio.run(export())
+
+
 def test_an_export_interrupted_while_it_writes_its_file_leaves_no_file(
     api: Api, neo4j_target: Target, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -365,15 +378,8 @@ def test_an_export_interrupted_while_it_writes_its_file_leaves_no_file(
 
     monkeypatch.setattr("app.store.backup.shutil.copyfileobj", cut)
 
-    async def export() -> None:
-        db = await Database.connect(neo4j_target)
-        try:
-            await export_org(db, "acme", out, lambda n: None)
-        finally:
-            await db.close()
-
     with pytest.raises(KeyboardInterrupt):
-        asyncio.run(export())
+        export_acme(neo4j_target, out)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -396,14 +402,7 @@ def test_an_export_the_org_moves_under_is_read_again_whole(
     monkeypatch.setattr(Tx, "rows", rows_while_a_turn_lands)
     out = tmp_path / "acme.jsonl"
 
-    async def export() -> None:
-        db = await Database.connect(neo4j_target)
-        try:
-            await export_org(db, "acme", out, lambda n: None)
-        finally:
-            await db.close()
-
-    asyncio.run(export())
+    export_acme(neo4j_target, out)
     assert turned
     records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
     nodes = {r["node"]: r["properties"] for r in records if "node" in r}
