@@ -64,4 +64,4 @@ CALL (s, a) {
 RETURN viewer, a.shared AS sharedAgent, readRevision, readRevisionAfter, agentVersion,
        agentVersionAfter, sessionNewest, sessionTied, agentNewest, agentTied,
        {useOverride: s.useOverride, generateOverride: s.generateOverride,
-        org: o {.memoryUse, .memoryGenerate, .agentMemory}} AS reachSwitches
+        org: o {.memoryUse, .memoryGenerate}} AS reachSwitches
