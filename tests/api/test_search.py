@@ -156,6 +156,17 @@ def test_filters_by_session_and_agent(api: Api, graph: Graph) -> None:
     assert unknown.status_code == 404, unknown.text
 
 
+def test_an_empty_filter_is_no_filter(api: Api, graph: Graph) -> None:
+    # a form that leaves `session` or `agent` blank sends `?session=`: it searches everything
+    one = api.agent("one")["id"]
+    s1, s2 = api.session(one)["session"]["id"], api.session()["session"]["id"]
+    api.remember(s1, "hotel", "Hotel near the station.")
+    api.remember(s2, "hotel", "Hotel near the beach.")
+    everything = search(api, "hotel")
+    assert len(everything["hits"]) == 2
+    assert search(api, "hotel", session="", agent="") == everything
+
+
 def test_limit_pages_best_first(api: Api, graph: Graph) -> None:
     sid = api.session()["session"]["id"]
     for n in range(5):
