@@ -16,6 +16,7 @@ from openbot_memory_client import (
     Forget,
     NotFound,
     OpenBotMemory,
+    Refresh,
     Remember,
     SessionConflict,
     TurnItem,
@@ -502,6 +503,61 @@ def test_an_unavailable_service_tells_how_long_to_wait_once_the_retries_are_spen
         client.get_agent("agt-1")
     assert (raised.value.status, raised.value.retry_after) == (503, 7.0)
     assert sent == ["/v1/agents/agt-1"]
+
+
+def test_a_503_sends_again_only_a_call_whose_repeat_cannot_write_twice() -> None:
+    # A 503 may answer a write that committed (the connection lost during the commit, or the
+    # wait for a turn's run): a read, or a turn whose items all carry ids (sent again, the
+    # same turn), is sent again; a turn without ids, or a new agent, once
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(f"{request.method} {request.url.path}")
+        body = {"_tag": "Unavailable", "message": "the database does not answer"}
+        return httpx.Response(503, json=body, headers={"Retry-After": "0"})
+
+    calls: list[Callable[[OpenBotMemory], object]] = [
+        lambda c: c.get_agent("agt-1"),
+        lambda c: c.record_turn("ses-1", [TurnItem(id="u-1", role="user", content="Hi.")]),
+        lambda c: c.record_turn("ses-1", [TurnItem(role="user", content="Hi.")]),
+        lambda c: c.create_agent("a"),
+        lambda c: c.create_session("agt-1"),
+    ]
+    counts = []
+    with httpx.Client(transport=httpx.MockTransport(answer)) as http, \
+            OpenBotMemory("http://memory.test", "token", http_client=http, retries=2) as client:
+        for call in calls:
+            sent.clear()
+            with pytest.raises(Unavailable):
+                call(client)
+            counts.append(len(sent))
+    assert counts == [3, 3, 1, 1, 1]
+
+
+def test_a_refresh_that_conflicts_is_not_sent_again(
+    server: RunningServer, ana_token: str,
+) -> None:
+    # a Refresh's conflict is its run still going or no model to run: sent again, even where
+    # the session moved since the client last read it, it would queue another run
+    posted: list[str] = []
+
+    def heard(request: httpx.Request) -> None:
+        if request.method == "POST" and request.url.path.endswith("/memory"):
+            posted.append(request.url.path)
+
+    with httpx.Client(timeout=60, event_hooks={"request": [heard]}) as http, \
+            OpenBotMemory(server.url, ana_token, http_client=http) as client, \
+            OpenBotMemory(server.url, ana_token) as racer:
+        client.update_org_settings(model=None)
+        sid = client.create_session(client.create_agent("a").id).session.id
+        racer.remember(sid, "seat", "Window.")  # the session moves past what client saw
+        with pytest.raises(SessionConflict) as refused:
+            client.refresh(sid)
+        assert "no model" in refused.value.message
+        assert len(posted) == 1
+        with pytest.raises(SessionConflict):
+            client.update(sid, lambda view: Refresh())
+        assert len(posted) == 2
 
 
 def test_update_raises_a_conflict_that_reading_again_does_not_mend_at_once(

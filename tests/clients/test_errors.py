@@ -221,6 +221,7 @@ NOT_THE_SERVICE: dict[str, tuple[int, str, str]] = {  # path: status, content ty
     "/v1/agents/agt-shape": (200, "application/json", '{"unexpected": true}'),
     "/v1/agents/agt-502": (502, "text/html", PAGE.format(title="502 Bad Gateway")),
     "/v1/agents/agt-504": (504, "text/html", PAGE.format(title="504 Gateway Time-out")),
+    "/graphql": (404, "text/html", PAGE.format(title="Not Found")),  # no WebSocket upgrade
 }
 
 
@@ -293,6 +294,38 @@ def test_an_answer_that_is_not_the_services_is_an_error_of_the_client(
                 await aclient.get_agent("agt-page")
             assert page.value.status == 200
             assert "END" not in str(page.value)
+
+    asyncio.run(run())
+
+
+def test_a_watch_that_is_not_upgraded_or_hears_nothing_is_unreachable(
+    not_the_service: str, client: OpenBotMemory, server: RunningServer, ana_token: str,
+) -> None:
+    # a server that answers the WebSocket upgrade with a page, and a watch that hears no
+    # message for its view_timeout, are Unreachable as any call that gets no answer; sync and
+    # async
+    with OpenBotMemory(not_the_service, "token") as elsewhere, \
+            pytest.raises(Unreachable) as refused:
+        next(elsewhere.watch("ses-1"))
+    host = not_the_service.removeprefix("http://")
+    assert refused.value.message.startswith(
+        f"no answer from {host}: the WebSocket upgrade was refused (")
+    sid = client.create_session(client.create_agent("a").id).session.id
+    with pytest.raises(Unreachable) as quiet:
+        for _ in client.watch(sid, view_timeout=0.5):  # the view now, then nothing
+            pass
+    assert quiet.value.message.endswith("no message within view_timeout (0.5 s)")
+
+    async def run() -> None:
+        async with AsyncOpenBotMemory(not_the_service, "token") as aelsewhere:
+            with pytest.raises(Unreachable) as refused:
+                await anext(aelsewhere.watch("ses-1"))
+            assert "the WebSocket upgrade was refused" in refused.value.message
+        async with AsyncOpenBotMemory(server.url, ana_token) as aclient:
+            with pytest.raises(Unreachable) as quiet:
+                async for _ in aclient.watch(sid, view_timeout=0.5):
+                    pass
+            assert quiet.value.message.endswith("no message within view_timeout (0.5 s)")
 
     asyncio.run(run())
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any, TypeVar
 
 import httpx
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.sync.client import connect
 from websockets.typing import Subprotocol
 
@@ -35,9 +35,9 @@ class OpenBotMemory:
     """A client of the memory service, acting with one token.
 
     `base_url` and `token` default to `$OPENBOT_MEMORY_URL` (else http://127.0.0.1:8000) and
-    `$OPENBOT_TOKEN`. A 503 with `Retry-After` is sent again up to `retries` times. An
-    `http_client` of yours is used as it is, given the service's URL and the token (and left
-    open on close).
+    `$OPENBOT_TOKEN`. A 503 with `Retry-After` to a call that cannot write twice is sent again
+    up to `retries` times. An `http_client` of yours is used as it is, given the service's URL
+    and the token (and left open on close).
     """
 
     def __init__(
@@ -71,8 +71,8 @@ class OpenBotMemory:
         self.close()
 
     def send(self, call: Call[T]) -> T:
-        """Send one call; a 503 with `Retry-After` again, a bounded number of times. A connection
-        that fails or times out is `Unreachable`."""
+        """Send one call; a 503 with `Retry-After` again where the call may be repeated, a bounded
+        number of times. A connection that fails or times out is `Unreachable`."""
         attempt, resent = 0, False
         while True:
             try:
@@ -86,7 +86,7 @@ class OpenBotMemory:
             if not resent and self.core.forget_refused_bookmarks(response):
                 resent = True  # sent again without them, once
                 continue
-            delay = self.core.retry_after(response, attempt)
+            delay = self.core.retry_after(call, response, attempt)
             if delay is None:
                 return self.core.answer(call, response)
             attempt += 1
@@ -181,14 +181,17 @@ class OpenBotMemory:
         raises SessionConflict. Without them it is sent at the head and revision this client
         last saw of the session, and where the session moved since (a consolidation run of a
         turn just recorded, another writer), once more at the session read again; a conflict
-        where the session did not move (a key the memory lacks) is raised at once."""
+        where the session did not move (a key the memory lacks), or a Refresh's (its run still
+        going), is raised at once."""
         given = self.core.known(expected, revision)
         head, rev = self._seen(session_id, expected, revision)
         try:
             return self.send(self.core.command(session_id, command, head, rev))
         except SessionConflict:
-            if given is not None:
-                raise  # the caller's own head and revision: theirs to read again
+            if given is not None or isinstance(command, m.Refresh):
+                # the caller's own head and revision are theirs to read again; a Refresh's
+                # conflict is its run still going (or no model): sent again it queues another
+                raise
             now = self.get_session(session_id).session
             if (now.head, now.revision) == (head, rev):
                 raise
@@ -225,7 +228,8 @@ class OpenBotMemory:
     def update(self, session_id: str, fn: Update, retries: int = 5) -> m.SessionView:
         """Read the session, send the command `fn` makes of it (None: nothing to do) at what
         was read, and on SessionConflict read again and retry, at most `retries` times. A
-        conflict where the session did not move (a key the memory lacks) is raised at once."""
+        conflict where the session did not move (a key the memory lacks), or a Refresh's, is
+        raised at once."""
         view = self.get_session(session_id)
         attempt = 0
         while True:
@@ -236,7 +240,7 @@ class OpenBotMemory:
                 return self.command(session_id, command, expected=view.session.head,
                                     revision=view.session.revision)
             except SessionConflict:
-                if attempt >= retries:
+                if attempt >= retries or isinstance(command, m.Refresh):
                     raise
                 attempt += 1
                 sent, view = view, self.get_session(session_id)
@@ -352,12 +356,15 @@ class OpenBotMemory:
         self, session_id: str, *, view_timeout: float | None = None
     ) -> Generator[m.SessionView, None, None]:
         """The Session view now, then one per revision after every change, for as long as
-        you iterate (`view_timeout`: seconds to wait for each message, None for ever)."""
+        you iterate (`view_timeout`: seconds to wait for each message, None for ever; then
+        `Unreachable`, as for a socket that cannot be opened or upgraded)."""
         url = live.socket_url(self.base_url)
         try:
             opened = connect(url, subprotocols=[Subprotocol(live.PROTOCOL)])
         except OSError as exc:
             raise unreachable(self.base_url, exc) from exc
+        except InvalidHandshake as exc:  # a proxy's answer, say
+            raise unreachable(self.base_url, exc, "the WebSocket upgrade was refused") from exc
         try:
             with opened as ws:
                 ws.send(live.init(self.token))
@@ -377,6 +384,9 @@ class OpenBotMemory:
                         yield view
         except live.Ended:
             return
+        except TimeoutError as exc:
+            raise unreachable(self.base_url, exc,
+                              f"no message within view_timeout ({view_timeout} s)") from exc
         except ConnectionClosed as exc:
             code = exc.rcvd.code if exc.rcvd else None
             raise live.closed(code, exc.rcvd.reason if exc.rcvd else "") from exc

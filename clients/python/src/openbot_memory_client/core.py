@@ -54,9 +54,12 @@ def _bookmarks(header: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (header or "").split(",") if part.strip())
 
 
-def unreachable(base_url: str | httpx.URL, exc: Exception) -> Unreachable:
+def unreachable(
+    base_url: str | httpx.URL, exc: Exception, what: str | None = None
+) -> Unreachable:
     """The error a connection to the service that failed (`exc`) is: its host, what failed."""
-    what = next((text for cls, text in FAILURES if isinstance(exc, cls)), type(exc).__name__)
+    what = what or next(
+        (text for cls, text in FAILURES if isinstance(exc, cls)), type(exc).__name__)
     timeout = isinstance(exc, (httpx.TimeoutException, TimeoutError))  # says "timed out"
     detail = f" ({exc})" if str(exc) and not timeout else ""
     return Unreachable(f"no answer from {httpx.URL(base_url).netloc.decode()}: {what}{detail}")
@@ -110,6 +113,15 @@ class Call(Generic[T]):
     # either way, so no status says it).
     records_turn: bool = False
     fresh: int | None = None
+    # Whether sending the call again after a 503 cannot write twice: a read, or a write whose
+    # repeat is answered as the first (a turn whose items carry ids, a completion, settings).
+    # A 503 may come after the write committed (the connection lost during the commit, or the
+    # wait for a turn's run); other writes are the caller's to send again.
+    idempotent: bool = False
+
+    @property
+    def repeatable(self) -> bool:
+        return self.idempotent or self.method == "GET"
 
 
 def unmoved(sent: m.SessionView, read: m.SessionView) -> bool:
@@ -203,10 +215,11 @@ class Core:
         return refused
 
     # -- answers -------------------------------------------------------------------------
-    def retry_after(self, response: httpx.Response, attempt: int) -> float | None:
-        """Seconds to wait before sending again, or None: a 503 with `Retry-After`, at most
-        `retries` times, each wait capped at `max_retry_wait`."""
-        if response.status_code != 503 or attempt >= self.retries:
+    def retry_after(self, call: Call[Any], response: httpx.Response, attempt: int) -> float | None:
+        """Seconds to wait before sending again, or None: a 503 with `Retry-After` to a call
+        that may be sent again, at most `retries` times, each wait capped at
+        `max_retry_wait`."""
+        if response.status_code != 503 or attempt >= self.retries or not call.repeatable:
             return None
         wait = seconds(response.headers.get("Retry-After"))
         return None if wait is None else min(wait, self.max_retry_wait)
@@ -343,13 +356,15 @@ class Core:
         if status != "completed":
             body["status"] = status
         return Call("POST", f"/v1/sessions/{session_id}/turns", model(m.TurnView),
-                    params=params, body=body, timeout=timeout, records_turn=True, fresh=201)
+                    params=params, body=body, timeout=timeout, records_turn=True, fresh=201,
+                    idempotent=all(item.get("id") for item in body["items"]))
 
     def complete_turn(
         self, session_id: str, turn_id: str, items: Sequence[m.TurnItem | dict[str, Any]]
     ) -> Call[m.TurnView]:
         return Call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
-                    model(m.TurnView), body={"items": m.items_of(items)}, records_turn=True)
+                    model(m.TurnView), body={"items": m.items_of(items)}, records_turn=True,
+                    idempotent=True)
 
     def get_turn(self, session_id: str, turn_id: str) -> Call[m.TurnView]:
         return Call("GET", f"/v1/sessions/{session_id}/turns/{turn_id}", model(m.TurnView))
@@ -435,7 +450,8 @@ class Core:
                             ("model", model_name)):
             if not isinstance(value, Keep):
                 body[name] = value
-        return Call("PATCH", "/v1/org/settings", model(m.OrgSettings), body=body)
+        return Call("PATCH", "/v1/org/settings", model(m.OrgSettings), body=body,
+                    idempotent=True)
 
     # -- agent memory --------------------------------------------------------------------
     def agent_memory(self, agent_id: str) -> Call[m.AgentMemory]:
