@@ -549,3 +549,56 @@ def test_every_stream_of_a_deleted_org_ends(
         codes = [e["extensions"]["code"] for e in ended["payload"]["errors"]]
         assert codes in (["NOT_FOUND"], ["UNAUTHORIZED"]), ended
         assert live.message(op) == {"id": op, "type": "complete"}
+
+
+def test_each_operation_a_socket_carries_reads_the_graph_anew(
+    api: Api, member: Api, platform: Api, server: RunningServer,
+    sockets: Callable[..., Socket],
+) -> None:
+    # Queries and mutations on one socket answer the graph as it is when each runs, as they
+    # do over HTTP: a change the socket made, or another client's, is seen by the next one;
+    # a deleted session is gone from it (SPEC 7), and an erased person's private agent entry
+    # leaves the agent memory a service's socket reads (A9)
+    query = ("query($id: ID!) { session(id: $id) { revision head "
+             "memory { entries { nodes { key content } } } } }")
+    agent = platform.agent("shared planner", shared=True)["id"]
+    sid = api.session(api.agent("a")["id"])["session"]["id"]
+    socket = sockets(server, api.token).ack()
+
+    def ask(op: str, document: str, **variables: Any) -> dict[str, Any]:
+        socket.subscribe(op, document, **variables)
+        answer = socket.next(op)
+        assert socket.message(op) == {"id": op, "type": "complete"}
+        assert "errors" not in answer, answer
+        data: dict[str, Any] = answer["data"]
+        return data
+
+    first = ask("1", query, id=sid)["session"]
+    assert first["revision"] == 0
+    remembered = ask("2", "mutation($id: ID!, $head: String!) { remember(sessionId: $id, "
+                     "expected: $head, revision: 0, key: \"seat\", content: \"Window.\", "
+                     "kind: FACT) { revision } }", id=sid, head=first["head"])
+    assert remembered["remember"]["revision"] == 1
+    assert ask("3", query, id=sid)["session"]["revision"] == 1
+    api.remember(sid, "car", "No rental car.")  # another client's change
+    then = ask("4", query, id=sid)["session"]
+    assert then["revision"] == 2
+    assert sorted(e["key"] for e in then["memory"]["entries"]) == ["car", "seat"]
+    api.ok(api.http.delete(f"/v1/sessions/{sid}"))
+    assert ask("5", query, id=sid) == {"session": None}
+
+    service = sockets(server, platform.token).ack()
+    memory = ("query($id: ID!) { agent(id: $id) { memory { version "
+              "entries { nodes { key about } } } } }")
+    member.session(agent)  # ben is a member who talked to the agent
+    agent_remember(platform, agent, "back", "Ben has a bad back.", about="ben",
+                   visibility="private")
+    service.subscribe("a", memory, id=agent)
+    before = service.next("a")["data"]["agent"]["memory"]
+    assert [e["about"] for e in before["entries"]] == ["ben"]
+    assert service.message("a")["type"] == "complete"
+    platform.ok(platform.post("/v1/org/persons/ben/erase"))
+    service.subscribe("b", memory, id=agent)
+    after = service.next("b")["data"]["agent"]["memory"]
+    assert after["entries"] == []
+    assert after["version"] > before["version"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,10 @@ class Context:
         if who is not None:
             self.who, self.authorization = who, authorization
         self.__post_init__()
+
+    def fresh(self) -> Context:
+        """The same caller with loaders of its own: for one operation of a WebSocket."""
+        return dataclasses.replace(self)
 
     async def still_signed_in(self) -> None:
         """A WebSocket's token still signs it in: a revoked one (an erased person's) is

@@ -62,12 +62,15 @@ class SocketSignedIn(SchemaExtension):
     """An operation a WebSocket carries (a query, a mutation, a subscription's start) runs only
     while the token that signed the socket in still does: once it is revoked (or its person
     erased) it is refused as a request with the token is, Unauthorized. A subscription checks
-    again before each event (`Context.next_event`)."""
+    again before each event (`Context.next_event`). Each operation runs with loaders of its
+    own, as a request over HTTP does: the socket's one context would answer a later operation
+    from what an earlier one read."""
 
     async def on_execute(self) -> AsyncIterator[None]:
         context = self.execution_context.context
-        if isinstance(context, Context):
+        if isinstance(context, Context) and isinstance(context.request, WebSocket):
             await context.still_signed_in()
+            self.execution_context.context = context.fresh()
         yield
 
 
