@@ -942,6 +942,48 @@ def test_a_run_whose_items_retention_erased_while_its_model_worked_applies_nothi
     assert stored_anywhere(graph, "OLD-HELD-1f") == 0
 
 
+def test_a_run_whose_items_an_erasure_holds_while_it_applies_waits_and_keeps_nothing(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: an erasure's part that holds the items a run read, not yet committed, as the run
+    # applies: the run waits for it, sees the items erased and keeps nothing (the run's session
+    # lock alone does not hold it off: an erasure empties an item its person wrote in another's
+    # session under the item's own lock, and a fork reads its source's items)
+    sid, gate = held_run(api, openai_stub, "HELD-ITEMS-1f")
+    with held(graph, "MATCH (i:Item {id: 'u-1', session: $s}) "
+              "SET i.content = null, i.erased = true", s=sid):
+        gate.set()
+        wait_blocked(graph, "AS readUid", "the run applied without waiting for its items")
+    [run] = api.wait_idle(sid)
+    assert (run["status"], run["kept"]) == ("succeeded", [])
+    assert [d["reason"] for d in run["dropped"]] == [ERASED_SINCE]
+    assert api.view(sid)["memory"]["entries"] == {}
+    assert stored_anywhere(graph, "HELD-ITEMS-1f") == 0
+
+
+def test_a_run_error_answered_while_an_erasure_holds_its_items_is_not_kept(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: a run that ends failed while an erasure's part holds the items its model read
+    # (not yet committed) waits for it, and then keeps no error: the error may quote them
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    sid = api.session()["session"]["id"]
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, Reply(content="refused: RUN-RACE-1f", status=400,
+                                              gate=gate, started=started))
+    api.turn(sid, user("My trip RUN-RACE-1f", id="u-1"))
+    wait_event(started, "the run asked its model")
+    with held(graph, "MATCH (i:Item {id: 'u-1', session: $s}) "
+              "SET i.content = null, i.erased = true", s=sid):
+        gate.set()
+        wait_blocked(graph, "MERGE (r)-[:TRIED]->(i)", "the run's end never waited for the items")
+    wait_settled(graph)
+    assert graph.rows("MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
+                      "RETURN r.status AS status, r.error AS error", s=sid) == [
+        {"status": "failed", "error": None}
+    ]
+
+
 def taught(
     api: Api, platform: Api, openai_stub: OpenAIStub, mark: str, learned: str | None = None
 ) -> tuple[str, str, list[str], list[str]]:
@@ -1183,6 +1225,48 @@ def test_a_learning_job_shown_her_entry_keeps_nothing_when_her_erasure_ends_firs
     assert agent_memory(platform, agent)["entries"] == {}
     for mark in marks + keys:
         assert stored_anywhere(graph, mark) == 0, mark
+
+
+def test_a_learning_job_shown_her_entry_keeps_nothing_when_it_ends_between_her_erasures_parts(
+    api: Api, member: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SPEC 7: ben's learning job is shown the shared entry learned from ana's turn, and applies
+    # after her erasure erased her sessions' items but before it erased the agent's entries
+    # that rest on them alone. The entry it was shown rests on erased items only: what the
+    # helper answers may carry it (here: copied under a new key), so the job keeps none of it.
+    agent, _, marks, _ = taught(api, platform, openai_stub, "PARTS")
+    ben = member.session(agent)["session"]["id"]
+    gate, asked = threading.Event(), threading.Event()
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer(
+        change("ben-copy", f"Copied: {marks[2]}", ["ben-u1"]), gate=gate, started=asked,
+    ))
+    erase_entries = ErasureRepository.erase_agent_entries
+    reached, go = threading.Event(), threading.Event()
+
+    async def erase_entries_when_told(self: ErasureRepository, *args: Any, **kwargs: Any) -> Any:
+        reached.set()  # her sessions' parts are committed
+        await asyncio.to_thread(go.wait, 60)
+        return await erase_entries(self, *args, **kwargs)
+
+    monkeypatch.setattr(ErasureRepository, "erase_agent_entries", erase_entries_when_told)
+    with ThreadPoolExecutor(1) as pool:
+        try:
+            member.turn(ben, user("What do we know?", id="ben-u1"))
+            wait_event(asked, "ben's learning job asked its helper")
+            erasure = pool.submit(platform.post, "/v1/org/persons/ana/erase")
+            wait_event(reached, "her erasure erased her sessions")
+            gate.set()
+            [job, _] = wait_learned(platform, agent, [ben], jobs=2)
+        finally:
+            gate.set()
+            go.set()
+        assert erasure.result(timeout=60).status_code == 200
+    assert job["sessions"] == [ben]
+    assert job["kept"] == []
+    assert agent_memory(platform, agent)["entries"] == {}
+    assert stored_anywhere(graph, marks[2]) == 0
 
 
 def test_a_turn_shown_her_entry_while_her_erasure_runs_lists_its_opaque_key(
