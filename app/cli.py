@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
 import socket
 import sys
 import time
@@ -322,3 +324,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit(1) from None
     except KeyboardInterrupt:
         raise SystemExit(130) from None
+    except BrokenPipeError:
+        # the reader of stdout went away (`export | head`): nothing more is said to it, and
+        # the exit status is a pipe's closed under a writer's (128 + SIGPIPE)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(128 + signal.SIGPIPE) from None

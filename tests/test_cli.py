@@ -125,6 +125,30 @@ def test_neo4j_status_when_none_runs(tmp_path: Path) -> None:
     assert "not running" in answer.stdout
 
 
+def test_a_state_file_naming_a_process_id_now_anothers_is_no_running_neo4j(
+    tmp_path: Path,
+) -> None:
+    # the state file outlives a reboot, and its process id may be another process's since:
+    # status says none runs, and stop leaves that process alone
+    other = subprocess.Popen(["sleep", "300"])
+    try:
+        state = tmp_path / "neo4j" / "state.json"
+        state.parent.mkdir()
+        home = tmp_path.resolve() / "neo4j"
+        state.write_text(json.dumps({"pid": other.pid, "bolt_port": 1, "http_port": 2,
+                                     "user": "neo4j", "password": "pw", "home": str(home)}))
+        env = {"OPENBOT_MEMORY_STATE_DIR": str(tmp_path)}
+        status = run_cli("neo4j", "status", env=env)
+        assert (status.returncode, status.stdout.splitlines()[0]) == (
+            3, "Neo4j is not running. Start it with `openbot-memory neo4j start`."), status
+        stopped = run_cli("neo4j", "stop", env=env)
+        assert (stopped.returncode, stopped.stdout.strip()) == (0, "Neo4j was not running.")
+        assert other.poll() is None  # still running
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_a_state_file_cut_short_is_one_line_naming_it(tmp_path: Path) -> None:
     # a state file `neo4j start` did not write whole (a disk filled up, an edit) is refused
     # naming it, on every command that reads it, with no traceback

@@ -17,6 +17,7 @@ applied), so an interrupted import run again with the same file continues where 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -117,14 +118,23 @@ async def export_org(db: Database, org: str, path: Path | None, advance: Advance
                   "nodes": counts.nodes, "relationships": counts.relationships}
         body.seek(0)
         if path is None:
+            if isinstance(sys.stdout, io.TextIOWrapper):
+                sys.stdout.reconfigure(encoding="utf-8")  # the format's, whatever the locale
             sys.stdout.write(_line(header))
             shutil.copyfileobj(body, sys.stdout)
             sys.stdout.flush()
             return counts
-        partial = path.with_name(path.name + ".partial")
+        # A file of this export's own beside `path` (another export to the same path writes
+        # its own), readable by its owner only, as it holds the org's memory, renamed over
+        # `path` once whole.
+        partial: Path | None = None
         replaced = False
         try:
-            with partial.open("w", encoding="utf-8") as out:
+            with tempfile.NamedTemporaryFile(
+                "w", encoding="utf-8", dir=path.parent, prefix=f"{path.name}.",
+                suffix=".partial", delete=False,
+            ) as out:
+                partial = Path(out.name)
                 out.write(_line(header))
                 shutil.copyfileobj(body, out)
             os.replace(partial, path)  # a file at `path` is always a whole export
@@ -132,7 +142,7 @@ async def export_org(db: Database, org: str, path: Path | None, advance: Advance
         except OSError as exc:
             raise SetupError(f"cannot write {path}: {exc.strerror}") from exc
         finally:
-            if not replaced:  # an interrupted write (Ctrl-C too) leaves nothing
+            if not replaced and partial is not None:  # an interrupted write (Ctrl-C too)
                 partial.unlink(missing_ok=True)
     return counts
 

@@ -14,6 +14,7 @@ import secrets
 import shutil
 import signal
 import socket
+import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -147,6 +148,28 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
+def _runs(server: LocalServer) -> bool:
+    """Whether the recorded process runs and is that server: a process id outlives a reboot in
+    the state file, and the system may have given it to another process since. The server is
+    known by the home folder on its command line; where the command line cannot be read, a
+    live process is taken for it."""
+    if not _alive(server.pid):
+        return False
+    try:
+        words = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
+        command = [word.decode(errors="replace") for word in words]
+    except OSError:  # no /proc: ask ps
+        try:
+            found = subprocess.run(
+                ["ps", "-o", "command=", "-p", str(server.pid)],
+                capture_output=True, text=True, timeout=10, check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return True
+        command = found.stdout.split()
+    return f"--home-dir={server.home}" in command
+
+
 def read_state(settings: Settings) -> LocalServer | None:
     """The server recorded in the state file, if any (running or not); a file that is not one
     `start` wrote is a SetupError naming it."""
@@ -158,7 +181,8 @@ def read_state(settings: Settings) -> LocalServer | None:
     except (ValueError, TypeError, UnicodeDecodeError) as exc:
         raise SetupError(
             f"{path} is not the state `neo4j start` writes: stop the Neo4j of "
-            f"{path.parent} by hand if one runs, then remove the file"
+            f"{path.parent} by hand if one runs, then remove that folder to start anew (its "
+            "data is locked with the password the file held, and goes with it)"
         ) from exc
 
 
@@ -258,7 +282,7 @@ def _set_initial_password(uri: str, password: str) -> None:
 def status(settings: Settings) -> LocalServer | None:
     """The running local server, or None when none runs."""
     server = read_state(settings)
-    if server is None or not _alive(server.pid):
+    if server is None or not _runs(server):
         return None
     return server
 
@@ -400,7 +424,7 @@ def _terminate(pid: int) -> None:
 def stop(settings: Settings) -> bool:
     """Stop the local Neo4j cleanly (SIGTERM, then SIGKILL after 30 s). False if none ran."""
     server = read_state(settings)
-    if server is None or not _alive(server.pid):
+    if server is None or not _runs(server):
         return False
     _terminate(server.pid)
     return True

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,8 +16,8 @@ import pytest
 
 from app.store.backup import FORMAT, export_org, import_org
 from app.store.database import Database, Target, Tx
-from tests.conftest import Api, Graph, RunningServer, assistant, flat, make_token, user
-from tests.test_cli import run_cli
+from tests.conftest import ROOT, Api, Graph, RunningServer, assistant, flat, make_token, user
+from tests.test_cli import CLI, run_cli
 
 STORY = """query Story($id: ID!) { session(id: $id) {
   id kind head revision
@@ -381,6 +382,55 @@ def test_an_export_interrupted_while_it_writes_its_file_leaves_no_file(
     with pytest.raises(KeyboardInterrupt):
         export_acme(neo4j_target, out)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_export_writes_a_partial_file_of_its_own_readable_by_its_owner(
+    api: Api, neo4j_target: Target, tmp_path: Path
+) -> None:
+    # another export to the same path writes its own file beside it: this one neither writes
+    # into it nor moves it; the export, which holds the org's memory, is its owner's to read
+    api.turn(api.session()["session"]["id"], user("Before the export."))
+    out = tmp_path / "acme.jsonl"
+    theirs = tmp_path / "acme.jsonl.partial"
+    theirs.write_text("another export, half way\n")
+    export_acme(neo4j_target, out)
+    assert theirs.read_text() == "another export, half way\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acme.jsonl", "acme.jsonl.partial"]
+    assert json.loads(out.read_text().splitlines()[0])["org"] == "acme"
+    assert out.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_export_to_stdout_whose_reader_is_gone_ends_quietly(
+    api: Api, neo4j_target: Target
+) -> None:
+    # `export | head -1`: the reader closes the pipe; the export ends with a closed pipe's
+    # status (128 + SIGPIPE) and says nothing more, no traceback
+    api.turn(api.session()["session"]["id"], user("Before the export."))
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    try:
+        done = subprocess.run(
+            [*CLI, "export", "--org", "acme"], stdout=write, stderr=subprocess.PIPE,
+            text=True, cwd=ROOT, env={**os.environ, **env(neo4j_target)}, timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_an_export_to_stdout_is_utf8_whatever_the_locale(
+    api: Api, neo4j_target: Target
+) -> None:
+    # the export format is UTF-8 JSON lines, on stdout as in a file, under any locale
+    api.remember(api.session()["session"]["id"], "greeting", "Grüße 🌍")
+    done = subprocess.run(
+        [*CLI, "export", "--org", "acme"], capture_output=True, cwd=ROOT, timeout=120,
+        env={**os.environ, **env(neo4j_target), "LC_ALL": "C", "LANG": "C",
+             "PYTHONIOENCODING": "latin-1"}, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Grüße 🌍" in done.stdout.decode("utf-8")
 
 
 def test_an_export_the_org_moves_under_is_read_again_whole(
