@@ -29,21 +29,25 @@ def _serve(settings: Settings, host: str, port: int) -> None:
     from app.telemetry import exporter_names
 
     exporter_names()  # a tracing setting it cannot follow is told before anything starts
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
+    shown = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
+    try:
+        # the address family of the host (an IPv6 one too), as uvicorn binds it
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((host, port))
-        except OSError as exc:
-            raise SetupError(
-                f"cannot listen on {host}:{port} ({exc.strerror}): pass --port with a free port"
-            ) from exc
+            port = sock.getsockname()[1]  # --port 0: the free port the system chose
+    except OSError as exc:
+        raise SetupError(
+            f"cannot listen on {shown}:{port} ({exc.strerror}): pass --port with a free port"
+        ) from exc
     target = resolve_target(settings)
     if not settings.neo4j_uri:
         server = local_server.status(settings)
         if server is not None:
             print(f"Neo4j (local): {server.bolt_uri}, Browser at {server.browser_url}")
     asyncio.run(_check_connection(target))
-    print(f"GraphiQL: http://{host}:{port}/graphql")
+    print(f"GraphiQL: http://{shown}:{port}/graphql")
     from app.logs import configure
 
     configure(settings)  # uvicorn's loggers too; the app writes one line per request itself

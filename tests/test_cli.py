@@ -7,7 +7,10 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import httpx
 
 from app.store.database import Target
 from app.store.local_server import LocalServer
@@ -64,6 +67,39 @@ def test_serve_on_a_port_in_use_says_what_to_do_in_one_line(neo4j_target: Target
         f"openbot-memory: error: cannot listen on 127.0.0.1:{port} (Address already in use): "
         "pass --port with a free port"
     ]
+
+
+def test_serve_on_an_ipv6_host_and_a_port_the_system_chooses(neo4j_target: Target) -> None:
+    # `--host ::1` listens on IPv6, and `--port 0` on a free port the system chose: the
+    # GraphiQL line names the address the service answers on
+    env = {**os.environ, "NEO4J_URI": neo4j_target.uri,
+           "NEO4J_PASSWORD": neo4j_target.password, "PYTHONUNBUFFERED": "1"}
+    serving = subprocess.Popen([*CLI, "serve", "--host", "::1", "--port", "0"], cwd=ROOT,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    try:
+        assert serving.stdout is not None
+        lines = []
+        for line in serving.stdout:
+            lines.append(line)
+            if line.startswith("GraphiQL: "):
+                break
+        url = lines[-1].removeprefix("GraphiQL: ").strip()
+        assert url.startswith("http://[::1]:"), lines
+        assert url.endswith("/graphql"), lines
+        assert not url.startswith("http://[::1]:0/")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                answer = httpx.get(url.removesuffix("/graphql") + "/healthz", timeout=5)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the service never answered"
+                time.sleep(0.2)
+        assert answer.status_code == 200
+    finally:
+        serving.terminate()
+        serving.communicate(timeout=30)
 
 
 def test_token_create_stores_only_a_hash(neo4j_target: Target, graph: Graph) -> None:

@@ -104,3 +104,17 @@ def test_last_use_is_written_at_most_once_a_minute(
         assert status(server, token)[0] == 200
         time.sleep(0.1)
     assert graph.value("MATCH (t:Token) RETURN t.lastUsedAt") > first
+
+
+def test_listing_the_tokens_of_an_org_not_there_says_so(
+    neo4j_target: Target, graph: Graph
+) -> None:
+    # a mistyped org is told, not answered with an empty table
+    cli(neo4j_target, "token", "create", "--org", "acme", "--person", "ana")
+    answer = run_cli("token", "list", "--org", "acmee",
+                     env={"NEO4J_URI": neo4j_target.uri, "NEO4J_USER": neo4j_target.user,
+                          "NEO4J_PASSWORD": neo4j_target.password})
+    assert answer.returncode == 1
+    assert answer.stderr.strip() == (
+        "openbot-memory: error: there is no org 'acmee' in this database")
+    assert answer.stdout == ""

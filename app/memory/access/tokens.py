@@ -19,7 +19,8 @@ from app.domain.principals import Principal
 from app.domain.tokens import Grant, TokenInfo
 from app.errors import NotFound, Unauthorized, ValidationError
 from app.memory.ids import DAY_MS, now_ms
-from app.store.database import Database, uncounted
+from app.store.database import Database, Tx, uncounted
+from app.store.orgs import OrgRepository
 from app.store.principals import PrincipalRepository
 
 __all__ = ["TokenInfo", "Tokens", "check_name", "token_hash", "token_id"]
@@ -111,9 +112,15 @@ class Tokens:
         return token
 
     async def of_org(self, org: str) -> list[TokenInfo]:
-        """The org's tokens, newest first."""
+        """The org's tokens, newest first; an org not in the graph is NotFound."""
         org = check_name(org, "org")
-        return await self.db.read(lambda tx: PrincipalRepository(tx).of_org(org))
+
+        async def listed(tx: Tx) -> list[TokenInfo]:
+            if not await OrgRepository(tx).exists(org):
+                raise NotFound(f"there is no org {org!r} in this database")
+            return await PrincipalRepository(tx).of_org(org)
+
+        return await self.db.read(listed)
 
     async def revoke(self, token_or_id: str) -> str:
         """Revoke a token, named by itself or by its id; answer its id. Unknown is NotFound."""
