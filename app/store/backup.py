@@ -357,10 +357,15 @@ async def import_org(
         try:
             await db.write(work)
         except SessionConflict as exc:  # a unique id of the file is in the database already
-            await db.write(lambda tx: tx.row("abandon_import", org=target, digest=digest))
+            abandoned = await db.write(
+                lambda tx: tx.row("abandon_import", org=target, digest=digest))
+            # an import that wrote records before keeps them, for org delete to find
+            written = "" if abandoned and abandoned["abandoned"] else (
+                f"; what it wrote of org {target!r} stays until `openbot-memory org delete --org "
+                f"{target}`")
             raise SetupError(
                 f"the export's ids are in this database already (is org {source!r} still "
-                "here?): import into another database, or delete that org first"
+                f"here?): import into another database, or delete that org first{written}"
             ) from exc
         advance(len(records))
     while True:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from app.errors import SetupError
 from app.store.backup import FORMAT, export_org, import_org
 from app.store.database import Database, Target, Tx
+from tests.api.test_erasure import held, wait_blocked
 from tests.conftest import ROOT, Api, Graph, RunningServer, assistant, flat, make_token, user
 from tests.test_cli import CLI, run_cli
 
@@ -283,6 +286,76 @@ def test_a_record_no_export_holds_is_refused_before_anything_is_written(
                            "(n:Org AND n.id = 'acme2') RETURN count(n)") == 0, name
         assert counts(graph) == in_graph
         assert graph.value(tokens) == held
+
+
+def test_two_imports_of_a_file_at_once_never_apply_one_batch_twice(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # an import resumed, and once it has read its checkpoint, another run of it applies the
+    # batch it is at (the checkpoint moved, not yet committed): the first waits for the other,
+    # finds the checkpoint moved, and stops saying so, having written nothing of the batch
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
+    graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
+    interrupt_import(neo4j_target, out, stop_past(4), batch=2)
+    marked = "MATCH (n:Importing) RETURN count(n)"
+    before = graph.value(marked)
+    moving, waited = threading.Event(), threading.Event()
+
+    def other_run() -> None:
+        with held(graph, "MATCH (i:Import {org: 'acme2'}) SET i.lines = i.lines + 2"):
+            moving.set()
+            wait_blocked(graph, "importRef", "the import never waited for the other run")
+            waited.set()
+
+    def advance(n: int) -> None:
+        if not moving.is_set():  # told the checkpoint it resumes from: the other run starts
+            other.start()
+            assert moving.wait(30)
+
+    other = threading.Thread(target=other_run)
+
+    async def run() -> None:
+        db = await Database.connect(neo4j_target)
+        try:
+            await import_org(db, out, "acme2", advance, batch=2)
+        finally:
+            await db.close()
+
+    try:
+        with pytest.raises(SetupError) as stopped:
+            asyncio.run(run())
+    finally:
+        other.join(timeout=90)
+    assert waited.is_set()
+    assert str(stopped.value) == "another import of this file is running; let it finish"
+    assert graph.value(marked) == before
+
+
+def test_an_import_refused_after_it_wrote_records_says_they_stay_and_how_to_delete_them(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # the export's org is still in the database: its org and members import under the new
+    # name (their ids are the org's), and its first id of another kind is refused. What the
+    # import wrote stays (its checkpoint too), and the error says so, and how to delete it
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
+
+    async def run() -> None:
+        db = await Database.connect(neo4j_target)
+        try:
+            await import_org(db, out, "acme3", lambda n: None, batch=1)
+        finally:
+            await db.close()
+
+    with pytest.raises(SetupError) as refused:
+        asyncio.run(run())
+    assert graph.value("MATCH (i:Import {org: 'acme3'}) RETURN i.lines") > 0
+    assert str(refused.value) == (
+        "the export's ids are in this database already (is org 'acme' still here?): import "
+        "into another database, or delete that org first; what it wrote of org 'acme3' stays "
+        "until `openbot-memory org delete --org acme3`")
+    deleted = run_cli("org", "delete", "--org", "acme3", "--yes", env=env(neo4j_target))
+    assert deleted.returncode == 0, deleted.stderr
+    assert graph.value("MATCH (n) WHERE n:Import OR n:Importing RETURN count(n)") == 0
 
 
 def test_an_import_of_a_file_into_another_org_leaves_an_unfinished_one_of_it_alone(
