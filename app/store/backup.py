@@ -63,6 +63,13 @@ def _line(record: dict[str, Any]) -> str:
 async def _export_into(tx: Tx, org: str, out: IO[str], advance: Advance) -> Counts:
     out.seek(0)
     out.truncate()  # the driver may run this again after a transient error
+    state = await tx.row("import_state", org=org)
+    if state is not None and state["import"] is not None:
+        # its nodes are marked as the import's until it ends: no import would take them back
+        raise SetupError(
+            f"an import into {org!r} is unfinished: run it again to finish it (or delete the "
+            f"org with `openbot-memory org delete --org {org}`), then export it"
+        )
     refs: dict[str, str] = {}
     async for row in tx.stream("export_org_nodes", org=org):
         ref = refs[row["ref"]] = f"n{len(refs) + 1}"

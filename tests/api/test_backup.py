@@ -358,6 +358,28 @@ def test_an_import_refused_after_it_wrote_records_says_they_stay_and_how_to_dele
     assert graph.value("MATCH (n) WHERE n:Import OR n:Importing RETURN count(n)") == 0
 
 
+def test_an_org_whose_import_is_unfinished_is_not_exported(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> None:
+    # its nodes are the import's until it ends, and no import takes such a file: the export
+    # says what to do, and writes no file; once the import is finished, it exports
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
+    graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
+    interrupt_import(neo4j_target, out, stop_past(4), batch=2)
+    again = tmp_path / "again.jsonl"
+    refused = run_cli("export", "--org", "acme2", "--out", str(again), env=env(neo4j_target))
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1] == (
+        "openbot-memory: error: an import into 'acme2' is unfinished: run it again to finish "
+        "it (or delete the org with `openbot-memory org delete --org acme2`), then export it")
+    assert not again.exists()
+    resumed = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
+    assert resumed.returncode == 0, resumed.stderr
+    exported = run_cli("export", "--org", "acme2", "--out", str(again), env=env(neo4j_target))
+    assert exported.returncode == 0, exported.stderr
+    assert json.loads(again.read_text().splitlines()[0])["org"] == "acme2"
+
+
 def test_an_import_of_a_file_into_another_org_leaves_an_unfinished_one_of_it_alone(
     server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
 ) -> None:
