@@ -50,20 +50,38 @@ def stop_past(records: int) -> Callable[[int], None]:
     return advance
 
 
-def interrupt_import(
-    target: Target, export: Path, advance: Callable[[int], None], batch: int
+def import_here(
+    target: Target, export: Path, org: str, advance: Callable[[int], None], batch: int
 ) -> None:
-    """Import `export` as org acme2 until `advance` (told each batch's size) interrupts it."""
+    """Import `export` as `org` in this process, in batches of `batch` records."""
 
     async def run() -> None:
         db = await Database.connect(target)
         try:
-            await import_org(db, export, "acme2", advance, batch=batch)
+            await import_org(db, export, org, advance, batch=batch)
         finally:
             await db.close()
 
+    asyncio.run(run())
+
+
+def interrupt_import(
+    target: Target, export: Path, advance: Callable[[int], None], batch: int
+) -> None:
+    """Import `export` as org acme2 until `advance` (told each batch's size) interrupts it."""
     with pytest.raises(KeyboardInterrupt):
-        asyncio.run(run())
+        import_here(target, export, "acme2", advance, batch)
+
+
+def interrupted_small_import(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path
+) -> Path:
+    """A small org's export (`export_a_small_org`), imported as acme2 into the emptied database
+    until interrupted past its fourth record; the export."""
+    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
+    graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
+    interrupt_import(neo4j_target, out, stop_past(4), batch=2)
+    return out
 
 def wait_idle(graph: Graph) -> None:
     deadline = time.monotonic() + 30
@@ -243,14 +261,7 @@ def test_an_export_that_is_cut_or_changed_is_refused_before_anything_is_written(
     spaced.write_text("".join(line + ("\n" if n % 3 == 0 else "")
                               for n, line in enumerate(lines)) + "\n\n")
 
-    async def spaced_import() -> None:
-        db = await Database.connect(neo4j_target)
-        try:
-            await import_org(db, spaced, "acme2", lambda n: None, batch=3)
-        finally:
-            await db.close()
-
-    asyncio.run(spaced_import())
+    import_here(neo4j_target, spaced, "acme2", lambda n: None, batch=3)
     assert counts(graph) == in_graph
 
 
@@ -294,9 +305,7 @@ def test_two_imports_of_a_file_at_once_never_apply_one_batch_twice(
     # an import resumed, and once it has read its checkpoint, another run of it applies the
     # batch it is at (the checkpoint moved, not yet committed): the first waits for the other,
     # finds the checkpoint moved, and stops saying so, having written nothing of the batch
-    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
-    graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
-    interrupt_import(neo4j_target, out, stop_past(4), batch=2)
+    out = interrupted_small_import(server, neo4j_target, graph, tmp_path)
     marked = "MATCH (n:Importing) RETURN count(n)"
     before = graph.value(marked)
     moving, waited = threading.Event(), threading.Event()
@@ -313,17 +322,9 @@ def test_two_imports_of_a_file_at_once_never_apply_one_batch_twice(
             assert moving.wait(30)
 
     other = threading.Thread(target=other_run)
-
-    async def run() -> None:
-        db = await Database.connect(neo4j_target)
-        try:
-            await import_org(db, out, "acme2", advance, batch=2)
-        finally:
-            await db.close()
-
     try:
         with pytest.raises(SetupError) as stopped:
-            asyncio.run(run())
+            import_here(neo4j_target, out, "acme2", advance, batch=2)
     finally:
         other.join(timeout=90)
     assert waited.is_set()
@@ -338,16 +339,8 @@ def test_an_import_refused_after_it_wrote_records_says_they_stay_and_how_to_dele
     # name (their ids are the org's), and its first id of another kind is refused. What the
     # import wrote stays (its checkpoint too), and the error says so, and how to delete it
     out = export_a_small_org(server, neo4j_target, graph, tmp_path)
-
-    async def run() -> None:
-        db = await Database.connect(neo4j_target)
-        try:
-            await import_org(db, out, "acme3", lambda n: None, batch=1)
-        finally:
-            await db.close()
-
     with pytest.raises(SetupError) as refused:
-        asyncio.run(run())
+        import_here(neo4j_target, out, "acme3", lambda n: None, batch=1)
     assert graph.value("MATCH (i:Import {org: 'acme3'}) RETURN i.lines") > 0
     assert str(refused.value) == (
         "the export's ids are in this database already (is org 'acme' still here?): import "
@@ -363,9 +356,7 @@ def test_an_org_whose_import_is_unfinished_is_not_exported(
 ) -> None:
     # its nodes are the import's until it ends, and no import takes such a file: the export
     # says what to do, and writes no file; once the import is finished, it exports
-    out = export_a_small_org(server, neo4j_target, graph, tmp_path)
-    graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
-    interrupt_import(neo4j_target, out, stop_past(4), batch=2)
+    out = interrupted_small_import(server, neo4j_target, graph, tmp_path)
     again = tmp_path / "again.jsonl"
     refused = run_cli("export", "--org", "acme2", "--out", str(again), env=env(neo4j_target))
     assert refused.returncode == 1
