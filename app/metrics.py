@@ -16,7 +16,7 @@ JOB_KINDS: tuple[JobKind, ...] = typing.get_args(JobKind)
 # client names both, so each set is open; the names past these count as `other`.
 OPERATION_NAMES = 200
 MODEL_NAMES = 100
-_REASON_END = re.compile(r"[:('(]")
+_REASON_END = re.compile(r"""[:('"]""")  # where a reason starts to quote (repr: ' or ")
 
 
 def reason_label(reason: str) -> str:

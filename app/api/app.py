@@ -84,7 +84,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 
 async def unexpected_error(request: Request, exc: Exception) -> Response:
-    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    log.exception("unexpected error on %s %s", request.method, route_of(request.scope))
     return internal_error_answer()
 
 

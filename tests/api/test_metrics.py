@@ -257,3 +257,30 @@ def test_model_names_count_under_a_bounded_set_of_labels() -> None:
     assert len(models) == 101
     assert {"openai:m0", "openai:m99", "other"} <= models
     assert "openai:m100" not in models
+
+
+def test_a_dropped_changes_reason_label_never_quotes_the_model(
+    server: RunningServer, neo4j_target: Target, openai_stub: OpenAIStub,
+) -> None:
+    # a reason quotes what the model answered (repr: in ' or, where that holds a ', in "): its
+    # label is the reason up to the quote, whichever quote it is
+    api = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    session = api.session(api.agent(model="openai:gpt-test")["id"])["session"]["id"]
+    openai_stub.script_for("memory_changes", changes(
+        {"op": "Ana's diagnosis", "key": "k", "content": "c", "kind": "fact",
+         "sources": ["i-01"]},
+        {"op": "plan", "key": "k2", "content": "c", "kind": "fact", "sources": ["i-01"]},
+    ))
+    api.turn(session, user("Hello."))
+    [run] = api.wait_idle(session)
+    assert [d["reason"] for d in run["dropped"]] == [
+        'unknown op "Ana\'s diagnosis"', "unknown op 'plan'"]
+    deadline = time.monotonic() + 20
+    while (got := scrape(server.url)) and value(
+            got, "openbot_memory_dropped_changes_total", kind="consolidation",
+            reason="unknown op") < 2:
+        assert time.monotonic() < deadline, "the drops were never counted"
+        time.sleep(0.1)
+    reasons = {dict(labels).get("reason") for name, labels in got
+               if name == "openbot_memory_dropped_changes_total"}
+    assert reasons == {"unknown op"}

@@ -24,7 +24,7 @@ from tests.conftest import (
     make_token,
     user,
 )
-from tests.openai_stub import OpenAIStub, changes
+from tests.openai_stub import OpenAIStub, Reply, changes
 from tests.tracing import finished_spans, traced
 
 SECRET = "planted-fact-8841 lives behind the blue door"
@@ -122,6 +122,41 @@ def test_logs_hold_no_token_no_content_no_item_text(
     assert read[0]["status"] == 200
     assert isinstance(read[0]["durationMs"], float)
     assert read[0]["logger"] == "openbot_memory.http"
+
+
+def test_a_model_failure_and_an_unexpected_error_log_no_text_and_no_id_of_the_path(
+    api: Api, server: RunningServer, caplog: pytest.LogCaptureFixture,
+    openai_stub: OpenAIStub, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a model's error may quote what it read: the run keeps it (SPEC 7 erases it there), and
+    # the log line names the error's class only; an unexpected error's line names the route,
+    # not the path's ids
+    caplog.set_level(logging.INFO)
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    session = api.session()["session"]["id"]
+    openai_stub.script_for("memory_changes", Reply(content=f"refused: {ITEM_SECRET}",
+                                                   status=400))
+    api.turn(session, user(ITEM_SECRET))
+    [run] = api.wait_idle(session)
+    assert run["status"] == "failed"
+    assert ITEM_SECRET in run["error"]
+
+    async def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(server.service.sessions, "view", broken)
+    crashed = api.get(f"/v1/sessions/{session}", headers={"X-Request-Id": "rid-crash-id"})
+    assert crashed.status_code == 500
+    logged(caplog, "rid-crash-id")
+    # (the service's lines: this test's own HTTP client logs its requests' URLs)
+    lines = lines_of([r for r in caplog.records if r.name.startswith("openbot_memory")])
+    failed = [line for line in lines if "model openai:stub failed" in line]
+    assert failed
+    assert all("failed: BadRequestError" in line for line in failed), failed
+    for line in lines:
+        assert ITEM_SECRET not in line
+        assert session not in line
+    assert any("unexpected error on GET /v1/sessions/{id}" in line for line in lines)
 
 
 def test_an_expected_error_is_one_line_an_unexpected_one_its_traceback(

@@ -26,7 +26,7 @@ from app.memory.changes.credentials import prescan
 from app.memory.ids import now_ms
 from app.memory.jobs.prompts import failure_message, parse_answer
 from app.models.base import ModelError, ModelRequest
-from app.models.registry import Models
+from app.models.registry import Models, error_class
 from app.store.database import Database
 from app.store.jobs import JobRepository
 
@@ -70,9 +70,11 @@ async def ask(
         content = await asyncio.wait_for(model.complete(request), budget)
         proposed = parse_answer(content)
     except (ModelError, ValueError, TimeoutError) as exc:
-        message = failure_message(exc, budget)
-        job.log.warning("%s %s: model %s failed: %s", job.noun, job_id, model_name, message)
-        return Failed(message)
+        # the log names the error's class only: its message may quote what the model read,
+        # which an erasure takes out of the graph but could not take out of a log
+        job.log.warning("%s %s: model %s failed: %s", job.noun, job_id, model_name,
+                        error_class(exc))
+        return Failed(failure_message(exc, budget))
     await asyncio.to_thread(prescan, proposed)
     return proposed
 
