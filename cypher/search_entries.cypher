@@ -42,7 +42,9 @@ CALL () {
                                ELSE e.sourcePersons[n] END}]} AS entry
 }
 WITH source, session, agent, id, score, entry, toLower(entry.key) = $exact AS exact
-ORDER BY exact DESC, score DESC, id
+// (a change may be the current one of two entries, a fork's reverted to its source's: the
+// session and agent make the order total, so paging by offset neither repeats nor skips a hit)
+ORDER BY exact DESC, score DESC, id, session, agent
 SKIP $offset
 LIMIT $limit
 RETURN source, session, agent, score, exact, entry

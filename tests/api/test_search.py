@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.api.test_agent_memory import agent_forget, agent_remember
+from tests.api.test_erasure import reverted_fork
 from tests.conftest import Api, Graph, RunningServer, flat
 
 Body = dict[str, Any]
@@ -195,6 +196,16 @@ def test_offset_pages_through_every_hit_once_and_more_says_when_they_end(
     assert search(api, "city", offset=5) == {"hits": [], "more": False}
     bad = api.get("/v1/search", params={"q": "city", "offset": "-1"})
     assert (bad.status_code, bad.json()["field"]) == (400, "offset")
+
+
+def test_hits_of_one_change_in_two_sessions_page_once_each(api: Api, graph: Graph) -> None:
+    # a fork reverted to the version it was forked at holds its source's change: a hit in
+    # each session, of equal score and change; paged one at a time, each comes once
+    sid, fork = reverted_fork(api, "harbour", "The harbour opens at dawn.")
+    everything = search(api, "harbour")
+    assert sorted(hit["entry"]["session"] for hit in everything["hits"]) == sorted([sid, fork])
+    pages = [search(api, "harbour", limit=1, offset=offset) for offset in (0, 1)]
+    assert [hit for page in pages for hit in page["hits"]] == everything["hits"]
 
 
 @pytest.mark.parametrize(
