@@ -295,16 +295,35 @@ def test_a_forged_log_cursor_out_of_the_versions_bounds_is_bad_input_as_on_rest(
     agent = api.agent()["id"]
     agent_remember(api, agent, "habit-1", "Habit 1.")
     query, path = CONNECTIONS["AgentMemory.log"]
-    first = api.graphql(query, a=agent, first=2, after=forged('{"v":1,"l":"log","k":[0]}'))
+    first = api.graphql(query, a=agent, first=2,
+                        after=forged(json.dumps({"v": 1, "l": "log", "p": agent, "k": [0]})))
     assert [e["version"] for e in dig(first["data"], path)["nodes"]] == [1]
     for version in (-1, 2**31):
-        cursor = forged(json.dumps({"v": 1, "l": "log", "k": [version]}))
+        cursor = forged(json.dumps({"v": 1, "l": "log", "p": agent, "k": [version]}))
         [error] = api.graphql(query, a=agent, first=2, after=cursor)["errors"]
         assert error["extensions"] == {
             "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "after"}, error
         rest = api.get(f"/v1/agents/{agent}/memory/log?after={version}")
         assert rest.status_code == 400
         assert rest.json()["field"] == "after"
+
+
+def test_a_cursor_of_one_parents_list_is_bad_input_on_anothers(api: Api) -> None:
+    # a cursor names its place in the list it came from: given to the same list of another
+    # session (or version, or agent), it is no cursor that list gave, never a page of it
+    # starting from that place
+    sids = [api.session()["session"]["id"] for _ in range(2)]
+    for sid in sids:
+        api.turn(sid, user("One."), user("Two."), user("Three."))
+    query = ("query($s: ID!, $after: String) { session(id: $s) { items(first: 1, "
+             "after: $after) { nodes { seq } pageInfo { endCursor } } } }")
+    page = api.graphql(query, s=sids[0])["data"]["session"]["items"]
+    after = page["pageInfo"]["endCursor"]
+    same = api.graphql(query, s=sids[0], after=after)["data"]["session"]["items"]
+    assert [n["seq"] for n in same["nodes"]] == [2]
+    [error] = api.graphql(query, s=sids[1], after=after)["errors"]
+    assert error["extensions"] == {
+        "code": "VALIDATION_ERROR", "_tag": "ValidationError", "field": "after"}, error
 
 
 def test_an_entrys_change_cursor_is_bad_input_on_another_entrys_changes(api: Api) -> None:

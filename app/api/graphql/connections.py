@@ -2,8 +2,10 @@
 opaque keyset cursors.
 
 A cursor is the sort key of the last node a page showed, as base64url of a small versioned
-JSON (`{"v": 1, "l": "items", "k": [12]}`), never a position: the next page is the nodes whose
-key comes after it, so a write landing between two pages neither repeats nor skips a node. The
+JSON (`{"v": 1, "l": "items", "p": "ses-1", "k": [12]}`: the list, the parent whose list it is,
+the key), never a position: the next page is the nodes whose key comes after it, so a write
+landing between two pages neither repeats nor skips a node. A cursor is refused by another
+list, and by the same list of another parent. The
 statements behind each list take `$after` (the key, or null) and `$first` and read at most
 `$first + 1` nodes; the one more says whether there is a next page.
 """
@@ -40,14 +42,15 @@ class Keyset:
     least: int = INT64_MIN
     most: int = INT64_MAX
 
-    def cursor(self, key: Key) -> str:
-        raw = json.dumps({"v": CURSOR_VERSION, "l": self.name, "k": list(key)},
-                         separators=(",", ":"))
+    def cursor(self, key: Key, parent: str = "") -> str:
+        named = {"v": CURSOR_VERSION, "l": self.name, **({"p": parent} if parent else {}),
+                 "k": list(key)}
+        raw = json.dumps(named, separators=(",", ":"))
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
-    def key(self, cursor: str | None) -> Key | None:
+    def key(self, cursor: str | None, parent: str = "") -> Key | None:
         """The key a cursor names (None for no cursor); a ValidationError on `after` for one
-        this list did not give."""
+        this list, of this parent, did not give."""
         if cursor is None:
             return None
         try:
@@ -59,6 +62,7 @@ class Keyset:
             isinstance(decoded, dict)
             and decoded.get("v") == CURSOR_VERSION
             and decoded.get("l") == self.name
+            and decoded.get("p", "") == parent
             and isinstance(decoded.get("k"), list)
             and len(decoded["k"]) == len(self.parts)
             and all(_is(value, part) for value, part in zip(decoded["k"], self.parts, strict=True))
@@ -86,18 +90,20 @@ class Page:
 
     first: int
     after: Key | None
+    parent: str = ""  # whose list it is, named in its cursors
 
     def after_part(self, n: int = 0) -> Any:
         """One part of the `after` key (None on the first page), for a statement's `$after`."""
         return None if self.after is None else self.after[n]
 
 
-def page_of(keyset: Keyset, first: int, after: str | None) -> Page:
+def page_of(keyset: Keyset, first: int, after: str | None, parent: str = "") -> Page:
     """Check a connection field's arguments: `first` between 0 and MAX_PAGE, `after` a cursor
-    of this list."""
+    of this list of `parent` (the session, version or agent whose list it is; none for a list
+    of the org's)."""
     if not 0 <= first <= MAX_PAGE:
         raise ValidationError(f"first is between 0 and {MAX_PAGE}", "first")
-    return Page(first, keyset.key(after))
+    return Page(first, keyset.key(after, parent), parent)
 
 
 @strawberry.type
@@ -112,10 +118,11 @@ class PageInfo:
 class Edge(Generic[N]):
     keyset: strawberry.Private[Keyset]
     key: strawberry.Private[Key]
+    parent: strawberry.Private[str]
 
     @strawberry.field
     def cursor(self) -> str:  # encoded when asked: most pages are read for their nodes only
-        return self.keyset.cursor(self.key)
+        return self.keyset.cursor(self.key, self.parent)
 
     node: N
 
@@ -142,15 +149,16 @@ def connection(
     total: int | None = None,
 ) -> Connection[N]:
     """The connection of a page from at most `first + 1` rows read after the page's key."""
-    edges = [Edge(node=node(row), keyset=keyset, key=key(row)) for row in rows[: page.first]]
+    edges = [Edge(node=node(row), keyset=keyset, key=key(row), parent=page.parent)
+             for row in rows[: page.first]]
     return Connection(
         edges=edges,
         nodes=[edge.node for edge in edges],
         page_info=PageInfo(
             has_next_page=len(rows) > page.first,
             has_previous_page=page.after is not None,
-            start_cursor=keyset.cursor(edges[0].key) if edges else None,
-            end_cursor=keyset.cursor(edges[-1].key) if edges else None,
+            start_cursor=keyset.cursor(edges[0].key, page.parent) if edges else None,
+            end_cursor=keyset.cursor(edges[-1].key, page.parent) if edges else None,
         ),
         total_count=total,
     )

@@ -288,11 +288,11 @@ class Entry:
 
 
 async def entries_connection(
-    info: GraphInfo, by_key: Mapping[str, Entry], first: int, after: str | None
+    info: GraphInfo, by_key: Mapping[str, Entry], first: int, after: str | None, parent: str
 ) -> Connection[Entry]:
-    """A page of a session memory's entries, by key (the view is read whole, so it is paged by
-    `keyed_page`; its total is known)."""
-    page = page_of(ENTRIES, first, after)
+    """A page of the entries of a session's memory or a version's (`parent`), by key (the view
+    is read whole, so it is paged by `keyed_page`; its total is known)."""
+    page = page_of(ENTRIES, first, after, parent)
     rows = keyed_page(by_key, page)
     found = connection(ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(by_key))
     if any(asks(asked(info), ("entries", *path)) for path in SOURCE_TURNS):
@@ -339,11 +339,13 @@ class Memory:
     settings: Switches
     overrides: Overrides
     by_key: strawberry.Private[dict[str, Entry]]
+    session_id: strawberry.Private[str]
 
     @classmethod
-    def from_domain(cls, memory: values.Memory) -> Memory:
+    def from_domain(cls, session_id: str, memory: values.Memory) -> Memory:
         return cls(
             by_key=BUILT.nodes(memory.entries),
+            session_id=session_id,
             processed=list(memory.processed),
             settings=Switches(use=memory.settings.use, generate=memory.settings.generate),
             overrides=Overrides(use=memory.overrides.use, generate=memory.overrides.generate),
@@ -353,7 +355,7 @@ class Memory:
     async def entries(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Entry]:
-        return await entries_connection(info, self.by_key, first, after)
+        return await entries_connection(info, self.by_key, first, after, self.session_id)
 
     @strawberry.field
     def entry(self, key: str) -> Entry | None:
@@ -374,10 +376,14 @@ class SessionVersion:
     added: list[str] = strawberry.field(description="The ids of the items it added.")
     current: bool
     depth: strawberry.Private[int]
+    # whose history it is read through: its items and entries are that session's lists, in
+    # which a cursor of the session's own items or entries names the same place
+    session_id: strawberry.Private[str]
 
     @classmethod
-    def from_domain(cls, version: Version) -> SessionVersion:
+    def from_domain(cls, version: Version, session_id: str) -> SessionVersion:
         return cls(
+            session_id=session_id,
             id=version.id,
             cause=version.cause,
             at=EpochMillis(version.at),
@@ -394,7 +400,7 @@ class SessionVersion:
     ) -> Connection[Entry]:
         found = await sessions.memory_at(info.context, self.id)
         by_key = {e.key: Entry.from_domain(e) for e in found.entries}
-        return await entries_connection(info, by_key, first, after)
+        return await entries_connection(info, by_key, first, after, self.session_id)
 
     @strawberry.field(
         description="The ids of the items consolidation had processed at this version."
@@ -409,7 +415,9 @@ class SessionVersion:
     async def items(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[timeline.Item]:
-        return await items_connection(info, self.id, page_of(ITEMS, first, after))
+        return await items_connection(
+            info, self.id, page_of(ITEMS, first, after, self.session_id)
+        )
 
 
 @strawberry.type
@@ -440,7 +448,7 @@ class Session:
             person=s.person,
             model=s.model,
             created_at=EpochMillis(s.created_at),
-            memory=Memory.from_domain(view.memory),
+            memory=Memory.from_domain(view.session.id, view.memory),
             agent_id=s.agent,
             parent_id=s.parent,
             forked_from_id=s.forked_from,
@@ -471,7 +479,7 @@ class Session:
     async def runs(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Run]:
-        page = page_of(RUNS, first, after)
+        page = page_of(RUNS, first, after, self.id)
         rows = await runs.runs(info.context, self.id, page)
         found = [run for run in map(Run.maybe, rows) if run]
         return connection(RUNS, page, found, lambda r: (r.queued_at, r.id), lambda r: r)
@@ -482,7 +490,7 @@ class Session:
     async def turns(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Turn]:
-        page = page_of(TURNS, first, after)
+        page = page_of(TURNS, first, after, self.id)
         found = [t for t in map(Turn.maybe, await items.turns(info.context, self.id, page)) if t]
         return connection(TURNS, page, found, lambda t: (t.at, t.id), lambda t: t)
 
@@ -490,10 +498,11 @@ class Session:
     async def versions(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[SessionVersion]:
-        page = page_of(VERSIONS, first, after)
+        page = page_of(VERSIONS, first, after, self.id)
         found = await sessions.versions(info.context, self.id, page)
         return connection(
-            VERSIONS, page, found, lambda v: (v.at, v.depth, v.id), SessionVersion.from_domain
+            VERSIONS, page, found, lambda v: (v.at, v.depth, v.id),
+            lambda v: SessionVersion.from_domain(v, self.id),
         )
 
     @strawberry.field(description="S5, S6, A8: the memory text a turn would get now.")
@@ -509,7 +518,7 @@ class Session:
     async def items(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[timeline.Item]:
-        return await items_connection(info, self.head, page_of(ITEMS, first, after))
+        return await items_connection(info, self.head, page_of(ITEMS, first, after, self.id))
 
 
 async def sessions_connection(info: GraphInfo, page: Page, ids: list[str]) -> Connection[Session]:
@@ -767,7 +776,7 @@ class AgentMemory:
     def entries(
         self, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[AgentEntry]:
-        page = page_of(AGENT_ENTRIES, first, after)
+        page = page_of(AGENT_ENTRIES, first, after, self.agent_id)
         rows = keyed_page(self.by_key, page)
         return connection(
             AGENT_ENTRIES, page, rows, lambda kv: (kv[0],), lambda kv: kv[1], len(self.by_key)
@@ -777,7 +786,7 @@ class AgentMemory:
     async def log(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[AgentLogEntry]:
-        page = page_of(LOG, first, after)
+        page = page_of(LOG, first, after, self.agent_id)
         found = await agents.log(info.context, self.agent_id, page)
         return connection(LOG, page, found, lambda e: (e.version,), AgentLogEntry.from_domain)
 
@@ -807,7 +816,7 @@ class Agent:
     async def sessions(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[Session]:
-        page = page_of(SESSIONS, first, after)
+        page = page_of(SESSIONS, first, after, self.id)
         ids = await agents.session_ids(info.context, self.id, page)
         return await sessions_connection(info, page, ids)
 
@@ -815,7 +824,7 @@ class Agent:
     async def learning_jobs(
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None
     ) -> Connection[LearningJob]:
-        page = page_of(JOBS, first, after)
+        page = page_of(JOBS, first, after, self.id)
         rows = await agents.jobs(info.context, self.id, page)
         found = [job for job in map(LearningJob.maybe, rows) if job]
         return connection(JOBS, page, found, lambda j: (j.queued_at, j.id), lambda j: j)

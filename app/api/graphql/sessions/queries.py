@@ -25,6 +25,6 @@ class SessionQuery:
         self, info: GraphInfo, first: int = DEFAULT_PAGE, after: str | None = None,
         agent: str | None = None,
     ) -> Connection[Session]:
-        page = page_of(SESSIONS, first, after)
+        page = page_of(SESSIONS, first, after, agent or "")
         ids = await resolvers.session_ids(info.context, agent, page)
         return await sessions_connection(info, page, ids)
