@@ -984,6 +984,69 @@ def test_a_run_error_answered_while_an_erasure_holds_its_items_is_not_kept(
     ]
 
 
+def test_a_forks_runs_that_read_a_deleted_sessions_items_keep_no_error_or_proposal_of_them(
+    api: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: a fork's runs read its source's unprocessed items; once the source is deleted,
+    # a finished run's error and the changes it dropped, which may quote them, are withheld
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    source = api.session()["session"]["id"]
+    api.ok(api.command(source, {"_tag": "Configure", "generate": False}))
+    api.turn(source, user("My trip SRC-ITEM-1f", id="u-1"))  # left unprocessed
+    forks = [api.ok(api.post(f"/v1/sessions/{source}/fork", {}), 201)["session"]["id"]
+             for _ in range(2)]
+    openai_stub.script_for(CONSOLIDATE, answer(
+        change("trip", "Quoted: SRC-ITEM-1f", [], kind="fact")),  # cites nothing: dropped
+        Reply(content="refused: SRC-ITEM-1f", status=400))
+    for fork in forks:
+        api.ok(api.command(fork, {"_tag": "Configure", "generate": True}))
+        api.turn(fork, user("Go on.", id="f-1"))
+        api.wait_idle(fork)
+    dropped, failed = (api.ok(api.get(f"/v1/sessions/{fork}/runs"))["runs"][0] for fork in forks)
+    assert "SRC-ITEM-1f" in dropped["dropped"][0]["proposal"]
+    assert "SRC-ITEM-1f" in failed["error"]
+
+    assert api.http.delete(f"/v1/sessions/{source}").status_code == 200
+    dropped, failed = (api.ok(api.get(f"/v1/sessions/{fork}/runs"))["runs"][0] for fork in forks)
+    assert [(d["key"], d["reason"], d["proposal"]) for d in dropped["dropped"]] == [
+        (ERASED_WITHHELD, ERASED_WITHHELD, None)]
+    assert (failed["status"], failed["error"]) == ("failed", None)
+    assert stored_anywhere(graph, "SRC-ITEM-1f") == 0
+
+
+def test_her_private_agent_entry_erased_by_deleting_her_session_leaves_with_her_erasure(
+    api: Api, platform: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # SPEC 7: deleting her session erases the private entry learned from it alone, but the
+    # tombstone still holds her id (its owner and subject, and the name the turns shown it
+    # list it by); her erasure later takes her id out of it too, as out of everything else
+    helper_is_stub(platform)
+    agent = platform.agent(shared=True)["id"]
+    sid = api.session(agent)["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, answer())
+    openai_stub.script_for(LEARN, answer(
+        change("diet", "Ana eats no meat.", ["ana-u1"], "preference", about="ana",
+               visibility="private")))
+    api.turn(sid, user("I eat no meat.", id="ana-u1"))
+    wait_learned(api, agent, [sid])
+    assert "diet@ana" in agent_memory(api, agent)["entries"]
+    later = api.session(agent)["session"]["id"]
+    openai_stub.script_for(LEARN, answer())
+    api.turn(later, user("Hello again.", id="ana-u2"))  # shown the private entry
+    wait_learned(api, agent, [later], jobs=2)
+    assert api.http.delete(f"/v1/sessions/{sid}").status_code == 200
+
+    platform.ok(platform.post("/v1/org/persons/ana/erase"))
+    held = graph.rows(
+        "MATCH (x) WHERE (x:AgentEntry OR x:AgentChange OR x:Turn) "
+        "AND any(k IN keys(x) WHERE x[k] = 'ana' OR (x[k] IS :: LIST<STRING> "
+        "AND any(v IN x[k] WHERE v ENDS WITH '@ana'))) "
+        "RETURN labels(x)[0] AS kind, properties(x) AS holds")
+    assert held == []
+    log = platform.ok(platform.get(f"/v1/agents/{agent}/memory/log"))["changes"]
+    assert "@ana" not in json.dumps(log)
+
+
 def taught(
     api: Api, platform: Api, openai_stub: OpenAIStub, mark: str, learned: str | None = None
 ) -> tuple[str, str, list[str], list[str]]:
