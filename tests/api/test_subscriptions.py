@@ -196,6 +196,29 @@ def test_a_subscriber_hears_every_change_made_by_another_process_in_order(
     assert state(live.next("2")["data"]["memoryChanged"]) == state(forked)
 
 
+def test_a_subscriber_far_behind_hears_every_revision_in_order_a_few_at_a_time(
+    api: Api, start_server: Callable[..., RunningServer], other: RunningServer,
+    sockets: Callable[..., Socket], clients: Callable[[RunningServer, str], Api],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a subscriber whose process sees many revisions at once (another process wrote them
+    # between two of its polls) is sent their views a bounded number at a time (here 4), each
+    # revision once, in order, up to the view now
+    monkeypatch.setattr("app.memory.views.live.CATCH_UP", 4)
+    slow = start_server(live_poll_seconds=2)
+    writer = clients(other, api.token)
+    sid = writer.session()["session"]["id"]
+    live = sockets(slow, api.token).ack()
+    live.subscribe("1", SESSION, id=sid)
+    assert live.next("1")["data"]["memoryChanged"]["revision"] == 0
+    for n in range(1, 14):
+        writer.remember(sid, f"note-{n}", f"Note {n}.")
+    heard = [live.next("1")["data"]["memoryChanged"] for _ in range(13)]
+    assert [view["revision"] for view in heard] == list(range(1, 14))
+    assert [sorted(e["key"] for e in view["memory"]["entries"]) for view in heard] == [
+        sorted(f"note-{k}" for k in range(1, n + 1)) for n in range(1, 14)]
+
+
 def test_a_process_hears_its_own_writes_at_once_without_its_poll(
     api: Api, start_server: Callable[..., RunningServer], sockets: Callable[..., Socket],
     clients: Callable[[RunningServer, str], Api],

@@ -54,15 +54,17 @@ class Subscription:
             yield Session.from_domain(told)
             while True:
                 marks = await watch.changed()
-                if marks.revision <= told.session.revision:
-                    continue
-                views = await ctx.service.live.session_views(
-                    ctx.who, sid, told.session.revision, told.session.head
-                )
-                for view in views:
-                    await ctx.next_event()
-                    yield Session.from_domain(view)
-                told = views[-1] if views else told
+                # (views come a bounded number at a time: read on until they reach the marks)
+                while marks.revision > told.session.revision:
+                    views = await ctx.service.live.session_views(
+                        ctx.who, sid, told.session.revision, told.session.head
+                    )
+                    if not views:
+                        break
+                    for view in views:
+                        await ctx.next_event()
+                        yield Session.from_domain(view)
+                    told = views[-1]
 
     @strawberry.subscription(
         description="Each consolidation run of the session when it ends: succeeded, failed "

@@ -42,6 +42,9 @@ log = logging.getLogger("openbot_memory.live")
 # The marks of a session or agent no longer in the graph (its org deleted): past any it had, so
 # its watchers read it once more and end as a query of it is answered (not found).
 GONE = LiveMarks(revision=2**62, ended=-1, last_ended=-1, version=2**62)
+# How many past revisions one read rebuilds for a subscriber behind: its views are held in
+# memory until sent, so one far behind is caught up that many at a time.
+CATCH_UP = 50
 
 
 @dataclass
@@ -134,8 +137,10 @@ class Live:
     async def session_views(
         self, who: Principal, session_id: str, after: int, head: str
     ) -> list[SessionView]:
-        """The session's views of every revision after `after` (whose head was `head`), oldest
-        first, the last one the view now; 404 when `who` may not reach the session."""
+        """The session's views of the revisions after `after` (whose head was `head`), oldest
+        first: at most CATCH_UP of them, so a subscriber far behind is sent its views a
+        bounded number at a time; the last one is the view now once they reach it. 404 when
+        `who` may not reach the session."""
 
         async def work(tx: Tx) -> list[SessionView]:
             sessions = SessionRepository(tx)
@@ -145,14 +150,15 @@ class Live:
             now = views[session_id]
             if now.session.revision <= after:
                 return []
-            made = await LiveRepository(tx).heads(who, session_id, after, now.session.revision - 1)
+            last = min(now.session.revision - 1, after + CATCH_UP)
+            made = await LiveRepository(tx).heads(who, session_id, after, last)
             heads: list[str] = []
-            for revision in range(after + 1, now.session.revision):
+            for revision in range(after + 1, last + 1):
                 # a configure, or a run that kept nothing, made no version: the head stays
                 heads.append(made.get(revision, heads[-1] if heads else head))
             memories = await sessions.memory_at(who, sorted(set(heads))) if heads else {}
             past = [view_at(now, after + 1 + n, h, memories[h]) for n, h in enumerate(heads)]
-            return [*past, now]
+            return [*past, now] if last == now.session.revision - 1 else past
 
         return await self.db.read(work)
 
