@@ -31,7 +31,7 @@ def _serve(settings: Settings, host: str, port: int) -> None:
     exporter_names()  # a tracing setting it cannot follow is told before anything starts
     shown = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
     try:
-        # the address family of the host (an IPv6 one too), as uvicorn binds it
+        # the family of the host's first address (an IPv6 one too): uvicorn binds the host
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         with socket.socket(family, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from app.store.database import Target
 from app.store.local_server import LocalServer
@@ -69,6 +71,18 @@ def test_serve_on_a_port_in_use_says_what_to_do_in_one_line(neo4j_target: Target
     ]
 
 
+def ipv6_loopback() -> bool:
+    """Whether this machine listens on ::1 (a container may have IPv6 turned off)."""
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not socket.has_ipv6 or not ipv6_loopback(),
+                    reason="this machine has no IPv6 loopback to listen on")
 def test_serve_on_an_ipv6_host_and_a_port_the_system_chooses(neo4j_target: Target) -> None:
     # `--host ::1` listens on IPv6, and `--port 0` on a free port the system chose: the
     # GraphiQL line names the address the service answers on
@@ -79,11 +93,15 @@ def test_serve_on_an_ipv6_host_and_a_port_the_system_chooses(neo4j_target: Targe
                                text=True)
     try:
         assert serving.stdout is not None
-        lines = []
-        for line in serving.stdout:
-            lines.append(line)
-            if line.startswith("GraphiQL: "):
-                break
+        lines: list[str] = []
+        deadline = time.monotonic() + 120
+        while not lines or not lines[-1].startswith("GraphiQL: "):
+            assert time.monotonic() < deadline, ("no GraphiQL line", lines)
+            ready, _, _ = select.select([serving.stdout], [], [], 1)
+            if ready:
+                line = serving.stdout.readline()
+                assert line, ("serve ended", lines, serving.stderr and serving.stderr.read())
+                lines.append(line)
         url = lines[-1].removeprefix("GraphiQL: ").strip()
         assert url.startswith("http://[::1]:"), lines
         assert url.endswith("/graphql"), lines

@@ -155,19 +155,19 @@ def _runs(server: LocalServer) -> bool:
     live process is taken for it."""
     if not _alive(server.pid):
         return False
+    home = f"--home-dir={server.home}"
     try:
         words = Path(f"/proc/{server.pid}/cmdline").read_bytes().split(b"\0")
-        command = [word.decode(errors="replace") for word in words]
-    except OSError:  # no /proc: ask ps
+        return home in [word.decode(errors="replace") for word in words]
+    except OSError:  # no /proc: ask ps, whose line joins the words with spaces (a home's too)
         try:
             found = subprocess.run(
-                ["ps", "-o", "command=", "-p", str(server.pid)],
+                ["ps", "-ww", "-o", "args=", "-p", str(server.pid)],
                 capture_output=True, text=True, timeout=10, check=False,
             )
         except (OSError, subprocess.SubprocessError):
             return True
-        command = found.stdout.split()
-    return f"--home-dir={server.home}" in command
+        return f"{home} --config-dir=" in found.stdout
 
 
 def read_state(settings: Settings) -> LocalServer | None:

@@ -507,8 +507,9 @@ def test_an_unavailable_service_tells_how_long_to_wait_once_the_retries_are_spen
 
 def test_a_503_sends_again_only_a_call_whose_repeat_cannot_write_twice() -> None:
     # A 503 may answer a write that committed (the connection lost during the commit, or the
-    # wait for a turn's run): a read, or a turn whose items all carry ids (sent again, the
-    # same turn), is sent again; a turn without ids, or a new agent, once
+    # wait for a turn's run): a read (a GraphQL query too), or a turn or completion whose items
+    # all carry ids (sent again, the same turn), is sent again; one without ids, a new agent,
+    # a session or a GraphQL mutation, once
     sent: list[str] = []
 
     def answer(request: httpx.Request) -> httpx.Response:
@@ -522,6 +523,11 @@ def test_a_503_sends_again_only_a_call_whose_repeat_cannot_write_twice() -> None
         lambda c: c.record_turn("ses-1", [TurnItem(role="user", content="Hi.")]),
         lambda c: c.create_agent("a"),
         lambda c: c.create_session("agt-1"),
+        lambda c: c.complete_turn("ses-1", "t-1", [TurnItem(id="a-1", role="assistant",
+                                                            content="Done.")]),
+        lambda c: c.complete_turn("ses-1", "t-1", [TurnItem(role="assistant", content="Done.")]),
+        lambda c: c.graphql("query { agents { nodes { id } } }"),
+        lambda c: c.graphql('mutation { createAgent(name: "a") { id } }'),
     ]
     counts = []
     with httpx.Client(transport=httpx.MockTransport(answer)) as http, \
@@ -531,7 +537,7 @@ def test_a_503_sends_again_only_a_call_whose_repeat_cannot_write_twice() -> None
             with pytest.raises(Unavailable):
                 call(client)
             counts.append(len(sent))
-    assert counts == [3, 3, 1, 1, 1]
+    assert counts == [3, 3, 1, 1, 1, 3, 1, 3, 1]
 
 
 def test_a_refresh_that_conflicts_is_not_sent_again(

@@ -24,6 +24,7 @@ from graphql import (
 )
 from starlette.websockets import WebSocket
 from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
 
 from app.api.bodies import broken_text, not_text
 from app.api.graphql.context import Context
@@ -68,10 +69,15 @@ class SocketSignedIn(SchemaExtension):
 
     async def on_execute(self) -> AsyncIterator[None]:
         context = self.execution_context.context
+        fresh: Context | None = None
         if isinstance(context, Context) and isinstance(context.request, WebSocket):
             await context.still_signed_in()
-            self.execution_context.context = context.fresh()
+            fresh = self.execution_context.context = context.fresh()
         yield
+        if fresh is not None and self.execution_context.operation_type is not (
+            OperationType.SUBSCRIPTION  # (its events read on, each with fresh loaders)
+        ):
+            fresh.release()  # answered: as a request over HTTP lets go of what it read
 
 
 def _unnamed_choice(document: DocumentNode, name: str | None) -> ValidationError | None:

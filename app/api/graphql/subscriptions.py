@@ -3,9 +3,10 @@
 Each subscription registers a watch with the process's hub (`app.memory.views.live`), which hears
 this process's writes at once and other processes' at its next poll (`live_poll_seconds`), and
 then reads what changed through the same loaders and principal scope as queries: a session or
-agent the caller may not reach is NotFound, exactly as a query's would be. The socket's one
-context checks its token and gets fresh loaders before each event (`Context.next_event`): a
-revoked token ends what the socket hears, and nested fields read the graph anew.
+agent the caller may not reach is NotFound, exactly as a query's would be. Each operation the
+socket carries has a context of its own, which checks the socket's token and gets fresh loaders
+before each event (`Context.next_event`): a revoked token ends what the socket hears, and
+nested fields read the graph anew.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ and async clients only send calls."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -32,6 +33,7 @@ MAX_BOOKMARKS = 8  # how many one request may send back
 WAIT_MARGIN = 10.0  # seconds a `?wait=S` call may take past S
 REFRESH_SECONDS = 120.0  # the longest a Refresh waits on the service for the run it queues
 EXCERPT = 100  # characters of an answer that is not JSON an error quotes
+MUTATION = re.compile(r"\bmutation\b")  # a word only a document that may write holds
 
 # What failed, by the exception a connection raised: the first class that fits names it.
 FAILURES: tuple[tuple[type[Exception], str], ...] = (
@@ -113,8 +115,9 @@ class Call(Generic[T]):
     # either way, so no status says it).
     records_turn: bool = False
     fresh: int | None = None
-    # Whether sending the call again after a 503 cannot write twice: a read, or a write whose
-    # repeat is answered as the first (a turn whose items carry ids, a completion, settings).
+    # Whether sending the call again after a 503 cannot write twice: a read (a GraphQL query
+    # too), or a write whose repeat is answered as the first (a turn or a completion whose
+    # items carry ids, the org settings).
     # A 503 may come after the write committed (the connection lost during the commit, or the
     # wait for a turn's run); other writes are the caller's to send again.
     idempotent: bool = False
@@ -364,7 +367,7 @@ class Core:
     ) -> Call[m.TurnView]:
         return Call("POST", f"/v1/sessions/{session_id}/turns/{turn_id}/complete",
                     model(m.TurnView), body={"items": m.items_of(items)}, records_turn=True,
-                    idempotent=True)
+                    idempotent=all(item.get("id") for item in m.items_of(items)))
 
     def get_turn(self, session_id: str, turn_id: str) -> Call[m.TurnView]:
         return Call("GET", f"/v1/sessions/{session_id}/turns/{turn_id}", model(m.TurnView))
@@ -484,8 +487,11 @@ class Core:
                                                  limit=limit)})
 
     def graphql(self, query: str, variables: dict[str, Any] | None) -> Call[dict[str, Any]]:
+        # a document without the word `mutation` runs no mutation: sent again, it writes
+        # nothing (one holding the word, in a string too, is left to the caller)
         return Call("POST", "/graphql", graphql_data,
-                    body={"query": query, "variables": variables or {}})
+                    body={"query": query, "variables": variables or {}},
+                    idempotent=MUTATION.search(query) is None)
 
 
 def graphql_data(answer: Any) -> dict[str, Any]:
