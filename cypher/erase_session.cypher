@@ -102,19 +102,6 @@ CALL (s) {
   RETURN count(DISTINCT r) AS runs
 }
 CALL (s) {
-  // (a run of another session, a fork's, reads and tries this session's items too: its error
-  // and every change it dropped may quote them)
-  OPTIONAL MATCH (s)<-[:OF]-(:Version)-[:ADDS]->(:Item)<-[:READ|TRIED]-(r:Run)
-  WHERE NOT (r)-[:FOR_SESSION]->(s)
-  WITH DISTINCT r
-  WHERE r IS NOT NULL
-  SET r.error = null
-  WITH r
-  OPTIONAL MATCH (r)-[:DROPPED]->(d:DroppedChange)
-  WHERE NOT coalesce(d.erased, false)
-  SET d.erased = true, d.proposal = null, d.key = $withheld, d.reason = $withheld
-}
-CALL (s) {
   OPTIONAL MATCH (j:LearningJob)-[:DROPPED]->(d:DroppedChange {session: s.id})
   WHERE NOT coalesce(d.erased, false)
   SET d.erased = true, d.proposal = null, d.key = $withheld, d.reason = $withheld,

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.memory.changes.checks import ERASED_WITHHELD
 from app.memory.ids import DAY_MS, now_ms
 from app.store.database import Database
 from app.store.erasures import ErasureRepository
@@ -60,7 +61,8 @@ class Retention:
         total = 0
         while True:
             found, erased = await self.db.write(
-                lambda tx: ErasureRepository(tx).erase_old_items(cutoff, self.batch)
+                lambda tx: ErasureRepository(tx).erase_old_items(
+                    cutoff, self.batch, ERASED_WITHHELD)
             )
             total += erased
             metrics.retention_erased.inc(erased)

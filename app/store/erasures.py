@@ -66,7 +66,7 @@ class ErasureRepository:
         )
         if row is None:
             return False
-        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"], advance=False)
+        await self._erased(row["erasedUids"], withheld, advance=False)
         return True
 
     async def erase_agent_entries(
@@ -93,17 +93,24 @@ class ErasureRepository:
             now=now, withheld=withheld,
         )
         assert row is not None, "the erasure was begun"
-        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
+        await self._erased(row["erasedUids"], withheld)
         return record(Erasure, row["erasure"])
 
-    async def erase_old_items(self, cutoff: int, batch: int) -> tuple[int, int]:
+    async def erase_old_items(self, cutoff: int, batch: int, withheld: str) -> tuple[int, int]:
         """Retention: make up to `batch` items older than `cutoff` tombstones; how many it
         found (fewer than `batch`: none is left), and how many of them it erased."""
         row = await self.tx.row("erase_old_items", cutoff=cutoff, batch=batch)
         if row is None:
             return 0, 0
-        await AgentMemoryRepository(self.tx).keep_sources(row["erasedUids"])
+        await self._erased(row["erasedUids"], withheld)
         return int(row["found"]), int(row["erased"])
+
+    async def _erased(self, uids: Sequence[str], withheld: str, advance: bool = True) -> None:
+        """After items were erased: the agent entries citing them keep their other sources,
+        and what the runs and jobs that read them said of them goes."""
+        await AgentMemoryRepository(self.tx).keep_sources(uids, advance=advance)
+        if uids:
+            await self.tx.row("withhold_readers", uids=list(uids), withheld=withheld)
 
     async def of_org(self, org: str) -> Sequence[Erasure]:
         """The org's erasures, newest first."""

@@ -1047,6 +1047,27 @@ def test_her_private_agent_entry_erased_by_deleting_her_session_leaves_with_her_
     assert "@ana" not in json.dumps(log)
 
 
+def test_retention_takes_what_a_run_said_of_the_items_it_empties(
+    api: Api, graph: Graph, openai_stub: OpenAIStub, start_server: Callable[..., RunningServer],
+) -> None:
+    # SPEC 7: a run's error may quote the items its model read; retention, emptying them, takes
+    # the error too (the run stays, failed), as a deletion does
+    api.patch("/v1/org/settings", {"model": "openai:stub"})
+    sid = api.session()["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, Reply(content="refused: OLD-SAID-1f", status=400))
+    api.turn(sid, user("I fly OLD-SAID-1f", id="u-1"))
+    [run] = api.wait_idle(sid)
+    assert "OLD-SAID-1f" in run["error"]
+    graph.rows("MATCH (i:Item {id: 'u-1', session: $s}) SET i.at = i.at - 2 * 86400000", s=sid)
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    deadline = time.monotonic() + 60
+    while stored_anywhere(graph, "OLD-SAID-1f"):
+        assert time.monotonic() < deadline, "what the run said of the item stayed"
+        time.sleep(0.05)
+    [run] = api.ok(api.get(f"/v1/sessions/{sid}/runs"))["runs"]
+    assert (run["status"], run["error"]) == ("failed", None)
+
+
 def taught(
     api: Api, platform: Api, openai_stub: OpenAIStub, mark: str, learned: str | None = None
 ) -> tuple[str, str, list[str], list[str]]:
