@@ -1,10 +1,11 @@
 // What the runs and learning jobs that read or tried items just erased ($uids) said of them:
 // a run's error and every change it dropped, a learning job's error and the changes it dropped
 // from the items' session, may quote them, and become null (the dropped changes' key and
-// reason $withheld). A reader of another session
-// than the items' (a fork's run reads its source's items; a job or run reads an item its
-// author wrote in another's session) is reached too. Run in the erasure's transaction, after
-// it erased the items (a session's deletion, a person's erasure, retention).
+// reason $withheld). A reader of another session than the items' (a fork's run reads its
+// source's items; a job or run reads an item its author wrote in another's session) is reached
+// too. Run in the erasure's transaction, after it erased the items (a session's deletion, a
+// person's erasure, retention); erase_session marks its own session's runs besides, and clears
+// them also when run again with nothing left to erase.
 UNWIND $uids AS uid
 MATCH (i:Item {uid: uid})
 CALL (i) {
