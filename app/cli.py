@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -22,38 +23,65 @@ from app.store import local_server
 from app.store.database import Database, Target, resolve_target
 
 
+def _listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets on each address of the host, all on one port: the given one, or under
+    `--port 0` the free one the system chose for the first address. They stay open until
+    uvicorn serves on them, so no other process takes the port in between, and a client
+    connecting once the GraphiQL line is printed waits for an answer instead of being
+    refused."""
+    shown = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
+    sockets: list[socket.socket] = []
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, address in dict.fromkeys((f[0], f[4]) for f in found):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # an IPv4 address of the same host is its own socket
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((address[0], port, *address[2:]))
+            port = sock.getsockname()[1]  # --port 0: the free port the system chose
+            sock.listen(2048)  # uvicorn's default backlog
+    except OSError as exc:
+        for sock in sockets:
+            sock.close()
+        raise SetupError(
+            f"cannot listen on {shown}:{port} ({exc.strerror}): pass --port with a free port"
+        ) from exc
+    return sockets
+
+
 def _serve(settings: Settings, host: str, port: int) -> None:
     import uvicorn
+    from uvicorn.config import STARTUP_FAILURE
 
     from app.api.app import create_app
     from app.telemetry import exporter_names
 
     exporter_names()  # a tracing setting it cannot follow is told before anything starts
-    shown = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
+    sockets = _listen(host, port)
+    port = sockets[0].getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
     try:
-        # the family of the host's first address (an IPv6 one too): uvicorn binds the host
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        with socket.socket(family, socket.SOCK_STREAM) as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((host, port))
-            port = sock.getsockname()[1]  # --port 0: the free port the system chose
-    except OSError as exc:
-        raise SetupError(
-            f"cannot listen on {shown}:{port} ({exc.strerror}): pass --port with a free port"
-        ) from exc
-    target = resolve_target(settings)
-    if not settings.neo4j_uri:
-        server = local_server.status(settings)
-        if server is not None:
-            print(f"Neo4j (local): {server.bolt_uri}, Browser at {server.browser_url}")
-    asyncio.run(_check_connection(target))
-    print(f"GraphiQL: http://{shown}:{port}/graphql")
-    from app.logs import configure
+        target = resolve_target(settings)
+        if not settings.neo4j_uri:
+            server = local_server.status(settings)
+            if server is not None:
+                print(f"Neo4j (local): {server.bolt_uri}, Browser at {server.browser_url}")
+        asyncio.run(_check_connection(target))
+        print(f"GraphiQL: http://{shown}:{port}/graphql")
+        from app.logs import configure
 
-    configure(settings)  # uvicorn's loggers too; the app writes one line per request itself
-    uvicorn.run(
-        create_app(settings, target), host=host, port=port, log_config=None, access_log=False
-    )
+        configure(settings)  # uvicorn's loggers too; the app writes one line per request itself
+        config = uvicorn.Config(create_app(settings, target), log_config=None, access_log=False)
+        serving = uvicorn.Server(config)
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn has shut down
+            serving.run(sockets=sockets)
+        if not serving.started:  # the app's startup failed, and uvicorn logged why
+            sys.exit(STARTUP_FAILURE)
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 async def _check_connection(target: Target) -> None:

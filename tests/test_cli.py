@@ -81,6 +81,41 @@ def ipv6_loopback() -> bool:
     return True
 
 
+def printed_until_graphiql(serving: subprocess.Popen[str]) -> list[str]:
+    """The lines `serve` prints, up to its GraphiQL line."""
+    assert serving.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 120
+    while not lines or not lines[-1].startswith("GraphiQL: "):
+        assert time.monotonic() < deadline, ("no GraphiQL line", lines)
+        ready, _, _ = select.select([serving.stdout], [], [], 1)
+        if ready:
+            line = serving.stdout.readline()
+            assert line, ("serve ended", lines, serving.stderr and serving.stderr.read())
+            lines.append(line)
+    return lines
+
+
+def test_serve_answers_on_the_port_it_prints_from_the_moment_it_prints_it(
+    neo4j_target: Target,
+) -> None:
+    # the port `--port 0` chose is held from the GraphiQL line on: a client connecting at
+    # once is answered when the service has started, not refused
+    env = {**os.environ, "NEO4J_URI": neo4j_target.uri,
+           "NEO4J_PASSWORD": neo4j_target.password, "PYTHONUNBUFFERED": "1"}
+    serving = subprocess.Popen([*CLI, "serve", "--port", "0"], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = printed_until_graphiql(serving)[-1].removeprefix("GraphiQL: ").strip()
+        assert url.startswith("http://127.0.0.1:")
+        assert not url.startswith("http://127.0.0.1:0/")
+        answer = httpx.get(url.removesuffix("/graphql") + "/healthz", timeout=120)
+        assert answer.status_code == 200
+    finally:
+        serving.terminate()
+        serving.communicate(timeout=30)
+
+
 @pytest.mark.skipif(not socket.has_ipv6 or not ipv6_loopback(),
                     reason="this machine has no IPv6 loopback to listen on")
 def test_serve_on_an_ipv6_host_and_a_port_the_system_chooses(neo4j_target: Target) -> None:
@@ -92,16 +127,7 @@ def test_serve_on_an_ipv6_host_and_a_port_the_system_chooses(neo4j_target: Targe
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     try:
-        assert serving.stdout is not None
-        lines: list[str] = []
-        deadline = time.monotonic() + 120
-        while not lines or not lines[-1].startswith("GraphiQL: "):
-            assert time.monotonic() < deadline, ("no GraphiQL line", lines)
-            ready, _, _ = select.select([serving.stdout], [], [], 1)
-            if ready:
-                line = serving.stdout.readline()
-                assert line, ("serve ended", lines, serving.stderr and serving.stderr.read())
-                lines.append(line)
+        lines = printed_until_graphiql(serving)
         url = lines[-1].removeprefix("GraphiQL: ").strip()
         assert url.startswith("http://[::1]:"), lines
         assert url.endswith("/graphql"), lines
