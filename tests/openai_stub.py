@@ -1,7 +1,8 @@
 """A small OpenAI-compatible server that a test starts on localhost and scripts.
 
 Each POST to /v1/chat/completions takes the next scripted reply: an answer (message content),
-an HTTP error status, or a delay before either. With nothing scripted it answers no changes.
+an HTTP error status, a body sent as it is (what a server that is not OpenAI-compatible
+answers), or a delay before any of them. With nothing scripted it answers no changes.
 Replies can be scripted for one response format only (`script_for("agent_memory_changes",
 ...)`), and a reply can wait on a gate the test opens, so a test holds a model "still working"
 for as long as it needs, with no timing window. Every request body is kept, so a test can read
@@ -27,6 +28,8 @@ class Reply:
     delay: float = 0.0
     gate: threading.Event | None = None  # the reply waits until the test sets it
     started: threading.Event | None = None  # set when the request arrives
+    raw: str | None = None  # the whole body sent as it is, in place of a chat completion
+    content_type: str = "application/json"
 
 
 def schema_of(body: dict[str, Any]) -> str:
@@ -69,6 +72,9 @@ class OpenAIStub:
                     reply.gate.wait(timeout=60)
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.raw is not None:
+                    self._send_bytes(200, reply.raw.encode(), reply.content_type)
+                    return
                 if reply.status != 200:
                     scripted = reply.content != Reply.content
                     message = reply.content if scripted else "scripted failure"
@@ -94,9 +100,11 @@ class OpenAIStub:
                 )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+                self._send_bytes(status, json.dumps(payload).encode(), "application/json")
+
+            def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
                 self.send_response(status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", content_type)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 # the service may have stopped waiting (a model timeout a test scripted)

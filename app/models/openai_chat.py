@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import cast
 
 import openai
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 from opentelemetry import trace
 
@@ -36,14 +37,28 @@ class OpenAIChatModel:
             )
         except openai.OpenAIError as exc:
             raise ModelError(f"{exc.__class__.__name__}: {exc}") from exc
+        if not isinstance(answer, ChatCompletion):  # a page a base URL without /v1 answers
+            raise ModelError(
+                "the server answered no chat completion (is OPENAI_BASE_URL its /v1 address?)"
+            )
         usage = answer.usage
-        if usage is not None:  # on the span of this call (`registry.Observed`)
+        if isinstance(usage, CompletionUsage):  # on the span of this call (`registry.Observed`)
             span = trace.get_current_span()
             span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
             span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
         if not answer.choices:
             raise ModelError("the model answered no choice")
-        content: str | None = answer.choices[0].message.content
+        # The SDK builds an answer without validating it: each part is checked here.
+        choice = answer.choices[0]
+        message = choice.message
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            raise ModelError(f"the model refused: {refusal}")
+        if choice.finish_reason == "length":
+            raise ModelError("the answer was cut at the model's output limit")
+        content: object = getattr(message, "content", None)
         if content is None:
             raise ModelError("the model answered no content")
+        if not isinstance(content, str):
+            raise ModelError("the model answered content that is not text")
         return content

@@ -229,6 +229,48 @@ def test_an_answer_that_breaks_the_parser_fails_the_run_and_records_what_it_trie
     assert newest["read"] == ["m-1", "m-2"]
 
 
+def completion(message: dict[str, Any] | None, finish_reason: str = "stop") -> Reply:
+    """A chat completion whose one choice is `message`, sent as it is written here."""
+    choice = {"index": 0, "finish_reason": finish_reason, "message": message}
+    return Reply(raw=json.dumps({"id": "chatcmpl-stub", "object": "chat.completion",
+                                 "created": 0, "model": "test", "choices": [choice]}))
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        (Reply(raw="<html><body>Welcome</body></html>", content_type="text/html"),
+         "the server answered no chat completion (is OPENAI_BASE_URL its /v1 address?)"),
+        (completion(None), "the model answered no content"),
+        (completion({"role": "assistant", "content": [{"type": "text", "text": "{}"}]}),
+         "the model answered content that is not text"),
+        (completion({"role": "assistant", "content": None, "refusal": "I cannot help."}),
+         "the model refused: I cannot help."),
+        (completion({"role": "assistant", "content": '{"changes": [{"op": "remem'}, "length"),
+         "the answer was cut at the model's output limit"),
+    ],
+    ids=["html-page", "no-message", "content-parts", "refusal", "cut-at-length"],
+)
+def test_an_answer_that_is_no_usable_completion_fails_the_run_saying_what_it_was(
+    api: Api, openai_stub: OpenAIStub, reply: Reply, error: str
+) -> None:
+    # S11: what the server answered is told by name on the failed run, which records what it
+    # tried; the next turn's run reads the items again
+    sid = api.session(model=STUB)["session"]["id"]
+    openai_stub.script(reply)
+    api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+    [failed] = api.wait_idle(sid)
+    assert failed["status"] == "failed"
+    assert failed["error"] == f"ModelError: {error}"
+    assert failed["tried"] == ["m-1"]
+    assert failed["read"] == []
+
+    openai_stub.script(changes(remember("budget", "The trip budget is 1500 EUR.", ["m-1"])))
+    api.turn(sid, user("Thanks.", id="m-2"))
+    assert api.wait_idle(sid)[0]["status"] == "succeeded"
+    assert sorted(api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]) == ["budget"]
+
+
 def test_a_model_key_no_person_could_forget_is_dropped(api: Api, openai_stub: OpenAIStub) -> None:
     # S9, S14: every key consolidation stores can be forgotten or replaced by a person.
     sid = api.session(model=STUB)["session"]["id"]
