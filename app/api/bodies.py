@@ -259,18 +259,7 @@ def broken_text(data: Any, path: tuple[str, ...] = ()) -> str | None:
     return None
 
 
-MAX_DEPTH = 64  # arrays and objects within each other; no body of ours needs more than 5
-
-
-def _too_deep(data: Any, depth: int = 1) -> bool:
-    """Whether `data` nests arrays and objects more than MAX_DEPTH deep (stops at the limit)."""
-    if depth > MAX_DEPTH:
-        return True
-    if isinstance(data, dict):
-        return any(_too_deep(value, depth + 1) for value in data.values())
-    if isinstance(data, list):
-        return any(_too_deep(value, depth + 1) for value in data)
-    return False
+DEEP = f"the body nests deeper than {commands.MAX_DEPTH} levels"
 
 
 class _RepeatedKey(ValueError):
@@ -304,9 +293,9 @@ def load_json(raw: bytes | str) -> Any:
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError among them
         raise ValidationError("the body is not valid JSON", "body") from exc
     except RecursionError as exc:  # far deeper than MAX_DEPTH: the parser gave up
-        raise ValidationError(f"the body nests deeper than {MAX_DEPTH} levels", "body") from exc
-    if _too_deep(data):
-        raise ValidationError(f"the body nests deeper than {MAX_DEPTH} levels", "body")
+        raise ValidationError(DEEP, "body") from exc
+    if commands.too_deep(data):
+        raise ValidationError(DEEP, "body")
     return data
 
 

@@ -271,6 +271,55 @@ def test_an_answer_that_is_no_usable_completion_fails_the_run_saying_what_it_was
     assert sorted(api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]) == ["budget"]
 
 
+def test_a_change_with_half_a_character_is_dropped_and_recorded_and_the_others_apply(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S9: JSON can escape half of a surrogate pair, which no store can encode; the changes
+    # holding one are dropped, their record keeps the half as its escape, and the rest apply
+    sid = api.session(model=STUB)["session"]["id"]
+    openai_stub.script(
+        changes(
+            remember("budget", "The trip budget is 1500 EUR.", ["m-1"]),
+            remember("hotel\ud83d", "The hotel is near the station.", ["m-1"]),
+            remember("seat", "An aisle seat \ud83d", ["m-1"]),
+        )
+    )
+    api.turn(sid, user("Budget, hotel and seat.", id="m-1"))
+    [run] = api.wait_idle(sid)
+    assert run["status"] == "succeeded"
+    assert set(api.ok(api.get(f"/v1/sessions/{sid}/memory"))["entries"]) == {"budget"}
+    assert [(d["key"], d["reason"]) for d in run["dropped"]] == [
+        ("hotel\\ud83d", "bad key: not valid Unicode text (a lone surrogate)"),
+        ("seat", "bad content: not valid Unicode text (a lone surrogate)"),
+    ]
+
+
+def test_an_answer_nested_too_deeply_for_the_checks_fails_the_run(
+    api: Api, openai_stub: OpenAIStub
+) -> None:
+    # S11: an answer the parser reads but the checks cannot walk (hundreds of arrays within
+    # each other) is malformed; the next turn's run reads the items again
+    sid = api.session(model=STUB)["session"]["id"]
+    deep = {"op": "remember", "key": "deep", "content": "x", "sources": ["m-1"]}
+    nested: Any = "m-1"
+    for _ in range(600):
+        nested = [nested]
+    deep["sources"] = nested
+    openai_stub.script(
+        Reply(content=json.dumps(
+            {"changes": [remember("budget", "The trip budget is 1500 EUR.", ["m-1"]), deep]}
+        ))
+    )
+    api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+    [failed] = api.wait_idle(sid)
+    assert failed["status"] == "failed"
+    assert failed["error"] == "ModelError: malformed answer: nested too deeply"
+    assert failed["tried"] == ["m-1"]
+
+    api.turn(sid, user("Thanks.", id="m-2"))
+    assert api.wait_idle(sid)[0]["read"] == ["m-1", "m-2"]
+
+
 def test_a_model_key_no_person_could_forget_is_dropped(api: Api, openai_stub: OpenAIStub) -> None:
     # S9, S14: every key consolidation stores can be forgotten or replaced by a person.
     sid = api.session(model=STUB)["session"]["id"]

@@ -105,8 +105,15 @@ def _withhold(raw: Any) -> Any:
     return raw
 
 
-def _safe(key: str) -> str:
-    return WITHHELD if credential_reason(key) is not None else key
+def _safe(text: str) -> str:
+    """A string the model sent, as a record keeps it: never a credential, and a lone surrogate
+    (half of a character, which JSON can escape and no store can encode) as its escape."""
+    return WITHHELD if credential_reason(text) is not None else _storable(text)
+
+
+def _storable(text: str) -> str:
+    """`text` with each lone surrogate written as its escape, so a store can encode it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _shown(value: Any) -> str:
@@ -118,8 +125,8 @@ def _drop(op: Any, key: Any, reason: str, raw: Any) -> Dropped:
     """The record of a dropped change; nothing the model sent is kept if it holds a credential.
     It names the person the change says it is about, so their erasure finds it."""
     return Dropped(
-        _safe(op if isinstance(op, str) else ""),
-        _safe(key if isinstance(key, str) else ""),
+        _safe(op if isinstance(op, str) else "")[:MAX_KEY_LENGTH],
+        _safe(key if isinstance(key, str) else "")[:MAX_KEY_LENGTH],
         reason,
         _proposal_text(raw),
         about=dropped_about(raw),
@@ -139,7 +146,7 @@ def _proposal_text(raw: Any) -> str:
     except (TypeError, ValueError):
         text = repr(raw)
         text = WITHHELD if credential_reason(text) is not None else text
-    return text[:2000]
+    return _storable(text[:2000])
 
 
 def _problem(

@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from app.domain.agents import AGENT_KINDS, VISIBILITIES, is_agent_key
 from app.domain.enums import Visibility
@@ -19,6 +19,9 @@ from app.errors import ValidationError
 from app.memory.changes.credentials import credential_reason
 
 MAX_KEY_LENGTH = 200
+# Arrays and objects within each other in JSON that a client or a model sends: no body or
+# answer of ours needs more than 5, and a deeper one would exhaust the checks that walk it.
+MAX_DEPTH = 64
 MAX_NAME_LENGTH = 200  # an agent's name
 MAX_CONTENT_LENGTH = 4000
 # C0 control characters but tab and newline, and DEL: content reaches a model's instructions
@@ -65,6 +68,18 @@ class Refresh:
 
 
 Command = Remember | Forget | Configure | Refresh
+
+
+def too_deep(data: Any, depth: int = 1) -> bool:
+    """Whether JSON `data` nests arrays and objects more than MAX_DEPTH deep (stops at the
+    limit)."""
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(data, dict):
+        return any(too_deep(value, depth + 1) for value in data.values())
+    if isinstance(data, list):
+        return any(too_deep(value, depth + 1) for value in data)
+    return False
 
 
 def check_text(text: str, field: str) -> str:

@@ -10,6 +10,7 @@ from app.domain.agents import AgentEntry
 from app.domain.enums import AGENT_KINDS, ChangeOp, Kind, Visibility
 from app.domain.items import Item
 from app.domain.sessions import Entry
+from app.memory.changes.commands import too_deep
 from app.memory.changes.credentials import scrub
 from app.models.base import LEARNING_SCHEMA, ModelError
 
@@ -88,6 +89,8 @@ def parse_answer(content: str) -> list[Any]:
         raise ModelError(f"malformed answer: not JSON ({exc.msg})") from exc
     except RecursionError as exc:
         raise ModelError("malformed answer: nested too deeply") from exc
+    if too_deep(data):  # the checks walk what the model sent
+        raise ModelError("malformed answer: nested too deeply")
     match data:
         case {"changes": list() as changes}:
             return changes
