@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -45,9 +46,10 @@ def _listen(host: str, port: int) -> list[socket.socket]:
     except OSError as exc:
         for sock in sockets:
             sock.close()
-        raise SetupError(
-            f"cannot listen on {shown}:{port} ({exc.strerror}): pass --port with a free port"
-        ) from exc
+        what = "--port with a free port" if exc.errno == errno.EADDRINUSE else (
+            "--host with a name or address of this machine"
+        )
+        raise SetupError(f"cannot listen on {shown}:{port} ({exc.strerror}): pass {what}") from exc
     return sockets
 
 

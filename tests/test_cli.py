@@ -71,6 +71,18 @@ def test_serve_on_a_port_in_use_says_what_to_do_in_one_line(neo4j_target: Target
     ]
 
 
+def test_serve_on_an_address_this_machine_lacks_says_to_change_the_host() -> None:
+    # 192.0.2.1 is an address for documentation (RFC 5737), no machine's own: the advice is
+    # about the host, not the port, and is told before serve reaches Neo4j
+    answer = run_cli("serve", "--host", "192.0.2.1", "--port", "8000",
+                     env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+    assert answer.returncode == 1
+    assert answer.stderr.strip().splitlines() == [
+        "openbot-memory: error: cannot listen on 192.0.2.1:8000 (Cannot assign requested "
+        "address): pass --host with a name or address of this machine"
+    ]
+
+
 def ipv6_loopback() -> bool:
     """Whether this machine listens on ::1 (a container may have IPv6 turned off)."""
     try:

@@ -417,9 +417,9 @@ async def search(request: Request) -> Response:
     limit = _int_param(request, "limit", str(DEFAULT_LIMIT))
     params = request.query_params
     try:
-        found = await service_of(request).search.search(  # an empty filter is none
-            who, params.get("q", ""), session=params.get("session") or None,
-            agent=params.get("agent") or None, offset=offset, limit=limit,
+        found = await service_of(request).search.search(
+            who, params.get("q", ""), session=params.get("session"), agent=params.get("agent"),
+            offset=offset, limit=limit,
         )
     except ValidationError as exc:
         if exc.field != "query":

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.api import test_mcp
 from tests.api.test_agent_memory import agent_forget, agent_remember
 from tests.api.test_erasure import reverted_fork
 from tests.conftest import Api, Graph, RunningServer, flat
@@ -157,7 +158,7 @@ def test_filters_by_session_and_agent(api: Api, graph: Graph) -> None:
     assert unknown.status_code == 404, unknown.text
 
 
-def test_an_empty_filter_is_no_filter(api: Api, graph: Graph) -> None:
+def test_an_empty_filter_is_no_filter(server: RunningServer, api: Api, graph: Graph) -> None:
     # a form that leaves `session` or `agent` blank sends `?session=`: it searches everything
     one = api.agent("one")["id"]
     s1, s2 = api.session(one)["session"]["id"], api.session()["session"]["id"]
@@ -166,6 +167,14 @@ def test_an_empty_filter_is_no_filter(api: Api, graph: Graph) -> None:
     everything = search(api, "hotel")
     assert len(everything["hits"]) == 2
     assert search(api, "hotel", session="", agent="") == everything
+    # MCP's search_memory reads an empty filter as REST does, and GraphQL's search as well
+    found = test_mcp.answer(test_mcp.call(server, api.token, "search_memory", query="hotel",
+                                          session_id="", agent_id=""))
+    assert found == everything
+    hits = api.graphql(SEARCH, q="hotel", first=5, session="", agent="")["data"]["search"]["hits"]
+    assert sorted(h["entry"]["content"] for h in hits) == [
+        "Hotel near the beach.", "Hotel near the station."
+    ]
 
 
 def test_limit_pages_best_first(api: Api, graph: Graph) -> None:
