@@ -151,7 +151,7 @@ def create_app(
             if own_provider is not None:
                 own_provider.shutdown()
 
-    mcp = McpEndpoint(proxy)  # type: ignore[arg-type]
+    mcp = McpEndpoint(proxy, settings.max_body_bytes)  # type: ignore[arg-type]
     app = build(settings, proxy, telemetry, [mcp.route()], lifespan)
     app.state.ready = asyncio.Event()  # set once warm (see `/readyz`)
     return app

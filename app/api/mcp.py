@@ -14,7 +14,12 @@ from typing import Annotated, Any, Literal, TypeVar, get_origin
 
 import pydantic
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.server.transport_security import TransportSecuritySettings
@@ -424,7 +429,7 @@ def build(service: Service) -> MCPServer:
         try:
             view = await service.sessions.view(principal(ctx), session_id, items=False)
         except ServiceError as exc:
-            raise ResourceError(json.dumps(exc.body())) from exc
+            raise resource_error(exc) from exc
         return json.dumps(session_answers.memory_json(view.memory))
 
     @server.resource(
@@ -437,31 +442,44 @@ def build(service: Service) -> MCPServer:
         try:
             memory = await service.agent_memory.view(principal(ctx), agent_id)
         except ServiceError as exc:
-            raise ResourceError(json.dumps(exc.body())) from exc
+            raise resource_error(exc) from exc
         return json.dumps(agent_answers.agent_memory_json(memory))
 
     return server
 
 
+def resource_error(exc: ServiceError) -> ResourceError:
+    """A failed read of a resource, carrying the REST error body: a resource the caller may not
+    read, or a refused request, is the caller's fault (as an unknown URI, -32602); the service
+    failing is an internal error (-32603)."""
+    fault = ResourceNotFoundError if exc.status < 500 else ResourceError
+    return fault(json.dumps(exc.body()))
+
+
 class McpEndpoint:
     """The MCP server as a route of the app, and the session manager the app's lifespan runs."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, service: Service, max_body_bytes: int) -> None:
         self.server = build(service)
         # Stateless: each POST is answered on its own (JSON, no server-held session), so any
         # process of the service can answer any call. DNS-rebinding protection guards servers
-        # that trust the browser's ambient access; this one trusts only a Bearer token.
+        # that trust the browser's ambient access; this one trusts only a Bearer token. A body
+        # reaches the SDK within the service's limit (`BodyLimit`), which the SDK keeps too.
         self.app = self.server.streamable_http_app(
             streamable_http_path=PATH,
             stateless_http=True,
             json_response=True,
+            max_request_body_size=max_body_bytes,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
 
     def route(self) -> Route:
         """The route of `PATH`; the body is read through the app's limit before the SDK reads
-        it (`WholeBody`), so one over the limit is the 413 REST answers, not the SDK's 500."""
-        return Route(PATH, WholeBody(self.app))
+        it (`WholeBody`), so one over the limit is the 413 REST answers, not the SDK's 500.
+        POST alone: a stateless server sends nothing unasked, so it opens no stream for a GET
+        (which would stay open with nothing to send) and has no session to DELETE; either is
+        the 405 every route answers."""
+        return Route(PATH, WholeBody(self.app), methods=["POST"])
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

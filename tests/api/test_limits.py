@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from app.api.bodies import MAX_DEPTH
 from app.config import Settings
+from app.memory.changes.commands import MAX_DEPTH
 from tests.conftest import Api, RunningServer, flat
 
 EIGHT_MIB = 8 * 1024 * 1024
@@ -64,6 +64,21 @@ def test_a_body_declared_over_8_mib_is_413_before_any_of_it_is_sent(api: Api) ->
     answer = api.post(f"/v1/sessions/{session}/turns", padded)
     assert answer.status_code == 400, answer.text
     assert answer.json()["field"] == "items.0.content"
+
+
+def test_mcp_reads_a_body_up_to_the_service_limit_as_rest_does(api: Api) -> None:
+    # a call over the MCP SDK's own 4 MiB default and under the service's 8 MiB limit is
+    # read and answered (here: the tool's refusal of its argument), as REST reads it
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "search_memory", "arguments": {"query": "x" * (5 * 1024 * 1024)}}}
+    answer = api.http.post("/mcp", json=call,
+                           headers={"Accept": "application/json, text/event-stream"})
+    assert answer.status_code == 200, answer.text[:300]
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    [content] = result["content"]
+    refused = json.loads(content["text"][content["text"].index("{"):])
+    assert (refused["_tag"], refused["field"]) == ("ValidationError", "query")
 
 
 def chunks(total: int, size: int = 1024) -> Iterator[bytes]:

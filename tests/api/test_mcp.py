@@ -6,6 +6,7 @@ entry is found neither by `search_memory` nor by `agent_memory`."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ import httpx2
 import mcp.types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.api.test_agent_memory import agent_memory, agent_remember
 from tests.conftest import Api, Graph, RunningServer, user
@@ -97,6 +99,19 @@ def test_the_tools_are_listed_each_described_for_a_model(
     assert {t.uri_template for t in templates.resource_templates} == {
         "openbot://sessions/{session_id}/memory", "openbot://agents/{agent_id}/memory"
     }
+
+
+def test_only_post_is_served_a_stream_or_a_session_is_405(
+    server: RunningServer, api: Api
+) -> None:
+    # stateless: no stream for a GET to wait on, no session to DELETE
+    headers = {"Authorization": f"Bearer {api.token}", "Accept": "text/event-stream"}
+    for method in ("GET", "DELETE"):
+        # streamed: a stream the server opened would be seen by its status, not waited on
+        with httpx.stream(method, f"{server.url}/mcp", headers=headers, timeout=30) as answer:
+            assert answer.status_code == 405, method
+            assert json.loads(answer.read())["_tag"] == "MethodNotAllowed"
+            assert answer.headers["allow"] == "POST"
 
 
 def test_no_token_is_a_401_and_a_bad_token_too(server: RunningServer, graph: Graph) -> None:
@@ -512,6 +527,19 @@ def test_the_resources_are_the_memory_views(
         raise AssertionError("ben read ana's session memory")
 
     assert "NotFound" in run(server, member.token, denied)
+
+    async def refused(session: ClientSession, uri: str) -> tuple[int, Any]:
+        try:
+            await session.read_resource(uri)
+        except MCPError as exc:
+            return exc.code, json.loads(exc.message)
+        raise AssertionError(f"{uri} was read")
+
+    # a resource the caller cannot read is the caller's fault, as an unknown URI is (-32602,
+    # invalid params), with the REST body: not the server's (-32603, internal error)
+    for uri in (f"openbot://sessions/{sid}/memory", "openbot://agents/agt-nope/memory"):
+        code, body = run(server, member.token, functools.partial(refused, uri=uri))
+        assert (code, body["_tag"]) == (-32602, "NotFound"), (uri, body)
 
 
 def test_the_memory_rules_hold_for_tool_calls_as_for_rest(
