@@ -53,6 +53,22 @@ def test_serve_with_a_wrong_neo4j_uri_says_what_to_do_in_one_line() -> None:
     assert "Traceback" not in answer.stderr
 
 
+def test_serve_with_a_database_neo4j_lacks_says_what_to_do_in_one_line(
+    neo4j_target: Target,
+) -> None:
+    # Bolt answers, the database does not exist: one line naming NEO4J_DATABASE, no traceback
+    answer = run_cli(
+        "serve", "--port", "0",
+        env={"NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password,
+             "NEO4J_DATABASE": "nope"},
+    )
+    assert answer.returncode == 1
+    assert answer.stderr.strip().splitlines() == [
+        f"openbot-memory: error: Neo4j at {neo4j_target.uri} has no database 'nope': "
+        "check NEO4J_DATABASE."
+    ]
+
+
 def test_serve_on_a_port_in_use_says_what_to_do_in_one_line(neo4j_target: Target) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -51,6 +51,7 @@ Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession
 # further here, for up to TRANSIENT_SECONDS, as the driver's default would have.
 RETRY_SECONDS = 1.0
 CONNECT_SECONDS = 3.0
+STARTING_SECONDS = 60.0  # how long a database that is not online yet is waited for at start
 ACQUIRE_SECONDS = 5.0
 TRANSIENT_SECONDS = 30.0
 RETRY_AFTER_SECONDS = 5
@@ -372,8 +373,43 @@ class Database:
                 "NEO4J_URI, or unset it to use the project's local Neo4j."
             ) from exc
         db = cls(driver, target.database)
+        try:
+            await db._answering(target)
+        except BaseException:
+            await driver.close()
+            raise
         await db.plans.read_size()
         return db
+
+    async def _answering(self, target: Target) -> None:
+        """Once the target's database answers: Bolt accepts connections before a database is
+        online, so one that is not ready yet is asked again for up to STARTING_SECONDS. A
+        database the server lacks, or one that stays unavailable, is a SetupError naming it."""
+        retries = AsyncRetrying(
+            retry=retry_if_exception(
+                lambda exc: isinstance(exc, TransientError | ServiceUnavailable | SessionExpired)
+            ),
+            stop=stop_after_delay(STARTING_SECONDS),
+            wait=wait_random(0.2, 1.0),
+            reraise=True,
+        )
+        try:
+            async for attempt in retries:
+                with attempt:
+                    await self._driver.execute_query(statement("ping"), database_=self._database)
+        except ClientError as exc:
+            if exc.code != "Neo.ClientError.Database.DatabaseNotFound":
+                raise
+            raise SetupError(
+                f"Neo4j at {target.uri} has no database {target.database!r}: "
+                "check NEO4J_DATABASE."
+            ) from exc
+        except (TransientError, ServiceUnavailable, SessionExpired) as exc:
+            why = exc.code if isinstance(exc, Neo4jError) else exc.__class__.__name__
+            raise SetupError(
+                f"Neo4j at {target.uri} answers, but its database {target.database!r} did not "
+                f"within {STARTING_SECONDS:.0f}s ({why})."
+            ) from exc
 
     async def apply_schema(self) -> None:
         """cypher/schema.cypher's constraints and indexes, each made if missing. A full-text
