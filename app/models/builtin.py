@@ -37,7 +37,9 @@ _STOPWORDS = frozenset({"the", "a", "an", "to", "that", "my", "our", "we", "i", 
 
 
 def slug(text: str, words: int = 4) -> str:
-    parts = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOPWORDS]
+    """A key of the text's first words, in whatever script they are written (S1: words that
+    differ make keys that differ)."""
+    parts = [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in _STOPWORDS]
     return "-".join(parts[:words]) or "note"
 
 

@@ -825,6 +825,22 @@ def test_completing_the_same_turn_again_is_safe(api: Api, graph: Graph) -> None:
 # The built-in model
 
 
+def test_the_builtin_model_keys_each_fact_by_its_own_words_in_any_script(api: Api) -> None:
+    # S1: one key holds one fact; facts that differ only in words outside ASCII are two
+    sid: str = api.session()["session"]["id"]
+    api.turn(sid, user("Remember that Олег is on leave."))
+    api.turn(sid, user("Remember that Анна is on leave."))
+    api.turn(sid, user("I prefer 北京烤鸭."), user("I prefer ラーメン."))
+    api.wait_idle(sid)
+    entries = memory(api, sid)["entries"]
+    assert {key: e["content"] for key, e in entries.items()} == {
+        "олег-on-leave": "Олег is on leave.",
+        "анна-on-leave": "Анна is on leave.",
+        "prefers-北京烤鸭": "The user prefers 北京烤鸭.",
+        "prefers-ラーメン": "The user prefers ラーメン.",
+    }
+
+
 def test_the_builtin_model_learns_clear_statements(api: Api, openai_stub: OpenAIStub) -> None:
     # section 5: with no configuration at all (the org's default model is built in)
     sid: str = api.session()["session"]["id"]
