@@ -672,6 +672,35 @@ def test_a_model_that_times_out_fails_the_run_and_the_turn_still_completes(
     assert memory(api, sid)["entries"] == {}
 
 
+def test_a_run_whose_process_stops_goes_back_to_the_queue_at_once(
+    api: Api, openai_stub: OpenAIStub, server: RunningServer,
+    start_server: Callable[..., RunningServer],
+) -> None:
+    # A process that stops while its run waits on the model ends the run's lease (an hour
+    # here) as it stops: the next process runs it again at once, not once the lease ran out.
+    stopping = start_server(run_lease_seconds=3600)
+    sid = stub_session(api)
+    gate, started = threading.Event(), threading.Event()
+    openai_stub.script(
+        Reply(gate=gate, started=started, content=changes(remember("x", "Lost.", ["m-1"])).content),
+        changes(remember("budget", "The trip budget is 1500 EUR.", ["m-1"])),
+    )
+    client = Api(stopping.url, api.token)
+    try:
+        with claims_nothing(server):
+            turn = client.post(f"/v1/sessions/{sid}/turns",
+                               {"items": [user("Our budget is 1500 EUR.", id="m-1")]})
+            assert turn.status_code == 201, turn.text
+            assert started.wait(30), "the model was not asked"
+            stopping.stop()
+    finally:
+        gate.set()
+        client.http.close()
+    [run] = api.wait_idle(sid)  # the shared server claims it again
+    assert (run["status"], run["attempts"]) == ("succeeded", 2)
+    assert set(memory(api, sid)["entries"]) == {"budget"}
+
+
 def test_with_generate_off_the_model_is_never_called(api: Api, openai_stub: OpenAIStub) -> None:
     # S11: with `generate` off there is no consolidation at all (S16: Refresh does nothing)
     sid = stub_session(api)

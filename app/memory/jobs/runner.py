@@ -233,6 +233,15 @@ class Workers:
                 f"{self.name} job", attributes={"job": job}
             ):
                 await self.execute(claim)
+        except asyncio.CancelledError:
+            # The process stops: the lease ends now, so the job goes back to the queue at
+            # once (in whichever process looks next) rather than once the lease runs out.
+            lease.cancel()
+            with contextlib.suppress(Exception):
+                await self.db.write(
+                    lambda tx: JobRepository(tx).extend(self.name, job, claim.attempt, 0)
+                )
+            raise
         finally:
             lease.cancel()
             with contextlib.suppress(asyncio.CancelledError):
