@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -117,6 +118,14 @@ class Settings(BaseSettings):
     def from_environment(cls) -> Settings:
         """The settings the environment gives; a bad one is a SetupError of one line that
         names its variable, its value and what it takes."""
+        for name, field in cls.model_fields.items():  # NEO4J_URI and the like, prefixed
+            alias = field.validation_alias
+            prefixed = f"{PREFIX}{name}".upper()
+            if isinstance(alias, AliasChoices) and os.environ.get(prefixed):
+                raise SetupError(
+                    f"{prefixed} is not read: the setting is {alias.choices[0]}, without the "
+                    f"{PREFIX} prefix"
+                )
         try:
             return cls()
         except SettingsRefused as exc:

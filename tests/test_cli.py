@@ -320,6 +320,19 @@ def test_a_token_lifetime_out_of_range_is_refused_before_anything_starts() -> No
             f"openbot-memory token create: error: argument --expires: {reason}")
 
 
+def test_a_prefixed_neo4j_or_openai_setting_is_one_line_naming_the_one_read() -> None:
+    # OPENBOT_MEMORY_NEO4J_URI is no setting: read as none, serve would start the local Neo4j
+    for name, setting in (("OPENBOT_MEMORY_NEO4J_URI", "NEO4J_URI"),
+                          ("OPENBOT_MEMORY_OPENAI_API_KEY", "OPENAI_API_KEY")):
+        answer = run_cli("schema", env={name: "x"})
+        assert answer.returncode == 1, name
+        assert answer.stderr.splitlines() == [
+            f"openbot-memory: error: {name} is not read: the setting is {setting}, without "
+            "the OPENBOT_MEMORY_ prefix"
+        ]
+        assert answer.stdout == ""
+
+
 def test_a_tracing_exporter_the_service_lacks_is_one_line_before_anything_starts() -> None:
     # a bad setting is one line naming it (exit 1), told before serve reaches Neo4j
     answer = run_cli("serve", env={"NEO4J_URI": "bolt://127.0.0.1:1",
