@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.encoding import dumps
@@ -88,8 +90,11 @@ class WholeBody:
     `BodyLimit` is refused in this read instead, before `app` starts, and the service's
     handlers answer it with the 413 `PayloadTooLarge` REST answers."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self, app: ASGIApp, refuse: Callable[[bytes], ASGIApp | None] = lambda body: None
+    ) -> None:
         self.app = app
+        self.refuse = refuse  # the answer to a body `app` must not get, or None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -101,6 +106,10 @@ class WholeBody:
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 message = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                refused = self.refuse(message["body"])
+                if refused is not None:
+                    await refused(scope, receive, send)
+                    return
                 break
             message = await receive()
         # the body, or the disconnect that cut it short; then the client's later messages

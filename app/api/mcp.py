@@ -26,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import BeforeValidator, Field
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from app.api import bodies
@@ -456,6 +457,26 @@ def resource_error(exc: ServiceError) -> ResourceError:
     return fault(json.dumps(exc.body()))
 
 
+INVALID_ID = "Invalid Request: an id is a string or an integer"
+
+
+def refused_id(body: bytes) -> JSONResponse | None:
+    """The JSON-RPC error (-32600) for a request whose `id` is neither a string nor an integer
+    (MCP's rule), which the SDK would take for a notification: run it unanswered, its client
+    waiting for ever. None for any other body, which the SDK reads and answers itself."""
+    try:
+        request = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(request, dict) or "id" not in request:
+        return None
+    found = request["id"]
+    if isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool)):
+        return None
+    error = {"code": -32600, "message": INVALID_ID}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
+
+
 class McpEndpoint:
     """The MCP server as a route of the app, and the session manager the app's lifespan runs."""
 
@@ -479,7 +500,7 @@ class McpEndpoint:
         POST alone: a stateless server sends nothing unasked, so it opens no stream for a GET
         (which would stay open with nothing to send) and has no session to DELETE; either is
         the 405 every route answers."""
-        return Route(PATH, WholeBody(self.app), methods=["POST"])
+        return Route(PATH, WholeBody(self.app, refuse=refused_id), methods=["POST"])
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

@@ -114,6 +114,36 @@ def test_only_post_is_served_a_stream_or_a_session_is_405(
             assert answer.headers["allow"] == "POST"
 
 
+def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    # MCP: an id is a string or an integer; read as a notification, the call would run
+    # unanswered and its client wait for ever. It is refused, and nothing runs.
+    sid = api.session()["session"]["id"]
+    before = api.view(sid)
+    headers = {"Authorization": f"Bearer {api.token}",
+               "Accept": "application/json, text/event-stream"}
+    for bad in (None, True, 1.5, [1], {"n": 1}):
+        call = {"jsonrpc": "2.0", "id": bad, "method": "tools/call",
+                "params": {"name": "remember", "arguments": {
+                    "session_id": sid, "expected": before["session"]["head"],
+                    "revision": before["session"]["revision"], "key": "seat",
+                    "content": "Window seat.", "kind": "preference"}}}
+        answer = httpx.post(f"{server.url}/mcp", json=call, headers=headers, timeout=30)
+        assert answer.status_code == 400, (bad, answer.text)
+        body = answer.json()
+        assert (body["jsonrpc"], body["id"], body["error"]) == ("2.0", None, {
+            "code": -32600, "message": "Invalid Request: an id is a string or an integer"
+        })
+    assert api.view(sid) == before
+    # a string or an integer id is answered
+    for good in ("a-1", 7):
+        listed = httpx.post(f"{server.url}/mcp", headers=headers, timeout=30,
+                            json={"jsonrpc": "2.0", "id": good, "method": "tools/list"})
+        assert listed.status_code == 200, listed.text
+        assert listed.json()["id"] == good
+
+
 def test_no_token_is_a_401_and_a_bad_token_too(server: RunningServer, graph: Graph) -> None:
     initialize = {
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
