@@ -151,6 +151,7 @@ class ArgumentsAsSent(FuncMetadata):
 def tool_of(fn: Callable[..., Any], description: str) -> Tool:
     """`fn` as a tool whose arguments are read as sent (`ArgumentsAsSent`)."""
     tool = Tool.from_function(fn, description=description)
+    tool.parameters["additionalProperties"] = False  # as `bad_arguments` refuses another
     taken = tool.fn_metadata
     tool.fn_metadata = ArgumentsAsSent(
         arg_model=taken.arg_model, output_schema=taken.output_schema,
@@ -178,8 +179,15 @@ Revision = Annotated[bodies.Integer, Field(
 Version = Annotated[bodies.Count, Field(
     description="The agent memory's `version` as you last read it.",
 )]
+# The schemas `tools/list` gives are those of the REST bodies (bodies.py): documentation, as
+# there; the service's own checks give its messages.
 Key = Annotated[
-    str, Field(description="A short stable key for one fact (reuse it for the same fact).")
+    bodies.Key,
+    Field(description="A short stable key for one fact (reuse it for the same fact)."),
+]
+AgentKey = Annotated[
+    bodies.AgentKey,
+    Field(description="A short stable key for one experience (reuse it for the same one)."),
 ]
 
 
@@ -241,9 +249,11 @@ def build(service: Service) -> MCPServer:
     )
     async def remember(
         session_id: SessionId, expected: Head, revision: Revision, key: Key,
-        content: Annotated[str, Field(description="The fact, in one or two sentences.")],
-        kind: Annotated[str, Field(description="fact, decision, preference, procedure or "
-                                               "hypothesis")],
+        content: Annotated[
+            bodies.Content, Field(description="The fact, in one or two sentences.")
+        ],
+        kind: Annotated[bodies.KindName, Field(description="fact, decision, preference, "
+                                                           "procedure or hypothesis")],
         ctx: Context,
     ) -> dict[str, Any]:
         with service_errors():
@@ -340,9 +350,13 @@ def build(service: Service) -> MCPServer:
         "AgentConflict and nothing changes: read again and retry. Answers the new memory."
     )
     async def remember_for_agent(
-        agent_id: AgentId, expected: Version, key: Key,
-        content: Annotated[str, Field(description="The experience, in one or two sentences.")],
-        kind: Annotated[str, Field(description="procedure, preference or decision")],
+        agent_id: AgentId, expected: Version, key: AgentKey,
+        content: Annotated[
+            bodies.Content, Field(description="The experience, in one or two sentences.")
+        ],
+        kind: Annotated[
+            bodies.AgentKindName, Field(description="procedure, preference or decision")
+        ],
         ctx: Context,
         about: Annotated[str | None, Field(description="the person it is about")] = None,
         visibility: Annotated[
@@ -364,7 +378,7 @@ def build(service: Service) -> MCPServer:
         "Answers the memory."
     )
     async def forget_for_agent(
-        agent_id: AgentId, expected: Version, key: Key, ctx: Context,
+        agent_id: AgentId, expected: Version, key: AgentKey, ctx: Context,
         about: Annotated[
             str | None, Field(description="the person whose private entry of the key it is")
         ] = None,

@@ -19,6 +19,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from app.api import bodies
 from tests.api.test_agent_memory import agent_memory, agent_remember
 from tests.conftest import Api, Graph, RunningServer, user
 
@@ -99,6 +100,27 @@ def test_the_tools_are_listed_each_described_for_a_model(
     assert {t.uri_template for t in templates.resource_templates} == {
         "openbot://sessions/{session_id}/memory", "openbot://agents/{agent_id}/memory"
     }
+
+
+def test_each_tool_schema_says_what_a_call_takes_as_the_rest_body_does(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    # a client that checks a call against `tools/list` before sending it is refused nothing
+    # the schema allowed: no other argument, a kind of the kinds, a key and content of the
+    # lengths and characters the REST body's schema says
+    listed = run(server, api.token, lambda s: s.list_tools())
+    tools = {tool.name: tool.input_schema for tool in listed.tools}
+    assert all(schema["additionalProperties"] is False for schema in tools.values()), tools
+    rest = {"remember": bodies.RememberBody.model_json_schema()["properties"],
+            "remember_for_agent": bodies.AgentRememberBody.model_json_schema()["properties"]}
+    for tool, body in rest.items():
+        taken = tools[tool]["properties"]
+        for name in ("key", "content", "kind"):
+            shown = {k: v for k, v in taken[name].items() if k not in ("title", "description")}
+            assert shown == {k: v for k, v in body[name].items() if k != "title"}, (tool, name)
+    assert tools["remember"]["properties"]["kind"]["enum"] == [
+        "fact", "decision", "preference", "procedure", "hypothesis"
+    ]
 
 
 def test_only_post_is_served_a_stream_or_a_session_is_405(
