@@ -35,7 +35,7 @@ def _text(max_length: int, pattern: str = r"\S") -> WithJsonSchema:
 Key = Annotated[str, _text(commands.MAX_KEY_LENGTH)]
 AgentKey = Annotated[str, _text(commands.MAX_KEY_LENGTH, r"^[^@]*[^\s@][^@]*$")]
 # Content: some non-space, and no control character but tab and newline (commands.py).
-_CONTROL = r"\u0000-\u0008\u000b-\u001f\u007f"
+_CONTROL = commands.CONTENT_CONTROLS
 Content = Annotated[
     str, _text(commands.MAX_CONTENT_LENGTH, rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$")
 ]

@@ -1,4 +1,4 @@
-"""Content holds no C0 control character but tab and newline, and no DEL (S10's sane text):
+"""Content holds no control character (C0, DEL, C1) but tab and newline (S10's sane text):
 a person's Remember with one is a 400 on `content` on every write path, and a model's change
 with one is dropped with its reason, in consolidation and in learning alike."""
 
@@ -12,7 +12,8 @@ from tests.conftest import Api, assistant, flat, user
 from tests.openai_stub import OpenAIStub, Reply
 
 STUB = "openai:test"
-CONTROLLED = ["NUL\x00here", "an \x1b[31mescape", "a bell\x07", "a \r return", "DEL\x7f"]
+CONTROLLED = ["NUL\x00here", "an \x1b[31mescape", "a bell\x07", "a \r return", "DEL\x7f",
+              "a C1 \x9b31m escape", "a next\x85line"]
 ALLOWED = "Line one,\ttabbed.\nLine two."
 
 

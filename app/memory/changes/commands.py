@@ -24,9 +24,10 @@ MAX_KEY_LENGTH = 200
 MAX_DEPTH = 64
 MAX_NAME_LENGTH = 200  # an agent's name
 MAX_CONTENT_LENGTH = 4000
-# C0 control characters but tab and newline, and DEL: content reaches a model's instructions
-# verbatim, where a NUL or an escape sequence has no place.
-CONTENT_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# The control characters (C0, DEL and C1) but tab and newline: content reaches a model's
+# instructions verbatim, where a NUL or an escape sequence (ESC [, or C1's CSI) has no place.
+CONTENT_CONTROLS = r"\u0000-\u0008\u000b-\u001f\u007f-\u009f"
+CONTENT_CONTROL = re.compile(f"[{CONTENT_CONTROLS}]")
 NAME_BREAKING = re.compile(f"[{LINE_BREAKING}]")  # a name is shown on one line
 # Up to this many characters of key and content, S10's scan runs on the event loop, where a
 # short scan costs less than a hop to a thread and back; a longer one runs in a thread, so that
