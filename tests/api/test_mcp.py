@@ -123,6 +123,23 @@ def test_each_tool_schema_says_what_a_call_takes_as_the_rest_body_does(
     ]
 
 
+def test_fact_story_names_the_turn_each_cited_item_came_in(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    # section 4: a fact's story reaches the turns it came from, over MCP as over GraphQL
+    sid = api.session()["session"]["id"]  # the built-in model learns the budget
+    turn = api.turn(sid, user("Our budget is 1500 EUR.", id="u-1"))["turn"]
+    api.wait_idle(sid)
+    story = answer(call(server, api.token, "fact_story", session_id=sid, key="budget"))
+    [change] = story["changes"]
+    assert [(c["id"], c["turn"]) for c in change["cites"]] == [("u-1", turn["id"])]
+    graphql = api.graphql(
+        "query($s: ID!) { session(id: $s) { memory { entry(key: \"budget\") {"
+        " story { cites { item { id } turnId } } } } } }", s=sid,
+    )["data"]["session"]["memory"]["entry"]["story"]
+    assert graphql == [{"cites": [{"item": {"id": "u-1"}, "turnId": turn["id"]}]}]
+
+
 def test_only_post_is_served_a_stream_or_a_session_is_405(
     server: RunningServer, api: Api
 ) -> None:
