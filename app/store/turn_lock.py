@@ -68,7 +68,10 @@ class TurnLock:
         if existing:
             came_in = {item.turn for item in existing}
             first = came_in.pop() if len(came_in) == 1 else None
-            turn = None if first is None else await turns.turn(who, session_id, first)
+            try:
+                turn = None if first is None else await turns.turn(who, session_id, first)
+            except NotFound:  # a turn of the session a fork copied these items from
+                turn = None
             return TurnInput(state, own, tuple(existing), turn)
 
         earlier = None if turn_id is None else await turns.turn(who, session_id, turn_id)

@@ -112,6 +112,25 @@ def test_fork_shares_items_and_links_copies_to_their_originals(api: Api, graph: 
     assert [item["id"] for item in timeline] == ["u-1", "i-02"]
 
 
+def test_a_fork_refuses_an_item_id_it_holds_from_its_source_as_used(
+    api: Api, graph: Graph
+) -> None:
+    # section 5: item ids are unique in a session, a fork's copied history included; one sent
+    # again in the fork is a 409 naming it (the fork has no turn of its own to answer), and
+    # nothing is recorded
+    sid = api.session()["session"]["id"]
+    api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+    api.wait_idle(sid)
+    forked = fork(api, sid)["session"]["id"]
+    before = api.view(forked)
+    answer = api.post(f"/v1/sessions/{forked}/turns",
+                      {"items": [user("Our budget is 1500 EUR.", id="m-1")]})
+    assert answer.status_code == 409, answer.text
+    assert answer.json()["_tag"] == "SessionConflict"
+    assert "item ids already used in this session: m-1" in answer.json()["message"]
+    assert api.view(forked) == before
+
+
 def test_fork_of_unknown_version_or_foreign_session_is_404(api: Api, other_org: Api) -> None:
     source = api.session()["session"]["id"]
     missing = api.post(f"/v1/sessions/{source}/fork", {"at": "v-000000000000"})
