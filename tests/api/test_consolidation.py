@@ -851,6 +851,27 @@ def test_completing_the_same_turn_again_is_safe(api: Api, graph: Graph) -> None:
     assert graph.value("MATCH (r:Run) RETURN count(r)") == 1
 
 
+def test_a_completion_sending_the_ids_of_a_recorded_step_is_a_conflict(
+    api: Api, graph: Graph
+) -> None:
+    # S7, section 5: only a completion's own items sent again answer it again; the items of
+    # the turn's first step, or of another turn, are ids already used: 409, and the turn
+    # still awaits its approval
+    sid = stub_session(api)
+    other = api.turn(sid, user("Hello.", id="m-0"))["turn"]
+    waiting = api.turn(sid, user("Book it.", id="m-1"), status="awaiting_approval")["turn"]
+    path = f"/v1/sessions/{sid}/turns/{waiting['id']}/complete"
+    for reused, ids in ((user("Book it.", id="m-1"), "m-1"), (user("Hello.", id="m-0"), "m-0")):
+        answer = api.post(path, {"items": [reused]})
+        assert answer.status_code == 409, answer.text
+        assert answer.json()["_tag"] == "SessionConflict"
+        assert answer.json()["message"] == f"item ids already used in this session: {ids}"
+    turn = api.ok(api.get(f"/v1/sessions/{sid}/turns/{waiting['id']}"))["turn"]
+    assert turn["status"] == "awaiting_approval"
+    assert other["status"] == "completed"
+    api.wait_idle(sid)
+
+
 # The built-in model
 
 

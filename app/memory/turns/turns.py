@@ -183,6 +183,10 @@ def _sent_again(
         for row in existing
     )
     got = list(first.items)
-    return same_items and (
-        got == client_ids or (first.id == turn_id and got[-len(items):] == client_ids)
+    if turn_id is None:  # a turn sent again: its items are the whole turn
+        return same_items and got == client_ids
+    # a completion sent again: the turn is completed, and its items end it
+    return (
+        same_items and first.id == turn_id and first.status == TurnStatus.COMPLETED
+        and got[-len(items):] == client_ids
     )
