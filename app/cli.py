@@ -25,30 +25,46 @@ from app.store.database import Database, Target, resolve_target
 
 
 def _listen(host: str, port: int) -> list[socket.socket]:
-    """Listening sockets on each address of the host, all on one port: the given one, or under
+    """Listening sockets on the host's addresses, all on one port: the given one, or under
     `--port 0` the free one the system chose for the first address. They stay open until
     uvicorn serves on them, so no other process takes the port in between, and a client
     connecting once the GraphiQL line is printed waits for an answer instead of being
-    refused."""
+    refused. An address this machine cannot listen on (`localhost`'s `::1` where IPv6 is off)
+    is passed over, as asyncio passes it over, while another one listens."""
     shown = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
     sockets: list[socket.socket] = []
+    failed: OSError | None = None
     try:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
         for family, address in dict.fromkeys((f[0], f[4]) for f in found):
-            sock = socket.socket(family, socket.SOCK_STREAM)
+            try:
+                sock = socket.socket(family, socket.SOCK_STREAM)
+            except OSError as exc:  # a family this machine lacks
+                failed = failed or exc
+                continue
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:  # the host's IPv4 address is a socket of its own
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                sock.bind((address[0], port, *address[2:]))
+                sock.listen(2048)  # uvicorn's default backlog
+            except OSError as exc:
+                sock.close()
+                if exc.errno not in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    raise
+                failed = failed or exc
+                continue
             sockets.append(sock)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:  # an IPv4 address of the same host is its own socket
-                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-            sock.bind((address[0], port, *address[2:]))
             port = sock.getsockname()[1]  # --port 0: the free port the system chose
-            sock.listen(2048)  # uvicorn's default backlog
+        if not sockets:
+            raise failed or OSError(errno.EADDRNOTAVAIL, "no address to listen on")
     except OSError as exc:
         for sock in sockets:
             sock.close()
-        what = "--port with a free port" if exc.errno == errno.EADDRINUSE else (
-            "--host with a name or address of this machine"
-        )
+        what = {
+            errno.EADDRINUSE: "--port with a free port",
+            errno.EACCES: "--port with a port above 1023",
+        }.get(exc.errno or 0, "--host with a name or address of this machine")
         raise SetupError(f"cannot listen on {shown}:{port} ({exc.strerror}): pass {what}") from exc
     return sockets
 

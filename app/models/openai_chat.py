@@ -7,6 +7,7 @@ from typing import cast
 import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types.chat.chat_completion import Choice
 from openai.types.shared_params import ResponseFormatJSONSchema
 from opentelemetry import trace
 
@@ -50,6 +51,8 @@ class OpenAIChatModel:
             raise ModelError("the model answered no choice")
         # The SDK builds an answer without validating it: each part is checked here.
         choice = answer.choices[0]
+        if not isinstance(choice, Choice):
+            raise ModelError("the model answered no choice")
         message = choice.message
         refusal = getattr(message, "refusal", None)
         if refusal:

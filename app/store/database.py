@@ -375,10 +375,10 @@ class Database:
         db = cls(driver, target.database)
         try:
             await db._answering(target)
+            await db.plans.read_size()
         except BaseException:
             await driver.close()
             raise
-        await db.plans.read_size()
         return db
 
     async def _answering(self, target: Target) -> None:
@@ -398,11 +398,14 @@ class Database:
                 with attempt:
                     await self._driver.execute_query(statement("ping"), database_=self._database)
         except ClientError as exc:
-            if exc.code != "Neo.ClientError.Database.DatabaseNotFound":
-                raise
-            raise SetupError(
-                f"Neo4j at {target.uri} has no database {target.database!r}: "
-                "check NEO4J_DATABASE."
+            if exc.code == "Neo.ClientError.Database.DatabaseNotFound":
+                raise SetupError(
+                    f"Neo4j at {target.uri} has no database {target.database!r}: "
+                    "check NEO4J_DATABASE."
+                ) from exc
+            raise SetupError(  # the user may not read it, for one
+                f"Neo4j at {target.uri} refused a read of database {target.database!r} "
+                f"({exc.code}): check NEO4J_USER and NEO4J_DATABASE."
             ) from exc
         except (TransientError, ServiceUnavailable, SessionExpired) as exc:
             why = exc.code if isinstance(exc, Neo4jError) else exc.__class__.__name__

@@ -137,7 +137,7 @@ def dropped_about(raw: Any) -> str | None:
     """Whom a dropped change says it is about, as its record keeps it: trimmed, at most a key's
     length, never a credential; None when it names no one."""
     about = raw.get("about") if isinstance(raw, dict) else None
-    return _safe(about.strip()[:MAX_KEY_LENGTH]) if isinstance(about, str) else None
+    return _safe(about.strip())[:MAX_KEY_LENGTH] if isinstance(about, str) else None
 
 
 def _proposal_text(raw: Any) -> str:

@@ -31,6 +31,7 @@ from app.store.database import Database
 from app.store.jobs import JobRepository
 
 log = logging.getLogger("openbot_memory.workers")
+RELEASE_SECONDS = 5.0  # how long a stopping process tries to end the leases it holds
 
 
 class Job(Protocol):
@@ -234,13 +235,18 @@ class Workers:
             ):
                 await self.execute(claim)
         except asyncio.CancelledError:
-            # The process stops: the lease ends now, so the job goes back to the queue at
-            # once (in whichever process looks next) rather than once the lease runs out.
+            # The process stops: its claim's lease ends now (the renewing stopped first, so
+            # none renews it after), and the next look for lapsed leases, in any process,
+            # queues the job again rather than one after the lease ran out. A database that
+            # does not answer holds the stop up for RELEASE_SECONDS at most.
             lease.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lease
             with contextlib.suppress(Exception):
-                await self.db.write(
-                    lambda tx: JobRepository(tx).extend(self.name, job, claim.attempt, 0)
-                )
+                async with asyncio.timeout(RELEASE_SECONDS):
+                    await self.db.write(
+                        lambda tx: JobRepository(tx).extend(self.name, job, claim.attempt, 0)
+                    )
             raise
         finally:
             lease.cancel()
