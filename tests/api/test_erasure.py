@@ -926,12 +926,7 @@ def test_a_run_whose_items_retention_erased_while_its_model_worked_applies_nothi
 ) -> None:
     # SPEC 7: applying re-checks what the run read
     sid, gate = held_run(api, openai_stub, "OLD-HELD-1f")
-    graph.rows("MATCH (i:Item {id: 'u-1', session: $s}) SET i.at = i.at - 2 * 86400000", s=sid)
-    start_server(item_retention_days=1, retention_poll_seconds=0.1)
-    deadline = time.monotonic() + 60
-    while stored_anywhere(graph, "OLD-HELD-1f"):
-        assert time.monotonic() < deadline, "retention erased nothing"
-        time.sleep(0.05)
+    emptied_by_retention(graph, start_server, sid, "u-1", said="OLD-HELD-1f")
     gate.set()
 
     [run] = api.wait_idle(sid)
@@ -1058,12 +1053,7 @@ def test_retention_takes_what_a_run_said_of_the_items_it_empties(
     api.turn(sid, user("I fly OLD-SAID-1f", id="u-1"))
     [run] = api.wait_idle(sid)
     assert "OLD-SAID-1f" in run["error"]
-    graph.rows("MATCH (i:Item {id: 'u-1', session: $s}) SET i.at = i.at - 2 * 86400000", s=sid)
-    start_server(item_retention_days=1, retention_poll_seconds=0.1)
-    deadline = time.monotonic() + 60
-    while stored_anywhere(graph, "OLD-SAID-1f"):
-        assert time.monotonic() < deadline, "what the run said of the item stayed"
-        time.sleep(0.05)
+    emptied_by_retention(graph, start_server, sid, "u-1", said="OLD-SAID-1f")
     [run] = api.ok(api.get(f"/v1/sessions/{sid}/runs"))["runs"]
     assert (run["status"], run["error"]) == ("failed", None)
 
@@ -1110,17 +1100,21 @@ def promoted(api: Api, key: str, content: str) -> tuple[str, str, str]:
 
 
 def emptied_by_retention(
-    graph: Graph, start_server: Callable[..., RunningServer], sid: str, item: str
+    graph: Graph, start_server: Callable[..., RunningServer], sid: str, item: str,
+    said: str | None = None,
 ) -> None:
     """Make `item` of session `sid` two days old, and wait until a server's retention of a
-    day has emptied it."""
+    day has emptied it, and (with `said`, a text the item holds) until that text is stored
+    nowhere."""
     graph.rows("MATCH (i:Item {id: $item, session: $s}) SET i.at = i.at - 2 * 86400000",
                item=item, s=sid)
     start_server(item_retention_days=1, retention_poll_seconds=0.1)
     erased = "MATCH (i:Item {id: $item, session: $s}) RETURN coalesce(i.erased, false)"
     deadline = time.monotonic() + 60
-    while not graph.value(erased, item=item, s=sid):
-        assert time.monotonic() < deadline, "retention erased nothing"
+    while not graph.value(erased, item=item, s=sid) or (
+        said is not None and stored_anywhere(graph, said)
+    ):
+        assert time.monotonic() < deadline, f"retention left {said or item}"
         time.sleep(0.05)
 
 
