@@ -111,14 +111,8 @@ async def _create_token(
     settings: Settings, org: str, person: str | None, service: str | None = None,
     expires_days: float | None = None,
 ) -> str:
-    from app.memory.access.tokens import Tokens, check_name, check_person_name
+    from app.memory.access.tokens import Tokens
 
-    # Checked before connecting, so a bad name is told at once.
-    check_name(org, "org")
-    if person is not None:
-        check_person_name(person)
-    if service is not None:
-        check_name(service, "service")
     db = await Database.connect(resolve_target(settings))
     try:
         await db.apply_schema()
@@ -337,9 +331,27 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+def _check_names(args: argparse.Namespace) -> None:
+    """The names a command is given (`--org`, `--person`, `--service`, a token), checked before
+    anything connects, so a bad one is told at once."""
+    from app.memory.access.tokens import check_name, check_person_name, check_token
+
+    for field in ("org", "service"):
+        if getattr(args, field, None) is not None:
+            check_name(getattr(args, field), field)
+    person = getattr(args, "person", None)
+    if person is not None and args.command == "token":
+        check_person_name(person)  # a new person's name is none an erasure gives
+    elif person is not None:
+        check_name(person, "person")
+    if getattr(args, "token", None) is not None:
+        check_token(args.token)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parser().parse_args(argv)
     try:
+        _check_names(args)
         settings = Settings.from_environment()
         if args.command == "serve":
             _serve(settings, args.host, args.port)

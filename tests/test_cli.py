@@ -9,11 +9,13 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
 
+from app.memory.access.tokens import token_hash
 from app.store.database import Target
 from app.store.local_server import LocalServer
 from tests.conftest import ROOT, Graph, neo4j_state_dir
@@ -144,6 +146,43 @@ def test_serve_answers_on_the_port_it_prints_from_the_moment_it_prints_it(
         serving.communicate(timeout=30)
 
 
+def test_serve_at_debug_logs_no_content_and_no_token(
+    neo4j_target: Target, tokens: Callable[[str, str], str], tmp_path: Path,
+) -> None:
+    # DEBUG is the service's own level: the driver's DEBUG lines, which quote a statement's
+    # parameters (a memory's content, a token's hash), stay out of the log
+    token = tokens("acme", "ana")
+    env = {**os.environ, "NEO4J_URI": neo4j_target.uri, "NEO4J_PASSWORD": neo4j_target.password,
+           "PYTHONUNBUFFERED": "1", "OPENBOT_MEMORY_LOG_LEVEL": "DEBUG",
+           "OPENBOT_MEMORY_WARMUP_ROUNDS": "0"}
+    log = tmp_path / "serve.log"  # a file, which no amount of logging fills up as a pipe
+    with log.open("w") as err:
+        serving = subprocess.Popen([*CLI, "serve", "--port", "0"], cwd=ROOT, env=env,
+                                   stdout=subprocess.PIPE, stderr=err, text=True)
+    try:
+        url = printed_until_graphiql(serving)[-1].removeprefix("GraphiQL: ").strip()
+        api = httpx.Client(base_url=url.removesuffix("/graphql"), timeout=120,
+                           headers={"Authorization": f"Bearer {token}"})
+        with api:
+            made = api.post("/v1/sessions", json={"agent": api.post(
+                "/v1/agents", json={"name": "planner"}).json()["id"]})
+            assert made.status_code == 201, made.text
+            view = made.json()["session"]
+            remembered = api.post(f"/v1/sessions/{view['id']}/memory", json={
+                "expected": view["head"], "revision": view["revision"],
+                "command": {"_tag": "Remember", "key": "door", "content": "code 4711-debug",
+                            "kind": "fact"}})
+            assert remembered.status_code == 200, remembered.text
+    finally:
+        serving.terminate()
+        serving.communicate(timeout=30)
+    logged = log.read_text()
+    assert "POST /v1/sessions/{id}/memory" in logged  # the request's own line is there
+    assert "4711-debug" not in logged
+    assert token not in logged
+    assert token_hash(token) not in logged
+
+
 @pytest.mark.skipif(not socket.has_ipv6 or not ipv6_loopback(),
                     reason="this machine has no IPv6 loopback to listen on")
 def test_serve_on_an_ipv6_host_and_a_port_the_system_chooses(neo4j_target: Target) -> None:
@@ -212,6 +251,35 @@ def test_token_create_rejects_a_name_that_cannot_stand_in_a_path() -> None:
         assert answer.stderr.splitlines() == [
             "openbot-memory: error: person is a name without / that is not . or .."
         ], person
+
+
+def test_names_that_are_not_text_are_refused_in_one_line_before_connecting() -> None:
+    # A byte that is not UTF-8 in an argument ($'ac\xffme') reaches Python as half of a
+    # surrogate pair, which no store can keep: one line naming the argument, exit 1, and no
+    # connection tried (the URI below answers nothing).
+    not_text = "ac\udcffme"
+    for args, said in (
+        (("token", "create", "--org", not_text, "--person", "ana"), "org"),
+        (("token", "create", "--org", "acme", "--person", not_text), "person"),
+        (("token", "list", "--org", not_text), "org"),
+        (("token", "revoke", f"obm_{not_text}"), "token"),
+        (("erase", "--org", "acme", "--person", not_text), "person"),
+        (("export", "--org", not_text), "org"),
+    ):
+        answer = run_cli(*args, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        assert answer.returncode == 1, args
+        assert answer.stderr.splitlines() == [
+            f"openbot-memory: error: {said} is not valid Unicode text (a lone surrogate)"
+        ], args
+
+
+def test_token_list_checks_the_org_name_before_connecting() -> None:
+    answer = run_cli("token", "list", "--org", "two words",
+                     env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+    assert answer.returncode == 1
+    assert answer.stderr.splitlines() == [
+        "openbot-memory: error: org is a name of 1 to 100 characters without spaces"
+    ]
 
 
 def test_neo4j_status_prints_how_to_log_in_to_the_browser(

@@ -55,6 +55,10 @@ class BearerTokens(AuthenticationBackend):
         try:
             principal = await conn.app.state.service.tokens.principal(header)
         except Unauthorized as exc:
+            if conn.scope["type"] == "websocket":
+                # refused as every socket is, by the 4403 that closes it once accepted, not by
+                # an upgrade answered 403 with nothing said (`GraphQLApp.on_ws_connect`)
+                return None
             raise AuthenticationError(exc.message) from exc
         return AuthCredentials(["authenticated"]), PrincipalUser(principal)
 

@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from app.api.encoding import JsonResponse
 from app.errors import Forbidden, Unauthorized
+from app.memory.access.tokens import bearer, token_hash
 from app.memory.jobs.runner import pending_jobs
 from app.memory.service import Service
 from app.store.database import uncounted
@@ -35,8 +36,8 @@ def _loopback(host: str | None) -> bool:
 def refusal(request: Request, token: str | None) -> Response | None:
     """Why this scrape is refused, as the answer to give; None when it may scrape."""
     if token is not None:
-        sent = request.headers.get("authorization", "")
-        if hmac.compare_digest(sent.encode(), f"Bearer {token}".encode()):
+        sent = bearer(request.headers.get("authorization")) or ""
+        if hmac.compare_digest(token_hash(sent), token_hash(token)):
             return None
         error: Unauthorized | Forbidden = Unauthorized("send Authorization: Bearer <metrics token>")
         return JsonResponse(error.body(), status_code=error.status)

@@ -198,6 +198,14 @@ def test_metrics_need_loopback_or_the_metrics_token(
         f"{guarded.url}/metrics", headers={"Authorization": "Bearer scrape-secret"}).text
     status, _ = from_afar(guarded.settings, neo4j_target, Authorization="Bearer scrape-secret")
     assert status == 200
+    # the header is read as the API reads it: the scheme in any case, spaces around the token
+    # ignored; a header that is not ASCII is a wrong token too
+    for header in ("bearer scrape-secret", "Bearer  scrape-secret", "BEARER scrape-secret"):
+        scraped = httpx.get(f"{guarded.url}/metrics", headers={"Authorization": header})
+        assert scraped.status_code == 200, header
+    strange = httpx.get(f"{guarded.url}/metrics",
+                        headers={b"Authorization": "Bearer scr\u00e4pe".encode("latin-1")})
+    assert strange.status_code == 401
 
 
 def test_transaction_retries_are_counted(neo4j_target: Target, graph: Graph) -> None:

@@ -339,6 +339,31 @@ def test_a_socket_without_a_valid_token_is_closed_with_4403(
         assert socket.next("1")["data"]["memoryChanged"]["id"] == sid
 
 
+def test_a_bad_token_on_the_upgrade_request_is_refused_as_in_connection_init(
+    api: Api, server: RunningServer, sockets: Callable[..., Socket],
+) -> None:
+    # The socket is accepted and closed with graphql-transport-ws' 4403, as a bad token in
+    # connection_init is, not refused by a bare 403 to the upgrade request, which a client
+    # takes for a network failure and tries again.
+    bad = sockets(server, headers={"Authorization": "Bearer obm_not-a-token"})
+    assert bad.closed_with() == 4403
+
+    # a good token in connection_init signs in all the same
+    sid = api.session()["session"]["id"]
+    socket = sockets(server, api.token, headers={"Authorization": "Bearer obm_not-a-token"})
+    socket.ack().subscribe("1", SESSION, id=sid)
+    assert socket.next("1")["data"]["memoryChanged"]["id"] == sid
+
+
+def test_a_token_that_is_not_text_closes_the_socket_with_4403(
+    server: RunningServer, sockets: Callable[..., Socket],
+) -> None:
+    # JSON can hold half of a surrogate pair ("\ud800"), which no token is: 4403, as for
+    # any unknown token, and not an error of the server.
+    socket = sockets(server, payload={"Authorization": "Bearer obm_\ud800"})
+    assert socket.closed_with() == 4403
+
+
 def test_a_person_cannot_subscribe_to_another_members_session(
     api: Api, member: Api, server: RunningServer, sockets: Callable[..., Socket],
 ) -> None:

@@ -233,10 +233,12 @@ class GraphQLApp(GraphQL[Context, None]):
 
     async def on_ws_connect(self, context: Context) -> UnsetType | dict[str, object] | None:
         """`connection_init`: sign in with its token, unless the upgrade request's header did;
-        without a valid token the socket closes with 4403 (Forbidden)."""
+        without a valid token (in either) the socket closes with 4403 (Forbidden)."""
         if context.request.user.is_authenticated:
             return UnsetType()  # connection_ack without a payload
-        authorization = authorization_in(context.connection_params)
+        authorization = authorization_in(context.connection_params) or (
+            context.request.headers.get("authorization")
+        )
         try:
             who = await self.service.tokens.principal(authorization)
         except Unauthorized as exc:

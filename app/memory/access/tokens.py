@@ -18,6 +18,7 @@ from app.domain.erasures import ERASED_PREFIX, erasures_own
 from app.domain.principals import Principal
 from app.domain.tokens import Grant, TokenInfo
 from app.errors import NotFound, Unauthorized, ValidationError
+from app.memory.changes.commands import is_text
 from app.memory.ids import DAY_MS, now_ms
 from app.store.database import Database, Tx, uncounted
 from app.store.orgs import OrgRepository
@@ -36,13 +37,24 @@ def token_id(hash: str) -> str:
 
 
 def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    """A token's SHA-256; a string that is no text (a lone surrogate) hashes too, to a hash no
+    token has."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def bearer(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header (the scheme in any case, spaces
+    around the token ignored); None for no header or another scheme."""
+    scheme, _, token = (authorization or "").partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
 
 
 def check_name(value: str, field: str) -> str:
     """An org's, person's or service's name. A person's stands in a URL's path
     (`/v1/org/persons/{person}/erase`), so no name holds a `/` or is `.` or `..`, which a
     client's URL would split or resolve away."""
+    if not is_text(value):
+        raise ValidationError(f"{field} is not valid Unicode text (a lone surrogate)", field)
     value = value.strip()
     if not value or len(value) > 100 or any(ch.isspace() for ch in value):
         raise ValidationError(f"{field} is a name of 1 to 100 characters without spaces", field)
@@ -57,6 +69,13 @@ def check_person_name(value: str) -> str:
     if erasures_own(value):
         raise ValidationError(f"{ERASED_PREFIX} and an id name what an erasure left", "person")
     return value
+
+
+def check_token(value: str) -> str:
+    """A token or a token's id, as `token revoke` is given it: text."""
+    if not is_text(value):
+        raise ValidationError("token is not valid Unicode text (a lone surrogate)", "token")
+    return value.strip()
 
 
 MAX_EXPIRES_DAYS = 36_500  # a hundred years
@@ -124,7 +143,7 @@ class Tokens:
 
     async def revoke(self, token_or_id: str) -> str:
         """Revoke a token, named by itself or by its id; answer its id. Unknown is NotFound."""
-        given = token_or_id.strip()
+        given = check_token(token_or_id)
         hashed = token_hash(given) if given.startswith(TOKEN_PREFIX) else None
 
         revoked = await self.db.write(
@@ -142,13 +161,11 @@ class Tokens:
 
     async def principal(self, authorization: str | None) -> Principal:
         """The principal of an `Authorization: Bearer <token>` header; 401 when there is none."""
-        if not authorization:
-            raise Unauthorized("send Authorization: Bearer <token>")
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
+        token = bearer(authorization)
+        if token is None:
             raise Unauthorized("send Authorization: Bearer <token>")
 
-        hashed = token_hash(token.strip())
+        hashed = token_hash(token)
         now = now_ms()
         with uncounted():
             return await self._principal(hashed, now)

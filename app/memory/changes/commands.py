@@ -83,12 +83,20 @@ def too_deep(data: Any, depth: int = 1) -> bool:
     return False
 
 
-def check_text(text: str, field: str) -> str:
-    """Text that storage can keep: no lone surrogate (JSON's escaped half of a pair)."""
+def is_text(text: str) -> bool:
+    """Whether storage can keep `text`: it holds no lone surrogate (JSON's escaped half of a
+    pair, or a byte that was not UTF-8 in a command line's argument)."""
     try:
         text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValidationError("not valid Unicode text (a lone surrogate)", field) from exc
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_text(text: str, field: str) -> str:
+    """Text that storage can keep (`is_text`)."""
+    if not is_text(text):
+        raise ValidationError("not valid Unicode text (a lone surrogate)", field)
     return text
 
 
