@@ -72,14 +72,19 @@ def formatter(log_format: str) -> logging.Formatter:
 
 
 def configure(settings: Settings) -> None:
-    """Route every logger (uvicorn's too) to stderr in the configured format and level."""
+    """Route every logger (uvicorn's too) to stderr in the configured format and level; other
+    libraries' loggers log from INFO up whatever the level."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter(settings.log_format))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(settings.log_level)
+    level = logging.getLevelNamesMapping()[settings.log_level]
+    # DEBUG is the service's own: the libraries' DEBUG lines quote what they carry (the
+    # driver's a statement's parameters, the model SDK's a prompt), which no line may hold
+    root.setLevel(max(level, logging.INFO))
+    logging.getLogger("openbot_memory").setLevel(level)
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers = []
         logging.getLogger(name).propagate = True

@@ -17,7 +17,10 @@ import uuid
 from typing import Any
 
 from opentelemetry.trace import SpanKind, Status, StatusCode
+from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
+from starlette.requests import ClientDisconnect
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.auth import PrincipalUser
@@ -33,7 +36,8 @@ HEADER = "X-Request-Id"
 HEADER_KEY = HEADER.lower().encode()  # as ASGI spells a header's name
 SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
-ERROR_KEY = "openbot.error"  # the `_tag` of the ServiceError a handler answered, if any
+ERROR_KEY = "openbot.error"  # the `_tag` of the error the request was answered, if any
+CLIENT_CLOSED = 499  # the status logged for a request whose client hung up before its answer
 
 
 def request_id_of(scope: Scope) -> str:
@@ -48,8 +52,15 @@ def request_id_of(scope: Scope) -> str:
 
 
 def route_of(scope: Scope) -> str:
-    """The route template that served the request (`/v1/sessions/{id}`), not its path."""
+    """The route template of the request (`/v1/sessions/{id}`), not its path: the route that
+    served it, or for a request refused before routing (a bad token, a body too large) the
+    route it was sent to; `unmatched` when no route has its path."""
     route = scope.get("route")
+    if route is None and isinstance(scope.get("app"), Starlette):
+        matches = [(r.matches(scope)[0], r) for r in scope["app"].routes]
+        found = [r for match, r in matches if match is Match.FULL] or [
+            r for match, r in matches if match is Match.PARTIAL]
+        route = found[0] if found else None
     path: object = getattr(route, "path", None)
     return path if isinstance(path, str) else "unmatched"
 
@@ -89,7 +100,7 @@ class RequestTelemetry:
                 held.append(message)
                 if message.get("more_body", False):
                     return
-                for out in _with_request_id(held, rid):
+                for out in _with_request_id(scope, held, rid):
                     await send(out)
                 held.clear()
                 return
@@ -109,6 +120,11 @@ class RequestTelemetry:
                 if answer["started"]:
                     raise
                 await error_answer(exc)(scope, receive, send_with_id)
+            except ClientDisconnect:
+                # the client hung up while sending its body: no one to answer, and no fault of
+                # the service's (nginx's 499 names it)
+                answer["status"] = CLIENT_CLOSED
+                scope[ERROR_KEY] = "ClientDisconnect"
             except Exception:
                 log.exception(
                     "unexpected error on %s %s", method, route_of(scope),
@@ -154,8 +170,9 @@ def _is_json(message: Message) -> bool:
     return False
 
 
-def _with_request_id(held: list[Message], rid: str) -> list[Message]:
-    """A JSON error answer with `requestId` in its body (and its length fixed)."""
+def _with_request_id(scope: Scope, held: list[Message], rid: str) -> list[Message]:
+    """A JSON error answer with `requestId` in its body (and its length fixed); its `_tag` is
+    the request's error, unless a handler named one."""
     start, bodies = held[0], held[1:]
     raw = b"".join(message.get("body", b"") for message in bodies)
     try:
@@ -164,6 +181,8 @@ def _with_request_id(held: list[Message], rid: str) -> list[Message]:
         return held
     if not isinstance(body, dict):
         return held
+    if isinstance(body.get("_tag"), str):
+        scope.setdefault(ERROR_KEY, body["_tag"])  # the log line's `error`, whoever answered
     out = dumps({**body, "requestId": rid})
     headers = MutableHeaders(scope=start)
     headers["content-length"] = str(len(out))

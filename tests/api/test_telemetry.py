@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import socket
 import time
 from typing import Any
 
@@ -263,3 +264,52 @@ def test_traces_have_a_span_per_request_statement_and_model_call(
         assert SECRET not in text
         assert ITEM_SECRET not in text
         assert api.token not in text
+
+
+def test_a_refusal_before_routing_names_its_route_and_its_error(
+    api: Api, server: RunningServer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A bad token, a body too large or a wrong method is refused before (or beside) the
+    # handler: its line still names the route the request was sent to and the `_tag` it was
+    # answered, as the handlers' errors are; a path no route has is `unmatched`.
+    caplog.set_level(logging.INFO)
+    bad = {"Authorization": f"Bearer {BAD_TOKEN}"}
+    assert httpx.get(f"{server.url}/v1/sessions/ses-1", headers={
+        **bad, "X-Request-Id": "rid-token"}).status_code == 401
+    assert httpx.post(f"{server.url}/graphql", json={"query": "{ agents { nodes { id } } }"},
+                      headers={**bad, "X-Request-Id": "rid-graphql"}).status_code == 401
+    assert api.get("/v1/nowhere", headers={"X-Request-Id": "rid-nowhere"}).status_code == 404
+    assert api.http.delete("/v1/agents", headers={
+        "X-Request-Id": "rid-method"}).status_code == 405
+    logged(caplog, "rid-token", "rid-graphql", "rid-nowhere", "rid-method")
+    lines = {line["requestId"]: line for r in caplog.records
+             if "status" in (line := getattr(r, "fields", {}))}
+    assert (lines["rid-token"]["route"], lines["rid-token"]["error"]) == (
+        "/v1/sessions/{id}", "Unauthorized")
+    assert (lines["rid-graphql"]["route"], lines["rid-graphql"]["error"]) == (
+        "/graphql", "Unauthorized")
+    assert (lines["rid-nowhere"]["route"], lines["rid-nowhere"]["error"]) == (
+        "unmatched", "NotFound")
+    assert lines["rid-method"]["route"] == "/v1/agents"
+
+
+def test_a_client_that_hangs_up_while_sending_its_body_is_no_server_error(
+    api: Api, server: RunningServer, caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The body is cut off by the client going away: one line, 499 as nginx logs it, no
+    # traceback and no 500 counted.
+    caplog.set_level(logging.INFO)
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(
+            b"POST /v1/sessions HTTP/1.1\r\nHost: memory\r\nContent-Type: application/json\r\n"
+            + f"Authorization: Bearer {api.token}\r\n".encode()
+            + b"X-Request-Id: rid-gone\r\nContent-Length: 1000\r\n\r\n{\"agent\": "
+        )
+    logged(caplog, "rid-gone")
+    records = [r for r in caplog.records
+               if getattr(r, "fields", {}).get("requestId") == "rid-gone"]
+    assert [r.exc_info for r in records] == [None]
+    assert records[0].levelno == logging.INFO
+    line = json.loads(JsonLines().format(records[0]))
+    assert (line["route"], line["status"], line["error"]) == (
+        "/v1/sessions", 499, "ClientDisconnect")
