@@ -102,3 +102,6 @@ def test_the_image_runs_as_a_user_and_compose_needs_the_password() -> None:
     uses = re.findall(r"\$\{NEO4J_PASSWORD[^}]*\}", compose)
     assert uses
     assert set(uses) == {"${NEO4J_PASSWORD:?set NEO4J_PASSWORD}"}, uses
+    # /metrics answers a scrape from outside the container (Docker's bridge is no loopback)
+    # only with the metrics token: compose passes it through from the environment
+    assert "OPENBOT_MEMORY_METRICS_TOKEN: ${OPENBOT_MEMORY_METRICS_TOKEN:-}" in compose

@@ -79,10 +79,14 @@ def tool_error(exc: ServiceError) -> ToolError:
 
 
 @contextmanager
-def service_errors() -> Iterator[None]:
+def service_errors(service: Service) -> Iterator[None]:
+    """A service error raised inside as the tool error a model reads; a conflict is counted
+    as REST and GraphQL count theirs (`openbot_memory_conflicts_total`, route `/mcp`)."""
     try:
         yield
     except ServiceError as exc:
+        if isinstance(exc, SessionConflict | AgentConflict):
+            service.db.telemetry.metrics.conflicts.labels(PATH, exc.tag).inc()
         raise tool_error(exc) from exc
 
 
@@ -236,7 +240,7 @@ def build(service: Service) -> MCPServer:
         "remember, forget or configure, and again after a conflict."
     )
     async def read_memory(session_id: SessionId, ctx: Context) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             view = await service.sessions.view(principal(ctx), session_id, items=False)
             return dict(session_answers.session_view_json(view))
 
@@ -256,7 +260,7 @@ def build(service: Service) -> MCPServer:
                                                            "procedure or hypothesis")],
         ctx: Context,
     ) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             command = commands.Remember(key=key, content=content, kind=kind)
             view = await service.sessions.command(
                 principal(ctx), session_id, expected, revision, command, items=False
@@ -272,7 +276,7 @@ def build(service: Service) -> MCPServer:
     async def forget(
         session_id: SessionId, expected: Head, revision: Revision, key: Key, ctx: Context
     ) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             command = commands.Forget(key=key)
             view = await service.sessions.command(
                 principal(ctx), session_id, expected, revision, command, items=False
@@ -289,7 +293,7 @@ def build(service: Service) -> MCPServer:
         session_id: SessionId, expected: Head, revision: Revision, ctx: Context,
         use: Switch = KEEP, generate: Switch = KEEP,
     ) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             set_use, use_value = switch(use)
             set_generate, generate_value = switch(generate)
             command = commands.Configure(use_value, generate_value, set_use, set_generate)
@@ -304,7 +308,7 @@ def build(service: Service) -> MCPServer:
         "within the budget), and the keys it includes. Use it to see what a model is told."
     )
     async def instructions(session_id: SessionId, ctx: Context) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             shown = await service.turns.instructions(principal(ctx), session_id)
         return dict(turn_answers.instructions_json(shown))
 
@@ -323,7 +327,7 @@ def build(service: Service) -> MCPServer:
             str | None, Field(description="builtin or openai:<model>; default: the session's")
         ] = None,
     ) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             answer, _, _ = await service.turns.record(
                 principal(ctx), session_id, bodies.turn_items(items), model, TurnStatus.COMPLETED
             )
@@ -337,7 +341,7 @@ def build(service: Service) -> MCPServer:
         "and again after a conflict."
     )
     async def agent_memory(agent_id: AgentId, ctx: Context) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             memory = await service.agent_memory.view(principal(ctx), agent_id)
             return dict(agent_answers.agent_memory_json(memory))
 
@@ -363,7 +367,7 @@ def build(service: Service) -> MCPServer:
             Literal["shared", "private"], Field(description="shared or private to `about`")
         ] = "shared",
     ) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             command = commands.AgentRemember(key, content, kind, about, visibility)
             memory = await service.agent_memory.command(
                 principal(ctx), agent_id, expected, command
@@ -383,7 +387,7 @@ def build(service: Service) -> MCPServer:
             str | None, Field(description="the person whose private entry of the key it is")
         ] = None,
     ) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             command = commands.AgentForget(key, about)
             memory = await service.agent_memory.command(
                 principal(ctx), agent_id, expected, command
@@ -412,7 +416,7 @@ def build(service: Service) -> MCPServer:
         offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="hits to pass over"),
                           bodies.WHOLE] = 0,
     ) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             found = await service.search.search(
                 principal(ctx), query, session=session_id, agent=agent_id, offset=offset,
                 limit=limit,
@@ -426,7 +430,7 @@ def build(service: Service) -> MCPServer:
         "to check where a fact came from before you rely on it or correct it."
     )
     async def fact_story(session_id: SessionId, key: Key, ctx: Context) -> dict[str, Any]:
-        with service_errors():
+        with service_errors(service):
             key = commands.check_key(key)  # as a write names it
             story = await service.provenance.fact_story(principal(ctx), session_id, key)
             changes = [session_answers.change_json(change) for change in story]

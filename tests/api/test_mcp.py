@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from app.api import bodies
 from tests.api.test_agent_memory import agent_memory, agent_remember
+from tests.api.test_metrics import scrape, value
 from tests.conftest import Api, Graph, RunningServer, user
 
 Body = dict[str, Any]
@@ -313,9 +314,15 @@ def test_a_conflict_says_to_read_again_and_a_retry_passes(
         )
         return refused, fresh, answer(retried)
 
+    def conflicts() -> float:
+        return value(scrape(server.url), "openbot_memory_conflicts_total",
+                     route="/mcp", error="SessionConflict")
+
+    counted = conflicts()
     refused, fresh, retried = run(server, api.token, work)
     body = error(refused)
     assert body["_tag"] == "SessionConflict"
+    assert conflicts() == counted + 1  # counted on /metrics, as REST's and GraphQL's are
     assert "read it again" in body["retry"].lower() or "read_memory" in body["retry"]
     assert "retry" in body["retry"]
     assert fresh == before  # nothing changed
