@@ -15,6 +15,7 @@ from neo4j import AsyncGraphDatabase
 from neo4j.exceptions import (
     AuthError,
     ClientError,
+    ConnectionPoolError,
     ConstraintError,
     Neo4jError,
     ServiceUnavailable,
@@ -50,6 +51,10 @@ Statements = neo4j.AsyncManagedTransaction | neo4j.AsyncSession
 # `Unavailable` with a Retry-After. Transient errors (deadlocks between writers) are retried
 # further here, for up to TRANSIENT_SECONDS, as the driver's default would have.
 RETRY_SECONDS = 1.0
+# What the driver raises when it has no connection to run on: the database went away (a lost
+# connection, a routing table of no server), or every connection of its pool stayed busy for
+# ACQUIRE_SECONDS; each is `Unavailable` to the client, who tries again shortly.
+UNREACHABLE = (ServiceUnavailable, SessionExpired, ConnectionPoolError)
 CONNECT_SECONDS = 3.0
 STARTING_SECONDS = 60.0  # how long a database that is not online yet is waited for at start
 ACQUIRE_SECONDS = 5.0
@@ -443,7 +448,7 @@ class Database:
     async def ping(self) -> bool:
         try:
             await self._driver.execute_query(statement("ping"), database_=self._database)
-        except (Neo4jError, ServiceUnavailable, OSError):
+        except (Neo4jError, *UNREACHABLE, OSError):
             return False
         return True
 
@@ -518,7 +523,7 @@ class Database:
         try:
             async with asyncio.timeout(PROBE_SECONDS):
                 await self._driver.execute_query(statement("ping"), database_=self._database)
-        except (TimeoutError, ServiceUnavailable, SessionExpired, TransientError) as exc:
+        except (TimeoutError, *UNREACHABLE, TransientError) as exc:
             raise _unavailable() from exc
         self._down = False
 
@@ -568,7 +573,7 @@ class Database:
                 if exc.code in NOT_READY:
                     raise _unavailable() from exc
                 raise
-            except (ServiceUnavailable, SessionExpired) as exc:
+            except UNREACHABLE as exc:
                 raise _unavailable() from exc
             finally:
                 done()
