@@ -11,7 +11,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from graphql import get_introspection_query
 
+from app.api.graphql.limits import CACHED_LENGTH, ParsedOnce, ValidatedOnce
 from app.config import Settings
 from app.memory.changes.commands import MAX_DEPTH
 from tests.conftest import Api, RunningServer, flat
@@ -285,6 +287,50 @@ def test_the_depth_and_alias_limits_answer_a_code_and_a_missing_fragment_is_name
     [error] = flat(api.graphql("{ agents { nodes { ...Missing } } }"))["errors"]
     assert error["message"] == "Unknown fragment 'Missing'."
     assert error["locations"] == [{"line": 1, "column": 23}]  # the spread
+
+
+def test_introspection_costs_as_every_field_does_and_reads_the_schema_once(api: Api) -> None:
+    # docs/reference/graphql.md: each field counts, introspection's too. The whole schema as
+    # GraphiQL and code generators ask for it runs.
+    whole = flat(api.graphql(get_introspection_query(descriptions=True)))
+    assert "errors" not in whole, whole["errors"]
+    assert "Session" in {t["name"] for t in whole["data"]["__schema"]["types"]}
+    # Its lists multiply as other lists do: six nested lists of types, fields and arguments
+    # are refused before they run, as the same shape of connections is.
+    nested = ("{ __schema { types { fields { args { type { fields { args { type {"
+              " enumValues { name } } } } } } } } } }")
+    [error] = flat(api.graphql(nested))["errors"]
+    assert error["extensions"]["code"] == "QUERY_TOO_COSTLY", error
+    assert error["extensions"]["cost"] > MAX_COST
+    # The schema is read once per document: each reading is the work of thousands of fields,
+    # and aliases would ask for it again and again.
+    twice = "{ a: __schema { types { name } } b: __schema { types { name } } }"
+    [error] = flat(api.graphql(twice))["errors"]
+    assert (error["message"], error["extensions"]) == (
+        "__schema is asked for 2 times; a document asks for it once",
+        {"code": "QUERY_TOO_LARGE", "limit": 1})
+
+
+def test_a_long_document_runs_and_is_kept_in_no_cache(api: Api) -> None:
+    # The parsed and validated documents kept are short ones (a query holds a few thousand
+    # characters); a long one (here by a long comment) is read each time it comes, so the
+    # caches never hold 256 documents of megabytes.
+    caches: list[Any] = [ParsedOnce().cached_parse_document,  # functools' lru_caches
+                         ValidatedOnce().cached_validate_document]
+
+    def calls() -> list[tuple[int, int]]:
+        return [(cache.cache_info().hits, cache.cache_info().misses) for cache in caches]
+
+    agent = api.agent("desk")["id"]
+    before = calls()
+    answer = flat(api.graphql("{ agents { nodes { id } } }\n# " + "x" * CACHED_LENGTH))
+    assert answer == {"data": {"agents": [{"id": agent}]}}
+    assert calls() == before
+    # a short document is kept as before: its second reading is a hit
+    api.graphql("{ agents { nodes { name } } }")
+    again = calls()
+    api.graphql("{ agents { nodes { name } } }")
+    assert [hits for hits, _ in calls()] == [hits + 1 for hits, _ in again]
 
 
 def test_get_on_graphql_runs_queries_only(api: Api, graph: Any) -> None:

@@ -11,7 +11,8 @@
   by UNPAGED_LIST. Over `graphql_max_cost` is refused with `QUERY_TOO_COSTLY`.
 - `DepthLimit` and `AliasLimit`: at most MAX_DEPTH levels of nested fields below a root field
   (the root field is level 0; an introspection field's selection is not counted), code
-  `QUERY_TOO_DEEP`, and MAX_ALIASES aliases in the document, code `QUERY_TOO_LARGE`.
+  `QUERY_TOO_DEEP`, and MAX_ALIASES aliases in the document and `__schema` once, code
+  `QUERY_TOO_LARGE`. Introspection's fields cost as every other field does.
 
 Each counts a fragment's fields where it is spread, and measures each fragment once
 (`_Fragments`): a document of fragments that spread each other twice, level upon level, costs
@@ -40,13 +41,21 @@ from graphql import (
     InlineFragmentNode,
     IntValueNode,
     OperationDefinitionNode,
+    SchemaMetaFieldDef,
     SelectionSetNode,
+    TypeMetaFieldDef,
     ValidationRule,
     VariableNode,
     get_named_type,
     get_nullable_type,
+    parse,
 )
-from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension
+from strawberry.extensions import (
+    AddValidationRules,
+    ParserCache,
+    SchemaExtension,
+    ValidationCache,
+)
 
 from app.api.graphql.context import settings_of
 from app.memory.paging import MAX_PAGE
@@ -61,9 +70,12 @@ TOO_COSTLY = "QUERY_TOO_COSTLY"
 TOO_DEEP = "QUERY_TOO_DEEP"
 
 
-# Distinct documents kept parsed (`ParsedOnce`) and validated (`ValidationCache`): clients
-# send a few documents, again and again.
+# Distinct documents kept parsed (`ParsedOnce`) and validated (`ValidatedOnce`): clients
+# send a few documents, again and again. A document longer than CACHED_LENGTH characters (a
+# query holds a few thousand; a mutation may hold a long content) is parsed and validated
+# each time it comes, so the caches hold at most DOCUMENTS_CACHED of that length.
 DOCUMENTS_CACHED = 256
+CACHED_LENGTH = 64 * 1024
 
 
 class ParsedOnce(ParserCache):
@@ -77,7 +89,8 @@ class ParsedOnce(ParserCache):
 
     def on_parse(self) -> Iterator[None]:
         context = self.execution_context
-        if context.query is not None and context.graphql_document is None:
+        if (context.query is not None and context.graphql_document is None
+                and len(context.query) <= CACHED_LENGTH):
             with suppress(GraphQLError):
                 context.graphql_document = self.cached_parse_document(
                     context.query, **context.parse_options
@@ -86,11 +99,26 @@ class ParsedOnce(ParserCache):
 
 
 def parsed(query: str, max_tokens: int) -> DocumentNode:
-    """`query` parsed with TokenLimit's limits, through ParsedOnce's cache: the operation's own
-    parse is then the same document, read once."""
-    return ParsedOnce().cached_parse_document(  # type: ignore[no-any-return]
+    """`query` parsed with TokenLimit's limits, through ParsedOnce's cache when it is short
+    enough to keep: the operation's own parse is then the same document, read once."""
+    parse_document = ParsedOnce().cached_parse_document if len(query) <= CACHED_LENGTH else parse
+    return parse_document(
         query, max_lexical_tokens=max_tokens, max_comments=MAX_COMMENTS
     )
+
+
+class ValidatedOnce(ValidationCache):
+    """Strawberry's `ValidationCache` for documents up to CACHED_LENGTH characters; a longer
+    one is validated each time (by Strawberry's own validation)."""
+
+    def __init__(self) -> None:
+        super().__init__(maxsize=DOCUMENTS_CACHED)
+
+    def on_validate(self) -> Iterator[None]:
+        if len(self.execution_context.query or "") > CACHED_LENGTH:
+            yield
+            return
+        yield from super().on_validate()
 
 
 class TokenLimit(SchemaExtension):
@@ -151,6 +179,20 @@ def _multiplier(parent: GraphQLObjectType | GraphQLInterfaceType, field: FieldNo
     return UNPAGED_LIST if many else 1
 
 
+INTROSPECTION: dict[str, GraphQLField] = {
+    "__schema": SchemaMetaFieldDef, "__type": TypeMetaFieldDef,
+}
+
+
+def _field(
+    parent: GraphQLObjectType | GraphQLInterfaceType, name: str
+) -> GraphQLField | None:
+    """The field `name` of `parent`, the introspection fields of a query's root among them
+    (graphql-core keeps `__schema` and `__type` out of the root's fields): what introspection
+    reads is counted as every other field is."""
+    return INTROSPECTION.get(name) or parent.fields.get(name)
+
+
 class _Fragments:
     """A document's fragments, each measured once (by one measure) however often it is spread.
     A fragment being measured counts nothing where it spreads itself (a cycle, which validation
@@ -205,7 +247,7 @@ class _Cost(ValidationRule):
         total = 0
         for selection in selection_set.selections:
             if isinstance(selection, FieldNode):
-                definition = parent.fields.get(selection.name.value)
+                definition = _field(parent, selection.name.value)
                 if definition is None:  # __typename, or a field validation reports
                     total += 1
                     continue
@@ -260,19 +302,30 @@ def _levels(selection_set: SelectionSetNode | None, fragments: _Fragments) -> in
     return deepest
 
 
-def _aliases(selection_set: SelectionSetNode | None, fragments: _Fragments) -> int:
-    """The aliases in a selection set, a spread fragment's counted at each spread."""
+def _counted(
+    selection_set: SelectionSetNode | None, fragments: _Fragments,
+    counts: Callable[[FieldNode], bool],
+) -> int:
+    """The fields in a selection set that `counts`, a spread fragment's counted at each
+    spread."""
     count = 0
     for selection in selection_set.selections if selection_set else ():
         if isinstance(selection, FieldNode):
-            count += (selection.alias is not None) + _aliases(selection.selection_set, fragments)
+            count += counts(selection) + _counted(selection.selection_set, fragments, counts)
         elif isinstance(selection, InlineFragmentNode):
-            count += _aliases(selection.selection_set, fragments)
+            count += _counted(selection.selection_set, fragments, counts)
         elif isinstance(selection, FragmentSpreadNode):
             count += fragments.measured(
-                selection.name.value, lambda f: _aliases(f.selection_set, fragments)
+                selection.name.value, lambda f: _counted(f.selection_set, fragments, counts)
             )
     return count
+
+
+def _in_operations(document: DocumentNode, counts: Callable[[FieldNode], bool]) -> int:
+    """The fields of a document's operations that `counts`."""
+    fragments = _Fragments(document)
+    return sum(_counted(d.selection_set, fragments, counts) for d in document.definitions
+               if isinstance(d, OperationDefinitionNode))
 
 
 class _Depth(ValidationRule):
@@ -287,13 +340,19 @@ class _Depth(ValidationRule):
 
 class _Aliases(ValidationRule):
     def enter_document(self, node: DocumentNode, *_: Any) -> None:
-        fragments = _Fragments(self.context.document)
-        count = sum(_aliases(d.selection_set, fragments) for d in node.definitions
-                    if isinstance(d, OperationDefinitionNode))
+        count = _in_operations(node, lambda field: field.alias is not None)
         if count > MAX_ALIASES:
             self.report_error(GraphQLError(
                 f"{count} aliases found. Allowed: {MAX_ALIASES}",
                 extensions={"code": TOO_LARGE, "limit": MAX_ALIASES},
+            ))
+        # The whole schema, read once, is what GraphiQL and code generators ask for; each
+        # reading costs the CPU of thousands of fields, none of which waits on the database.
+        schemas = _in_operations(node, lambda field: field.name.value == "__schema")
+        if schemas > 1:
+            self.report_error(GraphQLError(
+                f"__schema is asked for {schemas} times; a document asks for it once",
+                extensions={"code": TOO_LARGE, "limit": 1},
             ))
 
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import ValidationCache
 from strawberry.schema.config import StrawberryConfig
 
 from app.api.graphql.agents.mutations import AgentMutation
@@ -16,12 +15,12 @@ from app.api.graphql.erasures.mutations import ErasureMutation
 from app.api.graphql.errors import ServiceErrors, log_errors
 from app.api.graphql.execution import Execution
 from app.api.graphql.limits import (
-    DOCUMENTS_CACHED,
     AliasLimit,
     CostLimit,
     DepthLimit,
     ParsedOnce,
     TokenLimit,
+    ValidatedOnce,
 )
 from app.api.graphql.operations import OperationMetrics
 from app.api.graphql.requests import RequestChecks, SocketSignedIn
@@ -67,7 +66,7 @@ schema = Schema(
         RequestChecks,
         SocketSignedIn,
         # After the limits' rules: each document is validated once, then reused.
-        lambda: ValidationCache(maxsize=DOCUMENTS_CACHED),
+        ValidatedOnce,
     ],
 )
 
