@@ -138,15 +138,21 @@ class RunningServer:
         """Serve, and unless not `ready`, wait until `/readyz` says ready (warmed up)."""
         self.settings = settings
         self.app: Starlette = create_app(settings, target, **app_options)
-        self.port = free_port()
+        # The socket is bound here and handed to uvicorn, so no other server of the run (in
+        # another pytest worker) can take its port between a port found free and the bind.
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True
+        )
         self.thread.start()
-        deadline = time.monotonic() + 30
+        # the start connects to Neo4j and plans the statements: seconds, or a minute on a
+        # loaded machine whose Neo4j is still starting
+        deadline = time.monotonic() + 300
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("the test server did not start")
@@ -165,6 +171,7 @@ class RunningServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=30)
+        self.socket.close()
 
 
 @pytest.fixture(autouse=True)
