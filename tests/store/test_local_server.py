@@ -41,27 +41,12 @@ def java_pids(home: Path) -> list[int]:
     return found
 
 
-def test_start_reuses_and_stop_leaves_no_java_process(tmp_path: Path) -> None:
-    settings = Settings(state_dir=tmp_path / "state")
-    first = local_server.start(settings)
-    try:
-        again = local_server.start(settings)
-        assert again.pid == first.pid
-        assert local_server.status(settings) == first
-        home = Path(first.home)
-        assert java_pids(home) == [first.pid]
-        browser = httpx.get(first.browser_url, timeout=10)
-        assert browser.status_code == 200
-        assert "Neo4j Browser" in browser.text or "<html" in browser.text.lower()
-    finally:
-        assert local_server.stop(settings) is True
-    assert java_pids(Path(first.home)) == []
-    assert local_server.status(settings) is None
-    assert local_server.stop(settings) is False
-
-
-def test_two_starters_at_once_share_one_server(tmp_path: Path) -> None:
-    """`token create` while `serve` is still starting Neo4j: one JVM, both use it."""
+def test_two_starters_at_once_share_one_server_start_reuses_and_stop_leaves_no_java(
+    tmp_path: Path,
+) -> None:
+    """`token create` while `serve` is still starting Neo4j: one JVM, both use it. A start
+    afterwards reuses it too, and a stop leaves no Java process (one server for the three,
+    since each start of a JVM costs the run half a minute)."""
     settings = Settings(state_dir=tmp_path / "state")
     barrier = threading.Barrier(2)
     started: list[local_server.LocalServer] = []
@@ -86,13 +71,24 @@ def test_two_starters_at_once_share_one_server(tmp_path: Path) -> None:
         assert started[0].pid == started[1].pid
         assert java_pids(home) == [started[0].pid]
         assert local_server.status(settings) == started[0]
+
+        first = started[0]
+        again = local_server.start(settings)
+        assert again.pid == first.pid
+        assert local_server.status(settings) == first
+        assert java_pids(Path(first.home)) == [first.pid]
+        browser = httpx.get(first.browser_url, timeout=10)
+        assert browser.status_code == 200
+        assert "Neo4j Browser" in browser.text or "<html" in browser.text.lower()
     finally:
-        local_server.stop(settings)
+        stopped = local_server.stop(settings)
         left = java_pids(home)
         for pid in left:  # an orphaned second server must not outlive the test
             os.kill(pid, signal.SIGKILL)
+    assert stopped is True
     assert left == []
     assert local_server.status(settings) is None
+    assert local_server.stop(settings) is False
 
 
 def test_serve_reuses_the_local_neo4j_and_survives_kill_9(
@@ -152,14 +148,16 @@ def test_serve_reuses_the_local_neo4j_and_survives_kill_9(
         second.wait(timeout=30)
 
 
-def test_starters_of_two_state_folders_at_once_each_get_their_own_server(
+def test_starters_of_two_state_folders_at_once_each_get_their_own_server_and_apoc_if_asked(
     tmp_path: Path,
 ) -> None:
     """Two test workers start their Neo4j at once: each must get ports of its own. Both
     folders last ran on the same free ports (a stopped server's state), so each prefers them;
-    without one chooser at a time, both took them and one's login failed."""
+    without one chooser at a time, both took them and one's login failed. The first asks for
+    APOC (OPENBOT_MEMORY_NEO4J_APOC): the plugin is fetched, put in plugins/ and answers."""
     bolt, http = free_port(), free_port()
-    folders = [Settings(state_dir=tmp_path / name) for name in ("one", "two")]
+    folders = [Settings(state_dir=tmp_path / "one", neo4j_apoc=True),
+               Settings(state_dir=tmp_path / "two")]
     for n, settings in enumerate(folders):
         ended = subprocess.Popen(["true"])
         ended.wait()  # the stopped server's pid: no longer running
@@ -195,24 +193,14 @@ def test_starters_of_two_state_folders_at_once_each_get_their_own_server(
                 server.bolt_uri, auth=(server.user, server.password)
             ) as driver:
                 driver.verify_connectivity()
-    finally:
-        for settings in folders:
-            local_server.stop(settings)
-    assert all(java_pids(Path(server.home)) == [] for server in started.values())
-
-
-def test_apoc_is_loaded_when_asked_for(tmp_path: Path) -> None:
-    """OPENBOT_MEMORY_NEO4J_APOC: the plugin is fetched, put in plugins/ and answers."""
-    settings = Settings(state_dir=tmp_path / "state", neo4j_apoc=True)
-    server = local_server.start(settings)
-    try:
-        assert [p.name for p in (Path(server.home) / "plugins").iterdir()] == [
+        assert [p.name for p in (Path(one.home) / "plugins").iterdir()] == [
             "apoc-core-5.26.0-core.jar"
         ]
-        with neo4j.GraphDatabase.driver(
-            server.bolt_uri, auth=(server.user, server.password)
-        ) as driver:
+        with neo4j.GraphDatabase.driver(one.bolt_uri, auth=(one.user, one.password)) as driver:
             records, _, _ = driver.execute_query(statement("bench_apoc_version"))
         assert records[0]["version"] == "5.26.0"
+        assert list((Path(two.home) / "plugins").iterdir()) == []  # no plugin unasked
     finally:
-        assert local_server.stop(settings) is True
+        stopped = [local_server.stop(settings) for settings in folders]
+    assert stopped == [True, True]
+    assert all(java_pids(Path(server.home)) == [] for server in started.values())
