@@ -333,19 +333,23 @@ def parser() -> argparse.ArgumentParser:
 
 def _check_names(args: argparse.Namespace) -> None:
     """The names a command is given (`--org`, `--person`, `--service`, a token), checked before
-    anything connects, so a bad one is told at once."""
-    from app.memory.access.tokens import check_name, check_person_name, check_token
+    anything connects, so a bad one is told at once: a name to create (`token create`, an
+    org to list the tokens of) by the rules of names; one that names what may already be
+    there (a person to erase, an org to export or delete) only as text, since an org or person
+    imported or made before a rule holds its name."""
+    from app.memory.access.tokens import check_name, check_person_name, check_text_argument
 
-    for field in ("org", "service"):
-        if getattr(args, field, None) is not None:
-            check_name(getattr(args, field), field)
-    person = getattr(args, "person", None)
-    if person is not None and args.command == "token":
-        check_person_name(person)  # a new person's name is none an erasure gives
-    elif person is not None:
-        check_name(person, "person")
-    if getattr(args, "token", None) is not None:
-        check_token(args.token)
+    creates = args.command == "token"
+    for field in ("org", "service", "person", "token"):
+        value = getattr(args, field, None)
+        if value is None:
+            continue
+        if field == "person" and creates:
+            check_person_name(value)  # a new person's name is none an erasure gives
+        elif field in ("org", "service") and creates:
+            check_name(value, field)
+        else:
+            check_text_argument(value, field)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -271,6 +271,14 @@ def test_names_that_are_not_text_are_refused_in_one_line_before_connecting() -> 
         assert answer.stderr.splitlines() == [
             f"openbot-memory: error: {said} is not valid Unicode text (a lone surrogate)"
         ], args
+    # a name that may already be there is text enough: an org or person imported, or made
+    # before a rule of names, can still be erased, exported or deleted (here it gets as far
+    # as connecting)
+    for args in (("erase", "--org", "acme", "--person", "team/ana"),
+                 ("export", "--org", "two words")):
+        answer = run_cli(*args, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+        assert answer.returncode == 1, args
+        assert "Cannot reach Neo4j at bolt://127.0.0.1:1" in answer.stderr, args
 
 
 def test_token_list_checks_the_org_name_before_connecting() -> None:

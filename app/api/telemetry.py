@@ -181,8 +181,8 @@ def _with_request_id(scope: Scope, held: list[Message], rid: str) -> list[Messag
         return held
     if not isinstance(body, dict):
         return held
-    if isinstance(body.get("_tag"), str):
-        scope.setdefault(ERROR_KEY, body["_tag"])  # the log line's `error`, whoever answered
+    if isinstance(body.get("_tag"), str) and body["_tag"] != "InternalError":
+        scope.setdefault(ERROR_KEY, body["_tag"])  # an expected error, whoever answered it
     out = dumps({**body, "requestId": rid})
     headers = MutableHeaders(scope=start)
     headers["content-length"] = str(len(out))

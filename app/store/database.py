@@ -531,8 +531,11 @@ class Database:
         await self._probe()
         try:
             return await self._attempts(access, work)
-        except Unavailable:
-            self._down = True
+        except Unavailable as exc:
+            # a pool whose connections are all busy is a database that answers: no probe
+            # before the next operation, which would ask the same pool for one more
+            if not isinstance(exc.__cause__, ConnectionPoolError):
+                self._down = True
             raise
 
     async def _attempts(self, access: str, work: Callable[[Tx], Awaitable[T]]) -> T:

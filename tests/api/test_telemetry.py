@@ -281,7 +281,13 @@ def test_a_refusal_before_routing_names_its_route_and_its_error(
     assert api.get("/v1/nowhere", headers={"X-Request-Id": "rid-nowhere"}).status_code == 404
     assert api.http.delete("/v1/agents", headers={
         "X-Request-Id": "rid-method"}).status_code == 405
-    logged(caplog, "rid-token", "rid-graphql", "rid-nowhere", "rid-method")
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:  # none of it sent
+        sock.sendall(
+            b"POST /v1/sessions HTTP/1.1\r\nHost: memory\r\nContent-Type: application/json\r\n"
+            + f"Authorization: Bearer {api.token}\r\nX-Request-Id: rid-large\r\n".encode()
+            + f"Content-Length: {server.settings.max_body_bytes + 1}\r\n\r\n".encode())
+        assert sock.recv(64).startswith(b"HTTP/1.1 413 ")
+    logged(caplog, "rid-token", "rid-graphql", "rid-nowhere", "rid-method", "rid-large")
     lines = {line["requestId"]: line for r in caplog.records
              if "status" in (line := getattr(r, "fields", {}))}
     assert (lines["rid-token"]["route"], lines["rid-token"]["error"]) == (
@@ -290,7 +296,10 @@ def test_a_refusal_before_routing_names_its_route_and_its_error(
         "/graphql", "Unauthorized")
     assert (lines["rid-nowhere"]["route"], lines["rid-nowhere"]["error"]) == (
         "unmatched", "NotFound")
-    assert lines["rid-method"]["route"] == "/v1/agents"
+    assert (lines["rid-method"]["route"], lines["rid-method"]["error"]) == (
+        "/v1/agents", "MethodNotAllowed")
+    assert (lines["rid-large"]["route"], lines["rid-large"]["error"]) == (
+        "/v1/sessions", "PayloadTooLarge")
 
 
 def test_a_client_that_hangs_up_while_sending_its_body_is_no_server_error(

@@ -1,6 +1,6 @@
 """A database the driver has no connection for, because every connection of its pool stays
 busy, answers as a database that is down: `Unavailable` (503 with a Retry-After), and a
-readiness probe says not ready, instead of an internal error."""
+readiness probe says not ready."""
 
 from __future__ import annotations
 

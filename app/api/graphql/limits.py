@@ -11,8 +11,8 @@
   by UNPAGED_LIST. Over `graphql_max_cost` is refused with `QUERY_TOO_COSTLY`.
 - `DepthLimit` and `AliasLimit`: at most MAX_DEPTH levels of nested fields below a root field
   (the root field is level 0; an introspection field's selection is not counted), code
-  `QUERY_TOO_DEEP`, and MAX_ALIASES aliases in the document and `__schema` once, code
-  `QUERY_TOO_LARGE`. Introspection's fields cost as every other field does.
+  `QUERY_TOO_DEEP`, and MAX_ALIASES aliases in the document and `__schema` once in an
+  operation, code `QUERY_TOO_LARGE`. Introspection's fields cost as every other field does.
 
 Each counts a fragment's fields where it is spread, and measures each fragment once
 (`_Fragments`): a document of fragments that spread each other twice, level upon level, costs
@@ -71,11 +71,12 @@ TOO_DEEP = "QUERY_TOO_DEEP"
 
 
 # Distinct documents kept parsed (`ParsedOnce`) and validated (`ValidatedOnce`): clients
-# send a few documents, again and again. A document longer than CACHED_LENGTH characters (a
-# query holds a few thousand; a mutation may hold a long content) is parsed and validated
-# each time it comes, so the caches hold at most DOCUMENTS_CACHED of that length.
+# send a few documents, again and again. A parsed document is many times its text, so only
+# documents of up to CACHED_LENGTH characters are kept (GraphiQL's introspection query and
+# the documented queries are well within it); a longer one is parsed and validated each time
+# it comes.
 DOCUMENTS_CACHED = 256
-CACHED_LENGTH = 64 * 1024
+CACHED_LENGTH = 4096
 
 
 class ParsedOnce(ParserCache):
@@ -346,12 +347,18 @@ class _Aliases(ValidationRule):
                 f"{count} aliases found. Allowed: {MAX_ALIASES}",
                 extensions={"code": TOO_LARGE, "limit": MAX_ALIASES},
             ))
-        # The whole schema, read once, is what GraphiQL and code generators ask for; each
-        # reading costs the CPU of thousands of fields, none of which waits on the database.
-        schemas = _in_operations(node, lambda field: field.name.value == "__schema")
+
+
+class _OneSchema(ValidationRule):
+    """An operation reads the whole schema once: it is what GraphiQL and code generators ask
+    for, and each reading costs the CPU of thousands of fields, none waiting on the database."""
+
+    def enter_operation_definition(self, node: OperationDefinitionNode, *_: Any) -> None:
+        schemas = _counted(node.selection_set, _Fragments(self.context.document),
+                           lambda field: field.name.value == "__schema")
         if schemas > 1:
             self.report_error(GraphQLError(
-                f"__schema is asked for {schemas} times; a document asks for it once",
+                f"__schema is asked for {schemas} times; an operation asks for it once", node,
                 extensions={"code": TOO_LARGE, "limit": 1},
             ))
 
@@ -364,7 +371,8 @@ class DepthLimit(AddValidationRules):
 
 
 class AliasLimit(AddValidationRules):
-    """At most MAX_ALIASES aliases in a document (`QUERY_TOO_LARGE`)."""
+    """At most MAX_ALIASES aliases in a document, and `__schema` once in an operation
+    (`QUERY_TOO_LARGE`)."""
 
     def __init__(self) -> None:
-        super().__init__([_Aliases])
+        super().__init__([_Aliases, _OneSchema])

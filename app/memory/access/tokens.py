@@ -53,9 +53,7 @@ def check_name(value: str, field: str) -> str:
     """An org's, person's or service's name. A person's stands in a URL's path
     (`/v1/org/persons/{person}/erase`), so no name holds a `/` or is `.` or `..`, which a
     client's URL would split or resolve away."""
-    if not is_text(value):
-        raise ValidationError(f"{field} is not valid Unicode text (a lone surrogate)", field)
-    value = value.strip()
+    value = check_text_argument(value, field).strip()
     if not value or len(value) > 100 or any(ch.isspace() for ch in value):
         raise ValidationError(f"{field} is a name of 1 to 100 characters without spaces", field)
     if "/" in value or value in (".", ".."):
@@ -71,11 +69,17 @@ def check_person_name(value: str) -> str:
     return value
 
 
+def check_text_argument(value: str, field: str) -> str:
+    """A name or token given on a command line, which must be text: a byte that is not UTF-8
+    reaches Python as a lone surrogate, which no store can keep."""
+    if not is_text(value):
+        raise ValidationError(f"{field} is not valid Unicode text (a lone surrogate)", field)
+    return value
+
+
 def check_token(value: str) -> str:
     """A token or a token's id, as `token revoke` is given it: text."""
-    if not is_text(value):
-        raise ValidationError("token is not valid Unicode text (a lone surrogate)", "token")
-    return value.strip()
+    return check_text_argument(value, "token").strip()
 
 
 MAX_EXPIRES_DAYS = 36_500  # a hundred years
