@@ -262,12 +262,15 @@ LUCENE_PARSE = re.compile(r"Cannot parse '.*?': (.*?)(?:\n|$)", re.DOTALL)
 # A term Lucene cannot build (a /regular expression/ or a wildcard past the states it builds
 # of one, a boost past the largest float) fails past its parser, as an exception the full-text
 # procedure passes on. An index being made again (at a start) is missing for a moment, and
-# fails with an IllegalArgumentException too, which is not the query's fault.
+# fails with an IllegalArgumentException too, which is not the query's fault. A query whose
+# fuzzy, wildcard or prefix terms expand to more index terms than Lucene runs in one query fails
+# as TooManyClauses.
 MISSING_INDEX = "no such fulltext schema index"
 LUCENE_REFUSED = re.compile(
     r"db\.index\.fulltext\.query\w*`: Caused by: [\w.$]*"
-    r"(?:IllegalArgumentException|TooComplexToDeterminizeException|NumberFormatException): "
-    r"(.*?)(?:\n|$)",
+    r"(?:IllegalArgumentException|TooComplexToDeterminizeException|NumberFormatException"
+    r"|(?P<clauses>TooManyClauses)): "
+    r"(?P<reason>.*?)(?:\n|$)",
     re.DOTALL,
 )
 
@@ -279,13 +282,18 @@ def query_syntax_error(exc: ClientError, query: object = None) -> ValidationErro
     if exc.code != SEARCH_QUERY_FAILED:
         return None
     refused = LUCENE_REFUSED.search(message) if MISSING_INDEX not in message else None
-    if refused is not None:
+    if refused is not None and refused.group("clauses"):
+        reason = (
+            "its terms expand to too many terms of the index (fewer fuzzy, wildcard or prefix "
+            f"terms, or longer ones, expand to fewer): {refused.group('reason').strip()}"
+        )
+    elif refused is not None:
         what = (
             "a regular expression in it is not valid"
             if isinstance(query, str) and "/" in query
             else "Lucene cannot build a term of it"
         )
-        reason = f"{what}: {refused.group(1).strip()}"
+        reason = f"{what}: {refused.group('reason').strip()}"
     elif "parse" in message.lower():
         found = LUCENE_PARSE.search(message)
         reason = found.group(1).strip() if found else "it is not valid Lucene query syntax"

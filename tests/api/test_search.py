@@ -4,6 +4,7 @@ what each caller may find: the caller's org, a person's own sessions, the curren
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 import httpx
@@ -348,3 +349,26 @@ def test_a_query_lucene_refuses_past_its_parser_is_a_400_on_q(
     response = api.get("/v1/search", params={"q": q})
     assert response.status_code == 400, response.text
     assert (response.json()["_tag"], response.json()["field"]) == ("ValidationError", "q")
+
+
+def test_a_query_lucene_expands_past_its_clause_limit_is_a_400_on_q(
+    api: Api, graph: Graph, server: RunningServer
+) -> None:
+    # SPEC 5: a fuzzy term is expanded to the index's terms near it; a query of many of them
+    # over an index of many short terms expands past the clauses Lucene runs of one query
+    sid = api.session()["session"]["id"]
+    words = [a + b for a in string.ascii_lowercase for b in string.ascii_lowercase]
+    api.remember(sid, "words", " ".join(words))
+    q = " ".join(f"{c}~" for c in string.ascii_lowercase + string.digits)
+    response = api.get("/v1/search", params={"q": q})
+    assert response.status_code == 400, response.text
+    body = response.json()
+    assert (body["_tag"], body["field"]) == ("ValidationError", "q")
+    assert "too many terms" in body["message"], body
+    answer = flat(api.graphql("query($q: String!) { search(query: $q) { hasNextPage } }", q=q))
+    [error] = answer["errors"]
+    assert (error["extensions"]["code"], error["extensions"]["field"]) == (
+        "VALIDATION_ERROR", "query"
+    ), error
+    refused = test_mcp.error(test_mcp.call(server, api.token, "search_memory", query=q))
+    assert (refused["_tag"], refused["field"]) == ("ValidationError", "query"), refused
