@@ -104,6 +104,29 @@ class Claim:
 
 
 @dataclass(frozen=True, slots=True)
+class Spent:
+    """A job whose lease lapsed `MOST_LAPSES` times, with the attempt that ends it failed."""
+
+    job: str
+    attempt: int
+
+
+# How many times a job's lease may run out (its process died while it ran) before it ends
+# failed rather than queued again: a job that ends its process (its input exhausts the memory,
+# say) would otherwise be taken up again forever, and holds its session's later runs, and its
+# agent's learning, behind it. A lease a stopping process ends is no lapse.
+MOST_LAPSES = 3
+
+
+def spent_error(noun: str) -> str:
+    """The error a spent job records."""
+    return (
+        f"the {noun} was stopped {MOST_LAPSES} times by the end of the process running it, "
+        "and is not run again"
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """How a job ended, as the graph recorded it: its status, model and the reasons of the
     changes it dropped."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from app.domain.enums import JobStatus
 from app.domain.items import Item
 from app.domain.jobs import (
+    MOST_LAPSES,
     Claim,
     Dropped,
     JobKind,
@@ -20,6 +21,7 @@ from app.domain.jobs import (
     Run,
     RunContext,
     SessionInput,
+    Spent,
 )
 from app.store.agent_memory import reader
 from app.store.database import Tx
@@ -72,10 +74,14 @@ class JobRepository:
         row = await self.tx.row(_QUEUES[kind].waiting, now=now)
         return (bool(row["queued"]), bool(row["expired"])) if row else (False, False)
 
-    async def requeue(self, kind: JobKind, now: int) -> int:
-        """Put the jobs whose lease ran out back in the queue; answer how many."""
-        row = await self.tx.row(_QUEUES[kind].requeue, now=now)
-        return int(row["requeued"]) if row else 0
+    async def requeue(self, kind: JobKind, now: int) -> tuple[int, list[Spent]]:
+        """Put the jobs whose lease ran out back in the queue; answer how many, and the jobs
+        whose lease lapsed `MOST_LAPSES` times, which are not queued again."""
+        row = await self.tx.row(_QUEUES[kind].requeue, now=now, most=MOST_LAPSES)
+        if row is None:
+            return 0, []
+        spent = [Spent(str(s["job"]), int(s["attempt"])) for s in row["spent"]]
+        return int(row["requeued"]), spent
 
     async def claim(
         self, kind: JobKind, busy: Sequence[str], now: int, lease_ms: int

@@ -288,3 +288,52 @@ def test_a_restart_without_a_crash_changes_nothing(
     assert after == before
     assert len(openai_stub.requests) == 1
     assert_each_item_read_once(graph, sid, ["m-1"])
+
+
+def test_a_run_whose_process_dies_three_times_ends_failed(
+    service: Service, client: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # S11: a run may be what ends its process (its input exhausts the memory): after its lease
+    # ran out three times it ends failed, with its error, rather than being taken up again
+    # forever, holding the session's later runs behind it. A process that stops ends its lease,
+    # which is no lapse. The run's items stay unprocessed, and the next turn's run reads them.
+    sid = client.session(model=STUB)["session"]["id"]
+    openai_stub.script(
+        *[slow(remember("budget", "The trip budget is 1500 EUR.", ["m-1"]))] * 4,
+        changes(
+            remember("budget", "The trip budget is 1500 EUR.", ["m-1"]),
+            remember("seat", "Ana prefers window seats.", ["m-2"]),
+        ),
+    )
+    first = client.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))["turn"]
+    wait_until("the model is asked", lambda: len(openai_stub.requests) == 1)
+    service.stop()  # SIGTERM: the process ends the run's lease as it stops
+    service.start()
+    for asked in (2, 3, 4):
+        wait_until(f"the model is asked {asked} times",
+                   lambda: len(openai_stub.requests) == asked)  # noqa: B023 (called at once)
+        service.kill9()
+        assert [r["status"] for r in run_states(graph, sid)] == ["running"]
+        service.start()
+
+    [run] = client.wait_idle(sid, timeout=60)
+    assert run["turn"] == first["id"]
+    assert run["status"] == "failed"
+    assert run["attempts"] == 4
+    assert run["error"] == (
+        "the run was stopped 3 times by the end of the process running it, and is not run again"
+    )
+    assert run["read"] == []
+    assert client.ok(client.get(f"/v1/sessions/{sid}/memory"))["entries"] == {}
+    assert len(openai_stub.requests) == 4
+
+    second = client.turn(sid, user("I prefer window seats.", id="m-2"))["turn"]
+    runs = {r["turn"]: r for r in client.wait_idle(sid, timeout=60)}
+    assert runs[second["id"]]["status"] == "succeeded"
+    assert runs[second["id"]]["read"] == ["m-1", "m-2"]
+    entries = client.ok(client.get(f"/v1/sessions/{sid}/memory"))["entries"]
+    assert {k: e["content"] for k, e in entries.items()} == {
+        "budget": "The trip budget is 1500 EUR.",
+        "seat": "Ana prefers window seats.",
+    }
+    assert_each_item_read_once(graph, sid, ["m-1", "m-2"])

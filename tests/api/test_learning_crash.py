@@ -217,3 +217,46 @@ def test_a_restart_without_a_crash_learns_nothing_again(
     assert after == before
     assert len(openai_stub.requests_for(LEARN)) == 1
     assert agent_memory(client, agent)["version"] == 1
+
+
+def test_a_learning_job_whose_process_dies_three_times_ends_failed(
+    service: Service, client: Api, graph: Graph, openai_stub: OpenAIStub
+) -> None:
+    # A2, S11: as a run (tests/api/test_crash.py), a learning job may be what ends its process:
+    # after its lease ran out three times it ends failed, with its error, rather than being
+    # taken up again forever, holding the agent's learning behind it. What it did not learn,
+    # the agent's next job learns.
+    helper_is_stub(client)
+    agent = client.agent()["id"]
+    sid = session_id(client, agent)
+    held = threading.Event()
+    never = answer(change("killed", "This answer is never applied.", ["u-1"]), gate=held)
+    openai_stub.script_for(LEARN, never, never, never)
+    try:
+        client.turn(sid, user("Always book trains where you can.", id="u-1"))
+        for asked in (1, 2, 3):
+            wait_until(f"the helper is asked {asked} times",
+                       lambda: len(openai_stub.requests_for(LEARN)) == asked,  # noqa: B023
+                       timeout=60)  # (the lambda is called within the loop's step)
+            service.kill9()
+            assert [j["status"] for j in job_states(graph)] == ["running"]
+            service.start()
+        [failed] = wait_learned(client, agent, [sid], timeout=60)
+    finally:
+        held.set()
+    assert failed["status"] == "failed"
+    assert failed["attempts"] == 3
+    assert failed["error"] == (
+        "the learning job was stopped 3 times by the end of the process running it, and is "
+        "not run again"
+    )
+    assert agent_memory(client, agent)["version"] == 0
+    assert learned_counts(graph) == {}
+
+    openai_stub.script_for(LEARN, answer(change("trains", "Book trains where you can.", ["u-1"])))
+    client.turn(sid, user("And never night flights.", id="u-2"))
+    done, _ = wait_learned(client, agent, [sid], jobs=2, timeout=60)
+    assert done["status"] == "succeeded"
+    assert sorted(agent_memory(client, agent)["entries"]) == ["trains"]
+    assert learned_counts(graph) == {"u-1": 1, "u-2": 1}
+    assert len(openai_stub.requests_for(LEARN)) == 4

@@ -5,7 +5,8 @@ lease they keep renewing while they work; a job whose lease ran out (its process
 back to the queue. A job writes what it found in one transaction at its end, so running it again
 after a crash reads the same input and applies it once. Each claim is an attempt, counted on
 the job, and renewing, applying or ending a job names its attempt: a worker that could not renew
-its lease and lost the job to another renews, applies and ends nothing of the other's claim.
+its lease and lost the job to another renews, applies and ends nothing of the other's claim. A
+job whose lease ran out `MOST_LAPSES` times ends failed rather than queued again.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from app.config import Settings
 from app.domain.enums import JobStatus
-from app.domain.jobs import PENDING, Claim, JobKind
+from app.domain.jobs import MOST_LAPSES, PENDING, Claim, JobKind, Spent, spent_error
 from app.errors import Unavailable
 from app.memory.changes.credentials import prescan
 from app.memory.ids import now_ms
@@ -80,9 +81,10 @@ async def ask(
     return proposed
 
 
-async def record_outcome(db: Database, kind: JobKind, job: str, seconds: float) -> None:
-    """Count a job that ended in this process: its duration and outcome by model, and the
-    reasons of the changes it dropped, as the graph recorded them."""
+async def record_outcome(db: Database, kind: JobKind, job: str, seconds: float | None) -> None:
+    """Count a job that ended in this process: its duration (None: it ended without running
+    here) and outcome by model, and the reasons of the changes it dropped, as the graph
+    recorded them."""
     outcome = await db.read(lambda tx: JobRepository(tx).outcome(job))
     if outcome is None or outcome.status in PENDING:
         return  # gone, or handed back to the queue: it ends (and is counted) later
@@ -198,9 +200,15 @@ class Workers:
         if time.monotonic() < self._next_requeue:
             return
         self._next_requeue = time.monotonic() + self.lease_seconds / 2
-        requeued = await self._requeue()
+        requeued, spent = await self._requeue()
         if requeued:
             log.info("requeued %s %s jobs whose worker stopped renewing them", requeued, self.name)
+        for lapsed in spent:
+            log.error("%s %s: its lease ran out %s times; it ends failed", self.job.noun,
+                      lapsed.job, MOST_LAPSES)
+            await self.job.fail(lapsed.job, lapsed.attempt, spent_error(self.job.noun))
+            self.job.ended()
+            await record_outcome(self.db, self.name, lapsed.job, None)
 
     async def _keep_lease(self, claim: Claim) -> None:
         while True:
@@ -264,7 +272,7 @@ class Workers:
     async def _waiting(self) -> tuple[bool, bool]:
         return await self.db.read(lambda tx: JobRepository(tx).waiting(self.name, now_ms()))
 
-    async def _requeue(self) -> int:
+    async def _requeue(self) -> tuple[int, list[Spent]]:
         return await self.db.write(lambda tx: JobRepository(tx).requeue(self.name, now_ms()))
 
     async def _claim(self, busy: frozenset[str]) -> Claim | None:
