@@ -8,9 +8,11 @@
 // lock, or, for an item the person wrote in another's session, under the item's own), and such
 // an item is the erasure's, never `expired`. Answers how many it found (fewer than $batch: none
 // is left), how many it erased, and their uids (`erasedUids`: keep_agent_sources leaves them
-// out of the agent entries that cite them).
+// out of the agent entries that cite them). An item an import is still writing (`Importing`)
+// waits for its end: the edges that name what read it, and what cites it, may not be written
+// yet, and emptying it takes what they name with it.
 MATCH (old:Item)
-WHERE old.at < $cutoff AND NOT coalesce(old.erased, false)
+WHERE old.at < $cutoff AND NOT coalesce(old.erased, false) AND NOT old:Importing
 WITH old ORDER BY old.at LIMIT $batch
 WITH collect(old.uid) AS found
 // (each item's session, and each fork whose entries cite one of them, in id order)

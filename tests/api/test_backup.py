@@ -18,8 +18,11 @@ import pytest
 from app.errors import SetupError
 from app.store.backup import FORMAT, export_org, import_org
 from app.store.database import Database, Target, Tx
+from tests.api.test_consolidation import stored_anywhere
 from tests.api.test_erasure import held, wait_blocked
+from tests.api.test_learning import CONSOLIDATE
 from tests.conftest import ROOT, Api, Graph, RunningServer, assistant, flat, make_token, user
+from tests.openai_stub import OpenAIStub, Reply
 from tests.test_cli import CLI, run_cli
 
 STORY = """query Story($id: ID!) { session(id: $id) {
@@ -608,3 +611,54 @@ def test_org_delete_removes_an_import_stopped_among_its_nodes(
     again = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
     assert again.returncode == 0, again.stderr
     assert counts(graph) == in_graph
+
+
+def test_retention_empties_no_item_of_an_import_until_it_ends(
+    server: RunningServer, neo4j_target: Target, graph: Graph, tmp_path: Path,
+    openai_stub: OpenAIStub, start_server: Callable[..., RunningServer],
+) -> None:
+    # SPEC 7: retention empties an item and what runs said of it together; an unfinished
+    # import has its items and not yet the edges that name what read them, so retention leaves
+    # them until the import ends, and then takes both
+    ana = Api(server.url, make_token(neo4j_target, "acme", "ana"))
+    ana.patch("/v1/org/settings", {"model": "openai:stub"})
+    sid = ana.session()["session"]["id"]
+    openai_stub.script_for(CONSOLIDATE, Reply(content="refused: OLD-IMPORT-1f", status=400))
+    ana.turn(sid, user("I fly OLD-IMPORT-1f", id="u-1"))
+    [run] = ana.wait_idle(sid)
+    assert "OLD-IMPORT-1f" in run["error"]
+    ana.http.close()
+    wait_idle(graph)
+    out = tmp_path / "acme.jsonl"
+    assert run_cli("export", "--org", "acme", "--out", str(out),
+                   env=env(neo4j_target)).returncode == 0
+    nodes = json.loads(out.read_text().splitlines()[0])["nodes"]
+    graph.rows("MATCH (n) DETACH DELETE n")  # ids are kept: they need an empty database
+
+    interrupt_import(neo4j_target, out, stop_past(nodes), batch=1)  # its nodes, no edge yet
+    assert graph.value("MATCH (:Importing)-[r]->() RETURN count(r)") == 0
+    graph.rows("MATCH (i:Item:Importing) SET i.at = i.at - 2 * 86400000")
+    # a witness older than the imported items: retention, which empties the oldest first, has
+    # looked at them once it has emptied the witness
+    bea = Api(server.url, make_token(neo4j_target, "other", "bea"))
+    witness = bea.session()["session"]["id"]
+    bea.turn(witness, user("A witness.", id="w-1"))
+    bea.http.close()
+    graph.rows("MATCH (i:Item {session: $s}) SET i.at = i.at - 3 * 86400000", s=witness)
+    start_server(item_retention_days=1, retention_poll_seconds=0.1)
+    emptied = "MATCH (i:Item {session: $s}) RETURN coalesce(i.erased, false)"
+    deadline = time.monotonic() + 60
+    while not graph.value(emptied, s=witness):
+        assert time.monotonic() < deadline, "retention emptied no witness"
+        time.sleep(0.05)
+    assert graph.value("MATCH (i:Item:Importing) WHERE i.erased RETURN count(i)") == 0
+
+    resumed = run_cli("import", str(out), "--org", "acme2", env=env(neo4j_target))
+    assert resumed.returncode == 0, resumed.stderr
+    deadline = time.monotonic() + 60
+    while graph.value(emptied, s=sid) is not True or stored_anywhere(graph, "OLD-IMPORT-1f"):
+        assert time.monotonic() < deadline, "retention left what a run said of an imported item"
+        time.sleep(0.05)
+    platform = Api(server.url, make_token(neo4j_target, "acme2", None, service="platform"))
+    [run] = platform.ok(platform.get(f"/v1/sessions/{sid}/runs"))["runs"]
+    assert (run["status"], run["error"]) == ("failed", None)
