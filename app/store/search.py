@@ -1,4 +1,5 @@
-"""The search repository: full-text matches over session and agent entries, best first."""
+"""The search repository: full-text matches over the session and agent entries a caller may
+read."""
 
 from __future__ import annotations
 
@@ -22,33 +23,31 @@ class SearchRepository:
         who: Principal,
         query: str,
         *,
+        key: str,
         session: str | None,
         agent: str | None,
         kinds: Sequence[str] | None,
         status: str | None,
-        offset: int,
-        limit: int,
     ) -> list[Match]:
-        """Up to `limit` matches of `query` (Lucene syntax) from `offset`, best first: an exact
-        key first, then by score. `session` keeps that session's entries, `agent` that agent's
-        memory and its sessions' entries; `kinds` and `status` filter the entries' fields."""
+        """Every match of `query` (Lucene syntax) among the entries `who` may read, unranked,
+        each with whether its key is `key` (whatever the case). `session` keeps that session's
+        entries, `agent` that agent's memory and its sessions' entries; `kinds` and `status`
+        filter the entries' fields."""
         rows = await self.tx.rows(
             "search_entries",
             **who.scope(),
             query=query,
-            exact=query.lower(),
+            exact=key.lower(),
             session=session,
             agent=agent,
             kinds=None if kinds is None else list(kinds),
             status=status,
-            offset=offset,
-            limit=limit,
         )
         return [
-            Match(float(row["score"]), bool(row["exact"]), row["agent"], session=row["session"],
+            Match(bool(row["exact"]), row["agent"], session=row["session"],
                   entry=entry(row["entry"]))
             if row["source"] == "session"
-            else Match(float(row["score"]), bool(row["exact"]), row["agent"],
+            else Match(bool(row["exact"]), row["agent"],
                        agent_entry=record(AgentEntry, row["entry"]))
             for row in rows
         ]

@@ -5,6 +5,7 @@ what each caller may find: the caller's org, a person's own sessions, the curren
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -64,6 +65,50 @@ def test_an_exact_key_match_ranks_first(api: Api, graph: Graph) -> None:
     scores = [hit["score"] for hit in found["hits"][1:]]
     assert scores == sorted(scores, reverse=True)
     assert keys(search(api, "SEAT"))[0] == "seat"  # keys match whatever the case
+
+
+def test_a_hits_score_and_rank_tell_nothing_of_what_others_wrote(
+    api: Api, graph: Graph, server: RunningServer, tokens: Callable[[str, str], str]
+) -> None:
+    # A9, privacy: the full-text index holds every org's entries and every person's; a hit's
+    # score and rank are reckoned from the entries the caller may read alone, so what another
+    # org, or another member in their own sessions, writes moves neither
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "deal", "The merger closes in May.")
+    api.remember(sid, "plans", "A quiet week before the merger, then the merger party.")
+    before = search(api, "merger quiet")
+    assert keys(before) == ["plans", "deal"]
+    assert before["hits"][0]["score"] > before["hits"][1]["score"] > 0
+    other = Api(server.url, tokens("globex", "bea"))
+    other_sid = other.session()["session"]["id"]
+    for n in range(5):
+        other.remember(other_sid, f"merger-{n}", f"Merger note {n}: the merger talks go on.")
+    member = Api(server.url, tokens("acme", "ben"))
+    member.remember(member.session()["session"]["id"], "quiet", "Quiet hours, quiet rooms.")
+    assert len(search(other, "merger")["hits"]) == 5
+    assert len(search(member, "quiet")["hits"]) == 1
+    assert search(api, "merger quiet") == before
+
+
+@pytest.mark.parametrize(
+    ("key", "q"),
+    [("travel/budget", "travel\\/budget"), ("user:name", "user\\:name"),
+     ("window seat", '"window seat"'), ("todo!", "todo\\!")],
+)
+def test_a_key_lucene_reads_escaped_or_quoted_is_an_exact_key_match(
+    api: Api, graph: Graph, key: str, q: str
+) -> None:
+    # a key may hold what Lucene reads as syntax; the query that names it escaped, or quoted
+    # as a phrase, is an exact key match, ranked first
+    sid = api.session()["session"]["id"]
+    words = key.replace("/", " ").replace(":", " ").replace("!", " ")
+    api.remember(sid, "notes", f"{words} {words} {words}: more {words}, and {words}.")
+    api.remember(sid, key, "Kept under a key of Lucene's syntax.")
+    found = search(api, q)
+    assert keys(found)[0] == key, found
+    hits = api.graphql(SEARCH, q=q, first=5)["data"]["search"]["hits"]
+    assert (hits[0]["key"], hits[0]["exactKey"]) == (key, True)
+    assert [hit["exactKey"] for hit in hits[1:]] == [False] * (len(hits) - 1)
 
 
 def test_only_the_current_entry_of_a_key_is_found(api: Api, graph: Graph) -> None:

@@ -1,15 +1,20 @@
 """Full-text search over the entries a caller may read: session entries as they stand
 at each session's head, and agent entries as the caller's view shows them (A9), best first.
 
-Ranking is an exact key match first, then Neo4j's full-text (Lucene) score. The snippet is the
-entry's content around the first matched word, each matched word marked `**like this**`. Paging
-is by offset, handed to GraphQL as an opaque cursor.
+Neo4j's full-text (Lucene) index finds the matches; the service ranks them: an exact key match
+first, then by a score reckoned from the matches the caller may read alone (`relevance`), then
+the newest. Lucene's own score weighs a word by how many documents of the whole index hold it,
+every org's and every person's, so a caller comparing the scores of their own entries would
+learn how often others wrote a word. The snippet is the entry's content around the first
+matched word, each matched word marked `**like this**`. Paging is by offset, handed to GraphQL
+as an opaque cursor.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,12 +36,15 @@ MAX_QUERY = 500
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
 STATUSES: tuple[Status, ...] = tuple(Status)
+BM25_K1 = 1.2  # how fast more mentions of a term stop adding to a score
+BM25_B = 0.75  # how much a longer field weighs each mention less
 SNIPPET_WIDTH = 160
 SNIPPET_LEAD = 40
 MARK = "**"
 
 LUCENE_WORDS = frozenset({"AND", "OR", "NOT", "TO"})
 WORD = re.compile(r"\w+")
+ESCAPED = re.compile(r"\\(.)", re.DOTALL)  # a character Lucene reads as itself
 QUERY_WORD = re.compile(r"(\w+)(\*?)(?!\w*:)")  # a field name (`key:`) is no term
 
 
@@ -71,6 +79,15 @@ def terms_of(query: str) -> list[Term]:
     ]
 
 
+def key_named(query: str) -> str:
+    """The key a query names, when it is one: the query as Lucene reads one term or phrase of
+    it, its quotes and escapes taken off (`travel\\/budget` or `"window seat"` name the keys
+    `travel/budget` and `window seat`)."""
+    if len(query) >= 2 and query[0] == query[-1] == '"':
+        query = query[1:-1]
+    return ESCAPED.sub(r"\1", query)
+
+
 def snippet(text: str, terms: Sequence[Term], width: int = SNIPPET_WIDTH) -> str:
     """`text` around its first word that a term matches, at most `width` characters of it,
     with every matched word marked. Cut ends show an ellipsis; with no match, the start."""
@@ -97,6 +114,45 @@ def snippet(text: str, terms: Sequence[Term], width: int = SNIPPET_WIDTH) -> str
     out.append(text[cursor:end])
     body = "".join(out).strip()
     return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+
+
+def relevance(matches: Sequence[Match], terms: Sequence[Term]) -> list[float]:
+    """Each match's score: BM25 (with Lucene's constants) over its key and its content, summed,
+    with the statistics of `matches` alone (how many of them hold a term, how long a field is
+    on average), which are the entries the caller may read. A term that is no plain word or
+    prefix (fuzzy, a wildcard inside, a regular expression) adds nothing."""
+    fields = [
+        ([w.lower() for w in WORD.findall(m.made.key)],
+         [w.lower() for w in WORD.findall(m.made.content or "")])
+        for m in matches
+    ]
+    scores = [0.0] * len(matches)
+    for field in (0, 1):
+        lengths = [len(words[field]) for words in fields]
+        average = max(sum(lengths) / len(lengths), 1.0) if lengths else 1.0
+        for term in dict.fromkeys(terms):
+            counts = [sum(1 for w in words[field] if term.matches(w)) for words in fields]
+            holding = sum(1 for count in counts if count)
+            if not holding:
+                continue
+            idf = math.log(1 + (len(matches) - holding + 0.5) / (holding + 0.5))
+            for n, count in enumerate(counts):
+                if count:
+                    norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[n] / average)
+                    scores[n] += idf * count * (BM25_K1 + 1) / (count + norm)
+    return [round(score, 6) for score in scores]
+
+
+def ranked(matches: Sequence[Match], terms: Sequence[Term]) -> list[tuple[float, Match]]:
+    """The matches best first: an exact key, then by `relevance`, then the newest; the change,
+    session and agent make the order total (a fork reverted to its source's version holds its
+    source's change), so paging by offset neither repeats nor skips a hit."""
+    scored = list(zip(relevance(matches, terms), matches, strict=True))
+    return sorted(
+        scored,
+        key=lambda sm: (not sm[1].exact, -sm[0], -sm[1].made.updated_at, sm[1].made.change,
+                        sm[1].session or "", sm[1].agent),
+    )
 
 
 def cursor_of(offset: int) -> str:
@@ -142,18 +198,18 @@ class SearchPage:
     more: bool
 
 
-def hit_of(who: Principal, match: Match, terms: Sequence[Term]) -> Hit:
-    """A match as a hit: its snippet, the key the caller's view lists it under, and (for an
-    agent entry) the sources the caller may reach."""
+def hit_of(who: Principal, score: float, match: Match, terms: Sequence[Term]) -> Hit:
+    """A match as a hit: its score, its snippet, the key the caller's view lists it under, and
+    (for an agent entry) the sources the caller may reach."""
     if match.entry is not None:
         return Hit(
-            match.score, match.exact, snippet(match.entry.content or "", terms), match.agent,
+            score, match.exact, snippet(match.entry.content or "", terms), match.agent,
             session=match.session, entry=match.entry, listed_as=match.entry.key,
         )
     assert match.agent_entry is not None
     entry = as_seen(who.person, match.agent_entry)
     return Hit(
-        match.score, match.exact, snippet(entry.content or "", terms), match.agent,
+        score, match.exact, snippet(entry.content or "", terms), match.agent,
         agent_entry=entry, listed_as=entry.name,
     )
 
@@ -197,11 +253,15 @@ class Search:
                 await sessions.view(who, session)
             if agent is not None and agent not in await AgentRepository(tx).find(who.org, [agent]):
                 raise NotFound(f"no agent {agent}")
-            found = await SearchRepository(tx).matches(
-                who, query, session=session, agent=agent, kinds=kinds, status=status,
-                offset=offset, limit=limit + 1,
+            found = ranked(
+                await SearchRepository(tx).matches(
+                    who, query, key=key_named(query), session=session, agent=agent,
+                    kinds=kinds, status=status,
+                ),
+                terms,
             )
-            hits = tuple(hit_of(who, match, terms) for match in found[:limit])
-            return SearchPage(hits, offset, len(found) > limit)
+            page = found[offset : offset + limit]
+            hits = tuple(hit_of(who, score, match, terms) for score, match in page)
+            return SearchPage(hits, offset, len(found) > offset + limit)
 
         return await self.db.read(work)

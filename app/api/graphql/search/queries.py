@@ -15,9 +15,9 @@ from app.memory.views.search import DEFAULT_LIMIT, offset_after
 class SearchQuery:
     @strawberry.field(
         description="Full-text search (Lucene syntax) over the session and agent entries the "
-        "caller may read, best first: an exact key match, then by score. `sessionId` keeps "
-        "that session's entries; `agentId` that agent's memory and its sessions' entries; "
-        "`kinds` and `status` the entries' own fields."
+        "caller may read, best first: an exact key match, then by score, then the newest. "
+        "`sessionId` keeps that session's entries; `agentId` that agent's memory and its "
+        "sessions' entries; `kinds` and `status` the entries' own fields."
     )
     async def search(
         self,

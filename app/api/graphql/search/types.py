@@ -13,7 +13,10 @@ from app.memory.views.search import Hit, cursor_of
 class SearchHit:
     """One hit: a session entry (`entry`, `session`) or an agent entry (`agentEntry`, `agent`)."""
 
-    score: float = strawberry.field(description="Lucene's score; an exact key match ranks first")
+    score: float = strawberry.field(description=(
+        "BM25 over the entry's key and content, reckoned from the matches the caller may read "
+        "alone; an exact key match ranks first"
+    ))
     exact_key: bool = strawberry.field(description="the query is the entry's key")
     snippet: str = strawberry.field(description="the content around the match, **marked**")
     key: str = strawberry.field(description="the key the entry is listed under for the caller")
