@@ -18,14 +18,15 @@ CALL () {
         -[:OF_AGENT]->(a:Agent)-[:IN_ORG]->(:Org {id: $org})
   WHERE ($person IS NULL OR EXISTS { (s)-[:WITH]->(:Person {id: $person}) })
     AND ($session IS NULL OR s.id = $session) AND ($agent IS NULL OR a.id = $agent)
+  // (the ids of the items it cites: the items of a page's hits are read by change_sources)
   CALL (c) {
     OPTIONAL MATCH (c)-[:CITES]->(i:Item)
     WITH i ORDER BY i.seq
-    RETURN collect(i {.uid, .id, .type, .role, .content, .app, .author, .at, .seq}) AS sources
+    RETURN collect(i.id) AS sources
   }
   RETURN 'session' AS source, s.id AS session, a.id AS agent,
          c {.key, .content, .kind, .status, updatedAt: c.at, change: c.id,
-            sources: sources} AS entry
+            sourceIds: sources} AS entry
   UNION ALL
   CALL db.index.fulltext.queryNodes('agent_entry_text', $query) YIELD node
   WITH node AS e

@@ -4,12 +4,15 @@ read."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from app.domain.agents import AgentEntry
+from app.domain.enums import kind_of, status_of
 from app.domain.principals import Principal
 from app.domain.search import Match
+from app.domain.sessions import Entry
 from app.store.database import Tx
-from app.store.records import entry, record
+from app.store.records import Row, item, record
 
 
 class SearchRepository:
@@ -45,9 +48,31 @@ class SearchRepository:
         )
         return [
             Match(bool(row["exact"]), row["agent"], session=row["session"],
-                  entry=entry(row["entry"]))
+                  entry=unsourced(row["entry"]))
             if row["source"] == "session"
             else Match(bool(row["exact"]), row["agent"],
                        agent_entry=record(AgentEntry, row["entry"]))
             for row in rows
         ]
+
+    async def with_sources(self, matches: Sequence[Match]) -> list[Match]:
+        """`matches` with the items their session entries cite (`matches` reads their ids)."""
+        changes = sorted({m.entry.change for m in matches if m.entry is not None})
+        if not changes:
+            return list(matches)
+        rows = await self.tx.rows("change_sources", changes=changes)
+        cited = {row["id"]: tuple(map(item, row["sources"])) for row in rows}
+        return [
+            replace(m, entry=replace(m.entry, source_items=cited.get(m.entry.change, ())))
+            if m.entry is not None else m
+            for m in matches
+        ]
+
+
+def unsourced(row: Row) -> Entry:
+    """A session entry as search_entries answers it: its sources' ids, not their items."""
+    return Entry(
+        key=row["key"], content=row["content"], kind=kind_of(row["kind"]),
+        sources=tuple(row["sourceIds"]), source_items=None, updated_at=row["updatedAt"],
+        status=status_of(row["status"]), change=row["change"],
+    )

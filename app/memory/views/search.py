@@ -121,18 +121,21 @@ def relevance(matches: Sequence[Match], terms: Sequence[Term]) -> list[float]:
     with the statistics of `matches` alone (how many of them hold a term, how long a field is
     on average), which are the entries the caller may read. A term that is no plain word or
     prefix (fuzzy, a wildcard inside, a regular expression) adds nothing."""
-    fields = [
-        ([w.lower() for w in WORD.findall(m.made.key)],
-         [w.lower() for w in WORD.findall(m.made.content or "")])
-        for m in matches
-    ]
     scores = [0.0] * len(matches)
-    for field in (0, 1):
-        lengths = [len(words[field]) for words in fields]
-        average = max(sum(lengths) / len(lengths), 1.0) if lengths else 1.0
-        for term in dict.fromkeys(terms):
-            counts = [sum(1 for w in words[field] if term.matches(w)) for words in fields]
-            holding = sum(1 for count in counts if count)
+    unique = list(dict.fromkeys(terms))
+    if not unique or not matches:
+        return scores
+    made = [match.made for match in matches]
+    for texts in ([m.key for m in made], [m.content or "" for m in made]):
+        fields = [WORD.findall(text.lower()) for text in texts]
+        lengths = [len(words) for words in fields]
+        average = max(sum(lengths) / len(lengths), 1.0)
+        for term in unique:
+            if term.prefix:
+                counts = [sum(1 for w in words if w.startswith(term.text)) for words in fields]
+            else:
+                counts = [words.count(term.text) for words in fields]
+            holding = len(counts) - counts.count(0)
             if not holding:
                 continue
             idf = math.log(1 + (len(matches) - holding + 0.5) / (holding + 0.5))
@@ -147,12 +150,13 @@ def ranked(matches: Sequence[Match], terms: Sequence[Term]) -> list[tuple[float,
     """The matches best first: an exact key, then by `relevance`, then the newest; the change,
     session and agent make the order total (a fork reverted to its source's version holds its
     source's change), so paging by offset neither repeats nor skips a hit."""
-    scored = list(zip(relevance(matches, terms), matches, strict=True))
-    return sorted(
-        scored,
-        key=lambda sm: (not sm[1].exact, -sm[0], -sm[1].made.updated_at, sm[1].made.change,
-                        sm[1].session or "", sm[1].agent),
+    scores = relevance(matches, terms)
+    order = sorted(
+        range(len(matches)),
+        key=lambda n: (not matches[n].exact, -scores[n], -matches[n].made.updated_at,
+                       matches[n].made.change, matches[n].session or "", matches[n].agent),
     )
+    return [(scores[n], matches[n]) for n in order]
 
 
 def cursor_of(offset: int) -> str:
@@ -253,15 +257,20 @@ class Search:
                 await sessions.view(who, session)
             if agent is not None and agent not in await AgentRepository(tx).find(who.org, [agent]):
                 raise NotFound(f"no agent {agent}")
+            search = SearchRepository(tx)
             found = ranked(
-                await SearchRepository(tx).matches(
+                await search.matches(
                     who, query, key=key_named(query), session=session, agent=agent,
                     kinds=kinds, status=status,
                 ),
                 terms,
             )
             page = found[offset : offset + limit]
-            hits = tuple(hit_of(who, score, match, terms) for score, match in page)
+            shown = await search.with_sources([match for _, match in page])
+            hits = tuple(
+                hit_of(who, score, match, terms)
+                for (score, _), match in zip(page, shown, strict=True)
+            )
             return SearchPage(hits, offset, len(found) > offset + limit)
 
         return await self.db.read(work)
