@@ -264,12 +264,12 @@ LUCENE_PARSE = re.compile(r"Cannot parse '.*?': (.*?)(?:\n|$)", re.DOTALL)
 # procedure passes on. An index being made again (at a start) is missing for a moment, and
 # fails with an IllegalArgumentException too, which is not the query's fault. A query whose
 # fuzzy, wildcard or prefix terms expand to more index terms than Lucene runs in one query fails
-# as TooManyClauses.
+# as TooManyClauses (or TooManyNestedClauses, where they sit under AND).
 MISSING_INDEX = "no such fulltext schema index"
 LUCENE_REFUSED = re.compile(
     r"db\.index\.fulltext\.query\w*`: Caused by: [\w.$]*"
     r"(?:IllegalArgumentException|TooComplexToDeterminizeException|NumberFormatException"
-    r"|(?P<clauses>TooManyClauses)): "
+    r"|(?P<clauses>TooMany(?:Nested)?Clauses)): "
     r"(?P<reason>.*?)(?:\n|$)",
     re.DOTALL,
 )

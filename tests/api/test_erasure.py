@@ -157,7 +157,7 @@ def bens_views(member: Api, made: dict[str, str]) -> Body:
         # stories: each entry's changes, what they cite, and what each item supports
         "story": flat(member.graphql(STORY, id=made["ben"])),
         "supports": flat(member.graphql(SUPPORTS, id=made["ben"])),
-        # (Lucene's scores, and so the order of equal hits, follow what the index holds)
+        # (a hit's score is reckoned from the matches the reader may read: they change)
         "search": sorted(
             (json.dumps({k: v for k, v in hit.items() if k != "score"}, sort_keys=True)
              for hit in member.ok(member.get("/v1/search", params={"q": "BEN-REM-4f"}))["hits"]),

@@ -396,15 +396,16 @@ def test_a_query_lucene_refuses_past_its_parser_is_a_400_on_q(
     assert (response.json()["_tag"], response.json()["field"]) == ("ValidationError", "q")
 
 
+@pytest.mark.parametrize("joined", [" ", " AND "])
 def test_a_query_lucene_expands_past_its_clause_limit_is_a_400_on_q(
-    api: Api, graph: Graph, server: RunningServer
+    api: Api, graph: Graph, server: RunningServer, joined: str
 ) -> None:
     # SPEC 5: a fuzzy term is expanded to the index's terms near it; a query of many of them
     # over an index of many short terms expands past the clauses Lucene runs of one query
     sid = api.session()["session"]["id"]
     words = [a + b for a in string.ascii_lowercase for b in string.ascii_lowercase]
     api.remember(sid, "words", " ".join(words))
-    q = " ".join(f"{c}~" for c in string.ascii_lowercase + string.digits)
+    q = joined.join(f"{c}~" for c in string.ascii_lowercase + string.digits)
     response = api.get("/v1/search", params={"q": q})
     assert response.status_code == 400, response.text
     body = response.json()

@@ -119,8 +119,8 @@ def snippet(text: str, terms: Sequence[Term], width: int = SNIPPET_WIDTH) -> str
 def relevance(matches: Sequence[Match], terms: Sequence[Term]) -> list[float]:
     """Each match's score: BM25 (with Lucene's constants) over its key and its content, summed,
     with the statistics of `matches` alone (how many of them hold a term, how long a field is
-    on average), which are the entries the caller may read. A term that is no plain word or
-    prefix (fuzzy, a wildcard inside, a regular expression) adds nothing."""
+    on average), which are the entries the caller may read. The terms are the query's words
+    and prefixes (`terms_of`), whatever Lucene operator is on them."""
     scores = [0.0] * len(matches)
     unique = list(dict.fromkeys(terms))
     if not unique or not matches:
