@@ -21,7 +21,7 @@ from starlette.staticfiles import StaticFiles
 from app.api import warmup
 from app.api.auth import BearerTokens, RequirePrincipal, refused
 from app.api.bookmarks import Bookmarks
-from app.api.encoding import JsonResponse
+from app.api.encoding import JsonResponse, error_answer
 from app.api.graphql import GraphQLApp
 from app.api.graphql.asgi import PLAYGROUND
 from app.api.limits import BodyLimit
@@ -31,7 +31,6 @@ from app.api.rest import routes
 from app.api.telemetry import (
     ERROR_KEY,
     RequestTelemetry,
-    error_answer,
     internal_error_answer,
     route_of,
 )

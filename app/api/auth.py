@@ -18,7 +18,7 @@ from starlette.requests import HTTPConnection
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.encoding import JsonResponse
+from app.api.encoding import error_answer
 from app.domain.principals import Principal
 from app.errors import Unauthorized
 
@@ -68,7 +68,7 @@ def _answers_everyone(path: str) -> bool:
 
 
 def refused(conn: HTTPConnection, exc: AuthenticationError) -> Response:
-    return JsonResponse(Unauthorized(str(exc)).body(), status_code=401)
+    return error_answer(Unauthorized(str(exc)))
 
 
 def is_public(scope: Scope) -> bool:
@@ -102,8 +102,8 @@ class RequirePrincipal:
             await send({"type": "websocket.close", "code": 4401})
             return
         if denied:
-            error = Unauthorized("send Authorization: Bearer <token>")
-            await JsonResponse(error.body(), status_code=401)(scope, receive, send)
+            answer = error_answer(Unauthorized("send Authorization: Bearer <token>"))
+            await answer(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

@@ -14,7 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.api.encoding import JsonResponse
+from app.api.encoding import error_answer
 from app.errors import Forbidden, Unauthorized
 from app.memory.access.tokens import bearer, token_hash
 from app.memory.jobs.runner import pending_jobs
@@ -39,12 +39,12 @@ def refusal(request: Request, token: str | None) -> Response | None:
         sent = bearer(request.headers.get("authorization")) or ""
         if hmac.compare_digest(token_hash(sent), token_hash(token)):
             return None
-        error: Unauthorized | Forbidden = Unauthorized("send Authorization: Bearer <metrics token>")
-        return JsonResponse(error.body(), status_code=error.status)
+        return error_answer(Unauthorized("send Authorization: Bearer <metrics token>"))
     if _loopback(request.client.host if request.client else None):
         return None
-    error = Forbidden("metrics answer loopback clients only, unless OPENBOT_MEMORY_METRICS_TOKEN")
-    return JsonResponse(error.body(), status_code=error.status)
+    return error_answer(
+        Forbidden("metrics answer loopback clients only, unless OPENBOT_MEMORY_METRICS_TOKEN")
+    )
 
 
 async def metrics(request: Request) -> Response:

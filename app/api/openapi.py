@@ -171,6 +171,8 @@ UNAVAILABLE = "Neo4j does not answer: retry after the `Retry-After` seconds"
 WITHOUT_NEO4J = frozenset({"/healthz", "/openapi.json"})  # answered from the process alone
 RETRY_AFTER = {"Retry-After": {"description": "seconds to wait before a retry",
                                "schema": {"type": "integer"}}}
+CHALLENGED = {"WWW-Authenticate": {"description": "the scheme to sign in with: Bearer",
+                                   "schema": {"type": "string"}}}
 
 
 def _error(description: str, tag: str) -> dict[str, Any]:
@@ -203,7 +205,8 @@ def _operation(
             responses[str(status)]["headers"] = BOOKMARK_ANSWER
     responses["400"] = _error(BAD_REQUEST, "ValidationError")  # every request takes a header
     if path not in PUBLIC_PATHS:
-        responses["401"] = _error("no token, or one not known", "Unauthorized")
+        responses["401"] = {**_error("no token, or one not known", "Unauthorized"),
+                            "headers": CHALLENGED}
     if "{" in path:
         responses["404"] = _error("no such object you may reach", "NotFound")
     if doc.body is not None:

@@ -24,8 +24,8 @@ from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.auth import PrincipalUser
-from app.api.encoding import JsonResponse, dumps
-from app.errors import ServiceError, Unavailable
+from app.api.encoding import JsonResponse, dumps, error_answer
+from app.errors import ServiceError
 from app.logs import FIELDS, request_id
 from app.telemetry import Telemetry
 
@@ -187,12 +187,6 @@ def _with_request_id(scope: Scope, held: list[Message], rid: str) -> list[Messag
     headers = MutableHeaders(scope=start)
     headers["content-length"] = str(len(out))
     return [start, {"type": "http.response.body", "body": out, "more_body": False}]
-
-
-def error_answer(exc: ServiceError) -> JsonResponse:
-    """A ServiceError's answer: its status and body (and, for Unavailable, when to retry)."""
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, Unavailable) else None
-    return JsonResponse(exc.body(), status_code=exc.status, headers=headers)
 
 
 def internal_error_answer() -> JsonResponse:

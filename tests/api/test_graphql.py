@@ -453,6 +453,7 @@ def test_graphql_without_a_valid_token_is_401(
     for response in responses:
         assert response.status_code == 401, response.text
         assert response.json()["_tag"] == "Unauthorized"
+        assert response.headers["www-authenticate"] == 'Bearer realm="openbot-memory"'
     assert current(api, sid) == (head, revision)
 
 

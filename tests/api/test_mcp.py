@@ -194,11 +194,13 @@ def test_no_token_is_a_401_and_a_bad_token_too(server: RunningServer, graph: Gra
     bare = httpx.post(f"{server.url}/mcp", json=initialize, headers=headers)
     assert bare.status_code == 401, bare.text
     assert bare.json()["_tag"] == "Unauthorized"
+    assert bare.headers["www-authenticate"] == 'Bearer realm="openbot-memory"'
     bad = httpx.post(
         f"{server.url}/mcp", json=initialize,
         headers={**headers, "Authorization": "Bearer not-a-token"},
     )
     assert bad.status_code == 401, bad.text
+    assert bad.headers["www-authenticate"] == 'Bearer realm="openbot-memory"'
 
 
 def test_each_session_tool_answers_what_rest_answers(

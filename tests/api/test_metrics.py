@@ -191,9 +191,12 @@ def test_metrics_need_loopback_or_the_metrics_token(
     assert "openbot_memory" not in text
 
     guarded = start_server(metrics_token=SecretStr("scrape-secret"))
-    assert httpx.get(f"{guarded.url}/metrics").status_code == 401
+    bare = httpx.get(f"{guarded.url}/metrics")
+    assert bare.status_code == 401
     wrong = httpx.get(f"{guarded.url}/metrics", headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401
+    for refused in (bare, wrong):  # the scheme to sign in with, as every 401 names it
+        assert refused.headers["www-authenticate"] == 'Bearer realm="openbot-memory"'
     assert "openbot_memory_http_requests_total" in httpx.get(
         f"{guarded.url}/metrics", headers={"Authorization": "Bearer scrape-secret"}).text
     status, _ = from_afar(guarded.settings, neo4j_target, Authorization="Bearer scrape-secret")

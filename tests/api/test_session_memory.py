@@ -70,6 +70,8 @@ def assert_error(
     assert "Traceback" not in response.text
     if field is not None:
         assert body.get("field") == field, body
+    if status == 401:  # section 5: the answer names the scheme to sign in with
+        assert response.headers["www-authenticate"] == 'Bearer realm="openbot-memory"'
     return body
 
 
