@@ -91,7 +91,10 @@ def _serve(settings: Settings, host: str, port: int) -> None:
         from app.logs import configure
 
         configure(settings)  # uvicorn's loggers too; the app writes one line per request itself
-        config = uvicorn.Config(create_app(settings, target), log_config=None, access_log=False)
+        config = uvicorn.Config(
+            create_app(settings, target), log_config=None, access_log=False,
+            ws_max_size=settings.max_body_bytes,  # a GraphQL document sent by socket, as by POST
+        )
         serving = uvicorn.Server(config)
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn has shut down
             serving.run(sockets=sockets)

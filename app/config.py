@@ -41,7 +41,8 @@ class Settings(BaseSettings):
     neo4j_apoc: bool = False
 
     max_length: int = Field(default=8000, ge=0)
-    # The largest request body accepted; a larger one is 413 before it is read.
+    # The largest request body accepted, and the largest WebSocket message: a larger body is
+    # 413 before it is read, a larger message closes its socket (1009, message too big).
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     # GraphQL: the most lexical tokens a document may have, and the highest estimated cost of
     # an operation (fields, with lists multiplied by their page size; app/api/graphql/limits.py).

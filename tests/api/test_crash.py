@@ -31,10 +31,13 @@ HELD = threading.Event()
 class Service:
     """`openbot-memory serve` as a child process, against the test run's Neo4j and model."""
 
-    def __init__(self, target: Target, stub: OpenAIStub, log: Path) -> None:
+    def __init__(
+        self, target: Target, stub: OpenAIStub, log: Path, env: dict[str, str] | None = None
+    ) -> None:
         self.target = target
         self.stub = stub
         self.log = log
+        self.env = env or {}  # settings of this service beside the test run's
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -54,6 +57,7 @@ class Service:
             # a killed process's run goes back to the queue once its lease runs out
             "OPENBOT_MEMORY_RUN_LEASE_SECONDS": "3",
             "OPENBOT_MEMORY_WARMUP_ROUNDS": "0",  # as the suite's servers (tests/conftest.py)
+            **self.env,
         }
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(

@@ -9,6 +9,7 @@ import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from app.memory.agents.memory import AgentMemories
 from app.memory.views.live import Live
 from app.store.database import Database, Target
 from tests.api.test_agent_memory import agent_remember
+from tests.api.test_crash import Service
 from tests.api.test_promotion import subagent
 from tests.conftest import Api, RunningServer, flat, user
 from tests.openai_stub import OpenAIStub, Reply, changes
@@ -650,3 +652,34 @@ def test_each_operation_a_socket_carries_reads_the_graph_anew(
     after = service.next("b")["data"]["agent"]["memory"]
     assert after["entries"] == []
     assert after["version"] > before["version"]
+
+
+def test_a_message_over_the_body_limit_closes_the_served_socket(
+    neo4j_target: Target, openai_stub: OpenAIStub, tmp_path: Path,
+    tokens: Callable[[str, str], str],
+) -> None:
+    # `openbot-memory serve` holds a socket's messages to the limit of a request body: a
+    # GraphQL document sent by socket is no larger than one sent by POST
+    served = Service(neo4j_target, openai_stub, tmp_path / "service.log",
+                     env={"OPENBOT_MEMORY_MAX_BODY_BYTES": "65536"})
+    served.start()
+    try:
+        def socket() -> ClientConnection:
+            return connect(served.url.replace("http://", "ws://") + "/graphql",
+                           subprotocols=[Subprotocol("graphql-transport-ws")],
+                           open_timeout=WAIT)
+
+        signed = {"Authorization": f"Bearer {tokens('acme', 'ana')}"}
+        with socket() as ws:  # within the limit: the socket signs in
+            ws.send(json.dumps({"type": "connection_init",
+                                "payload": {**signed, "pad": "x" * 60_000}}))
+            assert json.loads(ws.recv(timeout=WAIT))["type"] == "connection_ack"
+        with socket() as ws:
+            ws.send(json.dumps({"type": "connection_init",
+                                "payload": {**signed, "pad": "x" * 70_000}}))
+            with pytest.raises(ConnectionClosed) as closed:
+                ws.recv(timeout=WAIT)
+        assert closed.value.rcvd is not None
+        assert closed.value.rcvd.code == 1009  # message too big
+    finally:
+        served.stop()
