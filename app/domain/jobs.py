@@ -128,11 +128,12 @@ def spent_error(noun: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """How a job ended, as the graph recorded it: its status, model and the reasons of the
-    changes it dropped."""
+    """How a job ended, as the graph recorded it: its status, model, the claim (attempt) that
+    ended it, and the reasons of the changes it dropped."""
 
     status: JobStatus
     model: str | None
+    attempt: int
     dropped: tuple[str, ...]
 
 

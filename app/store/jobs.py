@@ -110,7 +110,9 @@ class JobRepository:
         row = await self.tx.row("job_outcome", id=job)
         if row is None:
             return None
-        return Outcome(JobStatus(row["status"]), row["model"], tuple(row["dropped"]))
+        return Outcome(
+            JobStatus(row["status"]), row["model"], int(row["attempt"]), tuple(row["dropped"])
+        )
 
     async def pending(self) -> dict[tuple[str, str], int]:
         """How many jobs of each kind are queued and running."""

@@ -4,6 +4,7 @@ failed run records."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from app.memory.jobs import runner
 from app.memory.jobs.consolidation import Consolidation
 from tests.conftest import (
     Api,
@@ -620,3 +622,96 @@ def test_a_worker_whose_lease_ran_out_applies_nothing_of_the_run_another_claimed
     assert (applied["status"], applied["read"], applied["attempts"]) == ("succeeded", ["m-1"], 2)
     assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
         "The trip budget is 1500 EUR.")
+
+
+def test_a_worker_whose_claim_was_lost_counts_nothing_of_how_the_run_ended(
+    api: Api, server: RunningServer, openai_stub: OpenAIStub,
+    start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # S7, section 7 (metrics): the first worker's lease runs out, another process claims the
+    # run again and ends it; the first worker's model answers only after that. The run ended
+    # once, and is counted once: by the process whose claim ended it, not by both.
+    first_gate, first_asked, second_gate, second_asked = claimed_twice(
+        api, openai_stub, content=changes(
+            remember("budget", "The trip budget is 1000 EUR.", ["m-1"])).content)
+    record = runner.record_outcome
+    recorded = threading.Event()
+
+    async def record_and_tell(db: Any, *rest: Any) -> None:
+        await record(db, *rest)
+        if db is first.service.db:  # the first worker's claim has ended
+            recorded.set()
+
+    first_claim_renews_nothing(monkeypatch)
+    monkeypatch.setattr(runner, "record_outcome", record_and_tell)
+    first = start_server(run_lease_seconds=1)
+    second = start_server(run_lease_seconds=30)  # (its claim holds however loaded the machine)
+    sid = api.session(model=STUB)["session"]["id"]
+    with claims_nothing(server):
+        with claims_nothing(second):
+            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+            assert first_asked.wait(30), "the first worker's model was not asked"
+        with claims_nothing(first):
+            assert second_asked.wait(60), "no other worker claimed the run"
+            second_gate.set()
+            [applied] = api.wait_idle(sid)
+            assert (applied["status"], applied["attempts"]) == ("succeeded", 2)
+            first_gate.set()  # the first worker's model answers after the run ended
+            assert recorded.wait(30), "the first worker never ended its claim"
+    assert jobs_counted(second) == (1, 1)
+    assert jobs_counted(first) == (0, 0)
+    assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
+        "The trip budget is 1500 EUR.")
+
+
+def test_a_run_spent_while_two_processes_look_ends_once_and_is_counted_once(
+    api: Api, server: RunningServer, graph: Graph,
+    start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # S11, section 7 (metrics): a run whose lease ran out three times ends failed. Two
+    # processes that look for lapsed leases at once may both find it; the one whose write ends
+    # it counts it, and the other counts nothing.
+    from tests.api.test_metrics import scrape, value
+
+    fail = Consolidation.fail
+    first_call, release = threading.Event(), threading.Event()
+    returned: list[bool] = []
+
+    async def fail_slowly_once(self: Consolidation, run_id: str, attempt: int, error: str) -> Any:
+        held = not first_call.is_set()
+        first_call.set()
+        if held:  # the first look to find it waits until the other has ended it
+            await asyncio.to_thread(release.wait, 30)
+        ended = await fail(self, run_id, attempt, error)
+        if held:
+            returned.append(bool(ended))
+        return ended
+
+    monkeypatch.setattr(Consolidation, "fail", fail_slowly_once)
+    looking = [start_server(run_lease_seconds=1), start_server(run_lease_seconds=1)]
+    sid = api.session(model=STUB)["session"]["id"]
+    run = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
+    with claims_nothing(server):
+        with claims_nothing(*looking):
+            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+            # its third claim's process died: its lease ran out twice before
+            graph.rows(run + "SET r.status = 'running', r.attempts = 3, r.lapses = 2, "
+                       "r.leaseUntil = 1", s=sid)
+        assert first_call.wait(30), "no process found the run spent"
+        deadline = time.monotonic() + 30
+        while graph.value(run + "RETURN r.status", s=sid) != "failed":
+            assert time.monotonic() < deadline, "the other process did not end the run"
+            time.sleep(0.05)
+        release.set()
+        deadline = time.monotonic() + 30
+        while not returned:
+            assert time.monotonic() < deadline, "the first look never ended"
+            time.sleep(0.05)
+    [spent] = api.wait_idle(sid)
+    assert (spent["status"], spent["attempts"]) == ("failed", 3)
+    assert spent["error"] == (
+        "the run was stopped 3 times by the end of the process running it, and is not run again")
+    assert returned == [False]
+    counted = [value(scrape(s.url), "openbot_memory_jobs_finished_total", kind="consolidation",
+                     model=STUB, outcome="failed") for s in looking]
+    assert sorted(counted) == [0, 1]

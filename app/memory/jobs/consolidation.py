@@ -121,8 +121,8 @@ class Consolidation:
     def ended(self) -> None:
         self.on_run_end()
 
-    async def fail(self, run_id: str, attempt: int, error: str) -> None:
-        await self._finish(run_id, attempt, None, JobStatus.FAILED, error)
+    async def fail(self, run_id: str, attempt: int, error: str) -> bool:
+        return await self._finish(run_id, attempt, None, JobStatus.FAILED, error)
 
     async def work(self, run_id: str, attempt: int) -> None:
         """Run one claimed run to its end: applied, failed (S11), skipped, or nothing to read."""
@@ -251,8 +251,8 @@ class Consolidation:
     async def _finish(
         self, run_id: str, attempt: int, owner: Owner | None, status: JobStatus,
         error: str | None, tried: Sequence[str] = (),
-    ) -> None:
-        await self.db.write(
+    ) -> bool:
+        return await self.db.write(
             lambda tx: self._finish_in(tx, run_id, attempt, owner, status, error, tried)
         )
 
@@ -260,11 +260,13 @@ class Consolidation:
     async def _finish_in(
         cls, tx: Tx, run_id: str, attempt: int, owner: Owner | None, status: JobStatus,
         error: str | None, tried: Sequence[str] = (),
-    ) -> None:
-        """End the run as its claim `attempt`; a claim another worker has taken since (its
-        lease ran out) ends nothing."""
-        if await JobRepository(tx).finish_run(run_id, attempt, status, error, now_ms(), tried):
-            await cls._ended(tx, run_id, owner)
+    ) -> bool:
+        """End the run as its claim `attempt`; whether it ended (a claim another worker has
+        taken since, its lease having run out, ends nothing)."""
+        if not await JobRepository(tx).finish_run(run_id, attempt, status, error, now_ms(), tried):
+            return False
+        await cls._ended(tx, run_id, owner)
+        return True
 
     @staticmethod
     async def _ended(tx: Tx, run_id: str, owner: Owner | None) -> None:

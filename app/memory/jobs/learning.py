@@ -94,8 +94,8 @@ class Learning:
     def ended(self) -> None:
         """Nothing in the process waits on a learning job's end (the clients read its status)."""
 
-    async def fail(self, job: str, attempt: int, error: str) -> None:
-        await self._finish(job, attempt, JobStatus.FAILED, error)
+    async def fail(self, job: str, attempt: int, error: str) -> bool:
+        return await self._finish(job, attempt, JobStatus.FAILED, error)
 
     async def work(self, job: str, attempt: int) -> None:
         """Run one claimed job to its end: a helper call per session with items to learn from,
@@ -203,11 +203,12 @@ class Learning:
         self, job: str, attempt: int, status: JobStatus, error: str | None,
         tried: Sequence[str] = (), model: str | None = None,
         failed: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        """End the job as its claim `attempt` (a claim another worker has taken since ends
-        nothing): `error` is the job's own, `failed` each session's whose helper call failed,
-        with its error (a reader sees those of the sessions they may reach, A9)."""
-        await self.db.write(
+    ) -> bool:
+        """End the job as its claim `attempt`; whether it ended (a claim another worker has
+        taken since ends nothing): `error` is the job's own, `failed` each session's whose
+        helper call failed, with its error (a reader sees those of the sessions they may reach,
+        A9)."""
+        return await self.db.write(
             lambda tx: JobRepository(tx).finish_learning(
                 job, attempt, status, error, now_ms(), tried, model, failed
             )

@@ -45,8 +45,9 @@ class Job(Protocol):
     async def work(self, job: str, attempt: int) -> None:
         """Run one claimed job (its claim `attempt`, which ends it) to its end."""
 
-    async def fail(self, job: str, attempt: int, error: str) -> None:
-        """Record a job that raised as failed with `error`."""
+    async def fail(self, job: str, attempt: int, error: str) -> bool:
+        """End the job failed with `error`, as its claim `attempt`; whether this ended it (a
+        claim another worker took since, or a job another process ended first, is not)."""
 
     def ended(self) -> None:
         """Called after every job of the kind, however it ended."""
@@ -81,13 +82,17 @@ async def ask(
     return proposed
 
 
-async def record_outcome(db: Database, kind: JobKind, job: str, seconds: float | None) -> None:
-    """Count a job that ended in this process: its duration (None: it ended without running
-    here) and outcome by model, and the reasons of the changes it dropped, as the graph
-    recorded them."""
+async def record_outcome(
+    db: Database, kind: JobKind, job: str, attempt: int, seconds: float | None
+) -> None:
+    """Count a job that its claim `attempt` ended in this process: its duration (None: it ended
+    without running here) and outcome by model, and the reasons of the changes it dropped, as
+    the graph recorded them."""
     outcome = await db.read(lambda tx: JobRepository(tx).outcome(job))
     if outcome is None or outcome.status in PENDING:
         return  # gone, or handed back to the queue: it ends (and is counted) later
+    if outcome.attempt != attempt:
+        return  # a later claim (its lease ran out meanwhile) ended it, and its process counts it
     db.telemetry.metrics.job_ended(
         kind, str(outcome.model or "none"), str(outcome.status), seconds, list(outcome.dropped)
     )
@@ -204,11 +209,13 @@ class Workers:
         if requeued:
             log.info("requeued %s %s jobs whose worker stopped renewing them", requeued, self.name)
         for lapsed in spent:
+            # another process's look may have found it too: the one whose write ends it counts it
+            if not await self.job.fail(lapsed.job, lapsed.attempt, spent_error(self.job.noun)):
+                continue
             log.error("%s %s: its lease ran out %s times; it ends failed", self.job.noun,
                       lapsed.job, MOST_LAPSES)
-            await self.job.fail(lapsed.job, lapsed.attempt, spent_error(self.job.noun))
             self.job.ended()
-            await record_outcome(self.db, self.name, lapsed.job, None)
+            await record_outcome(self.db, self.name, lapsed.job, lapsed.attempt, None)
 
     async def _keep_lease(self, claim: Claim) -> None:
         while True:
@@ -261,7 +268,9 @@ class Workers:
             with contextlib.suppress(asyncio.CancelledError):
                 await lease
         try:
-            await record_outcome(self.db, self.name, job, time.perf_counter() - started)
+            await record_outcome(
+                self.db, self.name, job, claim.attempt, time.perf_counter() - started
+            )
         except Exception:
             log.warning("could not read how %s job %s ended", self.name, job)
 
