@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -20,13 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @contextmanager
-def neo4j_target(apoc: bool = False) -> Iterator[Target]:
+def neo4j_target(apoc: bool = False, fresh: bool = True) -> Iterator[Target]:
     """`NEO4J_URI` if set, else the project's local Neo4j under `.openbot-memory-bench` (with
-    the APOC plugin when `apoc`: the @neo4j/graphql peer needs it)."""
+    the APOC plugin when `apoc`: the @neo4j/graphql peer needs it). Unless not `fresh`, the
+    local one starts from an empty graph (its data folder removed), so that a run measures what
+    it loads and nothing an earlier run left."""
     if Settings().neo4j_uri:  # NEO4J_URI and friends, read as the service reads them
         yield resolve_target(Settings())
         return
     settings = Settings(state_dir=ROOT / ".openbot-memory-bench", neo4j_apoc=apoc)
+    if fresh:
+        local_server.stop(settings)
+        shutil.rmtree(settings.state_dir / "neo4j" / "data", ignore_errors=True)
     already = local_server.status(settings) is not None
     server = local_server.start(settings)
     try:

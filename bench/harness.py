@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import time
@@ -1179,14 +1178,6 @@ async def _token(target: Target, org: str, person: str) -> str:
     return await _create_token(settings_for(target), org, person)
 
 
-def fresh_local_graph() -> None:
-    """The bench's own local Neo4j starts from an empty graph (its data folder removed), so
-    that the graph holds what this run loads and nothing from earlier runs."""
-    settings = Settings(state_dir=ROOT / ".openbot-memory-bench")
-    local_server.stop(settings)
-    shutil.rmtree(settings.state_dir / "neo4j" / "data", ignore_errors=True)
-
-
 def sizes_from(args: argparse.Namespace) -> Sizes:
     sizes = QUICK if args.quick else Sizes()
 
@@ -1240,12 +1231,10 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown sections: {', '.join(sorted(unknown))}")
     peer = not args.no_peer and "nested" in sections
-    if not Settings().neo4j_uri and not args.keep_graph:
-        fresh_local_graph()
     # A log or a pipe gets the whole table, not one squeezed into 80 columns.
     console = Console() if sys.stdout.isatty() else Console(width=200)
     started = time.monotonic()
-    with neo4j_target(apoc=peer) as target:
+    with neo4j_target(apoc=peer, fresh=not args.keep_graph) as target:
         line, rows = asyncio.run(run(target, sizes, peer, sections))
     mode = "quick" if args.quick else "full"
     console.print(f"Machine: {line}")

@@ -9,8 +9,10 @@ from typing import Any
 
 from app.store.database import Database, Target, Tx
 from bench import harness, loader
+from bench import search as bench_search
 from bench.common import Served, settings_for
 from bench.harness import COLUMNS, HOT_PATHS, Api, Context, Sizes, render
+from tests.conftest import Api as Client
 from tests.conftest import Graph
 
 TINY = Sizes(
@@ -127,3 +129,21 @@ def test_loaded_turns_make_the_graph_the_service_makes(graph: Graph, neo4j_targe
             served.stop()
 
     asyncio.run(run())
+
+
+def test_the_search_benchs_entries_are_what_the_service_reads_and_finds(
+    api: Client, tokens: Any, neo4j_target: Target
+) -> None:
+    # bench.search loads its entries straight into the graph: each session's entries are read
+    # by the session's view, and found by a search, as ones the service wrote would be
+    tokens("acme", "ben")
+    agent = api.agent()["id"]
+    asyncio.run(bench_search.load(neo4j_target, "acme", agent, 200))  # 2 sessions, 20 agent
+    memory = api.ok(api.get("/v1/sessions/ses-bench-acme-0/memory"))
+    assert len(memory["entries"]) == bench_search.SESSION_ENTRIES
+    replaced, kept = memory["entries"]["k5"], memory["entries"]["k7"]
+    assert replaced["updatedAt"] == kept["updatedAt"] + 1  # the newer change is the current one
+    found = api.ok(api.get("/v1/search", params={"q": "k5"}))["hits"]
+    assert next((h["entry"].get("session"), h["entry"]["content"]) for h in found) == (
+        "ses-bench-acme-0", replaced["content"])
+    assert api.ok(api.get("/v1/search", params={"q": replaced["content"]}))["hits"]
