@@ -11,7 +11,7 @@ import pydantic
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 from starlette.requests import Request
 
-from app.domain.enums import AGENT_KINDS, Kind, SessionKind
+from app.domain.enums import AGENT_KINDS, Kind, SessionKind, Status
 from app.domain.model_names import LINE_BREAKING, MAX_MODEL_NAME
 from app.domain.turns import TurnItem
 from app.errors import ValidationError
@@ -48,6 +48,7 @@ AgentName = Annotated[
 ]
 KindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in Kind]})]
 AgentKindName = Annotated[str, WithJsonSchema({"enum": [kind.value for kind in AGENT_KINDS]})]
+StatusName = Annotated[str, WithJsonSchema({"enum": [status.value for status in Status]})]
 ModelName = Annotated[
     str | None, WithJsonSchema({
         "type": ["string", "null"], "maxLength": len("openai:") + MAX_MODEL_NAME,

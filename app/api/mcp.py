@@ -412,14 +412,17 @@ def build(service: Service) -> MCPServer:
         ctx: Context,
         session_id: Annotated[str | None, Field(description="only this session")] = None,
         agent_id: Annotated[str | None, Field(description="only this agent")] = None,
+        status: Annotated[bodies.StatusName | None, Field(
+            description="only entries of this status (active: remembered now; retracted: "
+                        "forgotten)")] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT), bodies.WHOLE] = DEFAULT_LIMIT,
         offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="hits to pass over"),
                           bodies.WHOLE] = 0,
     ) -> dict[str, Any]:
         with service_errors(service):
             found = await service.search.search(
-                principal(ctx), query, session=session_id, agent=agent_id, offset=offset,
-                limit=limit,
+                principal(ctx), query, session=session_id, agent=agent_id, status=status,
+                offset=offset, limit=limit,
             )
             return dict(search_answers.search_json(found))
 

@@ -24,7 +24,7 @@ from app.errors import ValidationError
 from app.memory.agents.memory import MAX_LOG_PAGE
 from app.memory.paging import DEFAULT_PAGE, MAX_OFFSET, MAX_PAGE, check_offset
 from app.memory.service import Service
-from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY
+from app.memory.views.search import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY, STATUSES
 
 
 def service_of(request: Request) -> Service:
@@ -405,6 +405,8 @@ async def patch_org_settings(request: Request) -> Response:
             "the words to find (Lucene syntax)"),
            ("session", {"type": "string"}, "only this session's entries"),
            ("agent", {"type": "string"}, "only this agent's entries"),
+           ("status", {"type": "string", "enum": list(STATUSES)},
+            "only entries of this status (active: remembered now; retracted: forgotten)"),
            ("offset", integer(0, MAX_OFFSET), "hits to pass over (default 0)"),
            ("limit", integer(1, MAX_LIMIT), "hits to answer (default 20)")),
     required=("q",), also=((404, "the session or agent is not one you may reach", "NotFound"),),
@@ -419,7 +421,7 @@ async def search(request: Request) -> Response:
     try:
         found = await service_of(request).search.search(
             who, params.get("q", ""), session=params.get("session"), agent=params.get("agent"),
-            offset=offset, limit=limit,
+            status=params.get("status"), offset=offset, limit=limit,
         )
     except ValidationError as exc:
         if exc.field != "query":

@@ -418,3 +418,25 @@ def test_a_query_lucene_expands_past_its_clause_limit_is_a_400_on_q(
     ), error
     refused = test_mcp.error(test_mcp.call(server, api.token, "search_memory", query=q))
     assert (refused["_tag"], refused["field"]) == ("ValidationError", "query"), refused
+
+
+def test_status_keeps_the_entries_remembered_now_or_the_forgotten_ones(
+    server: RunningServer, api: Api, graph: Graph
+) -> None:
+    # A10, S17: REST and MCP filter by status as GraphQL does; without it both are found
+    sid = api.session()["session"]["id"]
+    api.remember(sid, "seat", "Ana prefers window seats.")
+    api.remember(sid, "car", "Ana wants a car with window tint.")
+    api.ok(api.command(sid, {"_tag": "Forget", "key": "car"}))
+    assert sorted(keys(search(api, "window"))) == ["car", "seat"]
+    assert keys(search(api, "window", status="active")) == ["seat"]
+    assert keys(search(api, "window", status="retracted")) == ["car"]
+    bad = api.get("/v1/search", params={"q": "window", "status": "gone"})
+    assert bad.status_code == 400, bad.text
+    assert (bad.json()["_tag"], bad.json()["field"]) == ("ValidationError", "status")
+
+    found = test_mcp.answer(test_mcp.call(server, api.token, "search_memory", query="window",
+                                          status="retracted"))
+    assert [hit["entry"]["key"] for hit in found["hits"]] == ["car"]
+    refused = test_mcp.call(server, api.token, "search_memory", query="window", status="gone")
+    assert refused.is_error

@@ -366,3 +366,21 @@ def test_a_tool_call_the_service_does_not_answer_is_answered_to_the_model() -> N
     told = asyncio.run(run())
     assert told["call-1"].startswith(f"not changed: {down}")
     assert told["call-2"].startswith(f"search failed: {down}")
+
+
+def test_search_memory_finds_what_is_remembered_behind_many_forgotten_matches(
+    client: OpenBotMemory, graph: Graph
+) -> None:
+    # the tool asks for the entries remembered now: ten forgotten entries that rank above the
+    # one remembered do not hide it
+    sid = client.create_session(client.create_agent("a").id).session.id
+    for n in range(10):
+        client.remember(sid, f"old{n}", "seat seat seat, once", "fact")
+        client.forget(sid, f"old{n}")
+    client.remember(sid, "flights", "Ana prefers a window seat on long flights.", "preference")
+    first = client.search("seat", session=sid, limit=10)
+    assert {hit.entry.key for hit in first} == {f"old{n}" for n in range(10)}  # they rank first
+    [search] = [tool for tool in SessionMemory(client, sid).tools()
+                if tool.name == "search_memory"]
+    assert search.invoke({"query": "seat"}) == (
+        "flights: Ana prefers a window seat on long flights.")

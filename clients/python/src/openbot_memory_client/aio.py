@@ -7,7 +7,7 @@ import asyncio
 import inspect
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from websockets.asyncio.client import connect
@@ -348,10 +348,12 @@ class AsyncOpenBotMemory:
     async def search(
         self, query: str, *, session: str | None = None, agent: str | None = None,
         limit: int | None = None, offset: int | None = None,
+        status: Literal["active", "retracted"] | None = None,
     ) -> list[m.Hit]:
         """Hits for `query` (Lucene syntax), best first: `limit` of them (20 by default) after
-        the first `offset`."""
-        return await self.send(self.core.search(query, session, agent, limit, offset))
+        the first `offset`; with `status`, only entries remembered now (active) or forgotten
+        (retracted)."""
+        return await self.send(self.core.search(query, session, agent, limit, offset, status))
 
     async def graphql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document; its `data`, or its first error raised."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import httpx
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
@@ -343,10 +343,12 @@ class OpenBotMemory:
     def search(
         self, query: str, *, session: str | None = None, agent: str | None = None,
         limit: int | None = None, offset: int | None = None,
+        status: Literal["active", "retracted"] | None = None,
     ) -> list[m.Hit]:
         """Hits for `query` (Lucene syntax), best first: `limit` of them (20 by default) after
-        the first `offset`."""
-        return self.send(self.core.search(query, session, agent, limit, offset))
+        the first `offset`; with `status`, only entries remembered now (active) or forgotten
+        (retracted)."""
+        return self.send(self.core.search(query, session, agent, limit, offset, status))
 
     def graphql(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run a GraphQL document; its `data`, or its first error raised."""

@@ -479,12 +479,12 @@ class Core:
     # -- search and GraphQL ----------------------------------------------------------------
     def search(
         self, query: str, session: str | None, agent: str | None, limit: int | None,
-        offset: int | None = None,
+        offset: int | None = None, status: str | None = None,
     ) -> Call[list[m.Hit]]:
         return Call("GET", "/v1/search",
                     lambda data: m.SearchResults.model_validate(data).hits,
-                    params={"q": query, **_query(session=session, agent=agent, offset=offset,
-                                                 limit=limit)})
+                    params={"q": query, **_query(session=session, agent=agent, status=status,
+                                                 offset=offset, limit=limit)})
 
     def graphql(self, query: str, variables: dict[str, Any] | None) -> Call[dict[str, Any]]:
         # a document without the word `mutation` runs no mutation: sent again, it writes

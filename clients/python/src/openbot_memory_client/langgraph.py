@@ -222,7 +222,8 @@ class SessionMemory:
         def search_memory(query: str, config: RunnableConfig) -> str:
             """Search what is remembered, by words (Lucene syntax: words, "a phrase", OR)."""
             try:
-                hits = self._blocking().search(query, session=self.session_of(config), limit=10)
+                hits = self._blocking().search(
+                    query, session=self.session_of(config), limit=10, status="active")
             except OpenBotMemoryError as exc:
                 return f"search failed: {exc.message}"
             return _hits(hits)
@@ -232,7 +233,7 @@ class SessionMemory:
                 return await asyncio.to_thread(search_memory, query, config)
             try:
                 hits = await self.client.search(query, session=self.session_of(config),
-                                                limit=10)
+                                                limit=10, status="active")
             except OpenBotMemoryError as exc:
                 return f"search failed: {exc.message}"
             return _hits(hits)
@@ -338,12 +339,11 @@ def _first(system: SystemMessage | None, messages: Sequence[BaseMessage]) -> lis
 
 
 def _hits(hits: list[m.Hit]) -> str:
-    """The entries found that are remembered now (a forgotten one is not), one a line, under
+    """The entries found (the service answers those remembered now alone), one a line, under
     the name the caller's view lists them."""
-    active = [hit for hit in hits if hit.entry.status == "active"]
-    if not active:
+    if not hits:
         return "nothing found"
-    return "\n".join(f"{hit.listed_as}: {hit.entry.content}" for hit in active)
+    return "\n".join(f"{hit.listed_as}: {hit.entry.content}" for hit in hits)
 
 
 def _may_mend(error: Exception) -> bool:
