@@ -24,7 +24,7 @@ def main() -> None:
     # Warnings only: a line per request would cost the measured requests their time.
     logging.getLogger().setLevel(logging.WARNING)
     uvicorn.run(app, host="127.0.0.1", port=int(spec["port"]), log_level="warning",
-                access_log=False)
+                access_log=False, ws_max_size=settings.max_body_bytes)  # as `serve` does
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@
 // job that ended (or was renewed) meanwhile stays as it is. A lease that ran out is a lapse,
 // counted on the job; a lease a stopping process ended (0) is none. A job whose lease lapsed
 // $most times (the job may be what ends its process) is not queued again: it is answered, with
-// the attempt that ends it, to be ended failed, and its lease is ended so that no other look
-// counts it again.
+// the attempt that ends it, to be ended failed, and its lease is ended (0): no further lapse
+// is counted, and each look answers it until one ends it.
 MATCH (lapsed:LearningJob {status: 'running'})
 WHERE coalesce(lapsed.leaseUntil, 0) < $now
 // (every requeue locks them in one order)

@@ -4,7 +4,8 @@
 // renewed) meanwhile stays as it is. A lease that ran out is a lapse, counted on the run; a
 // lease a stopping process ended (0) is none. A run whose lease lapsed $most times (the run
 // may be what ends its process) is not queued again: it is answered, with the attempt that
-// ends it, to be ended failed, and its lease is ended so that no other look counts it again.
+// ends it, to be ended failed, and its lease is ended (0): no further lapse is counted, and
+// each look answers it until one ends it.
 MATCH (lapsed:Run {status: 'running'})
 WHERE coalesce(lapsed.leaseUntil, 0) < $now
 // (every requeue locks them in one order)

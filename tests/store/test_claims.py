@@ -42,20 +42,21 @@ def test_a_run_queued_behind_an_older_queued_run_of_its_session_is_not_claimed(
 
 
 def test_a_learning_job_queued_behind_an_older_queued_job_of_its_agent_is_not_claimed(
-    graph: Graph,
+    server: RunningServer, graph: Graph,
 ) -> None:
     # A2: an agent learns one job at a time, in the order its jobs were queued
-    graph.rows(
-        "CREATE (a:Agent {id: 'agent-1'}) "
-        "CREATE (:LearningJob {id: 'job-1', status: 'queued', queuedAt: 1, attempts: 0})"
-        "-[:FOR_AGENT]->(a) "
-        "CREATE (:LearningJob {id: 'job-2', status: 'queued', queuedAt: 2, attempts: 0})"
-        "-[:FOR_AGENT]->(a)"
-    )
+    with claims_nothing(server):
+        graph.rows(
+            "CREATE (a:Agent {id: 'agent-1'}) "
+            "CREATE (:LearningJob {id: 'job-1', status: 'queued', queuedAt: 1, attempts: 0})"
+            "-[:FOR_AGENT]->(a) "
+            "CREATE (:LearningJob {id: 'job-2', status: 'queued', queuedAt: 2, attempts: 0})"
+            "-[:FOR_AGENT]->(a)"
+        )
 
-    assert claim(graph, "claim_learning_job", "job-2") == []
-    assert claim(graph, "claim_learning_job", "job-1") == [{"id": "job-1", "attempt": 1}]
-    assert graph.rows(
-        "MATCH (j:LearningJob) RETURN j.id AS id, j.status AS status ORDER BY j.id"
-    ) == [{"id": "job-1", "status": "running"}, {"id": "job-2", "status": "queued"}]
-    graph.rows("MATCH (j:LearningJob) DETACH DELETE j")
+        assert claim(graph, "claim_learning_job", "job-2") == []
+        assert claim(graph, "claim_learning_job", "job-1") == [{"id": "job-1", "attempt": 1}]
+        assert graph.rows(
+            "MATCH (j:LearningJob) RETURN j.id AS id, j.status AS status ORDER BY j.id"
+        ) == [{"id": "job-1", "status": "running"}, {"id": "job-2", "status": "queued"}]
+        graph.rows("MATCH (j:LearningJob) DETACH DELETE j")

@@ -238,10 +238,10 @@ class Search:
     ) -> SearchPage:
         """Hits for `query` (Lucene syntax), best first. `session` keeps that session's entries,
         `agent` that agent's memory and its sessions' entries; an unknown (or unreachable) one
-        is NotFound, and an empty one is no filter. `kinds` and `status` filter the entries'
-        own fields."""
+        is NotFound, and an empty one (an empty `status` too) is no filter. `kinds` and `status`
+        filter the entries' own fields."""
         query = check_query(query)
-        session, agent = session or None, agent or None
+        session, agent, status = session or None, agent or None, status or None
         if not 1 <= limit <= MAX_LIMIT:
             raise ValidationError(f"a page holds 1 to {MAX_LIMIT} hits", "limit")
         check_offset(offset, "offset")

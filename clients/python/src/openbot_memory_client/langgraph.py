@@ -339,11 +339,13 @@ def _first(system: SystemMessage | None, messages: Sequence[BaseMessage]) -> lis
 
 
 def _hits(hits: list[m.Hit]) -> str:
-    """The entries found (the service answers those remembered now alone), one a line, under
-    the name the caller's view lists them."""
-    if not hits:
+    """The entries found that are remembered now (asked of the service, and checked: a service
+    that does not know `status` answers forgotten ones too), one a line, under the name the
+    caller's view lists them."""
+    active = [hit for hit in hits if hit.entry.status == "active"]
+    if not active:
         return "nothing found"
-    return "\n".join(f"{hit.listed_as}: {hit.entry.content}" for hit in hits)
+    return "\n".join(f"{hit.listed_as}: {hit.entry.content}" for hit in active)
 
 
 def _may_mend(error: Exception) -> bool:
