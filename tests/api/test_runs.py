@@ -8,7 +8,8 @@ import asyncio
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -534,6 +535,27 @@ def claimed_twice(
     return first_gate, first_asked, second_gate, second_asked
 
 
+@contextmanager
+def lost_to_another(
+    api: Api, server: RunningServer, start_server: Callable[..., RunningServer],
+    first_asked: threading.Event, second_asked: threading.Event,
+) -> Iterator[tuple[RunningServer, RunningServer, str]]:
+    """A session's run claimed by a first process (its lease: 1 s) whose model is asked and
+    whose lease runs out (`first_claim_renews_nothing`), then by a second (30 s, however loaded
+    the machine) whose model is asked too; inside, only the second may claim. The two
+    processes and the session."""
+    first = start_server(run_lease_seconds=1)
+    second = start_server(run_lease_seconds=30)
+    sid = api.session(model=STUB)["session"]["id"]
+    with claims_nothing(server):
+        with claims_nothing(second):
+            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
+            assert first_asked.wait(30), "the first worker's model was not asked"
+        with claims_nothing(first):
+            assert second_asked.wait(60), "no other worker claimed the run"
+            yield first, second, sid
+
+
 def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed(
     api: Api, server: RunningServer, graph: Graph, openai_stub: OpenAIStub,
     start_server: Callable[..., RunningServer], monkeypatch: pytest.MonkeyPatch,
@@ -553,24 +575,16 @@ def test_a_worker_whose_lease_ran_out_changes_nothing_of_the_run_another_claimed
 
     first_claim_renews_nothing(monkeypatch)
     monkeypatch.setattr(Consolidation, "_finish", finish_and_tell)
-    first = start_server(run_lease_seconds=1)
-    second = start_server(run_lease_seconds=30)  # (its claim holds however loaded the machine)
-    sid = api.session(model=STUB)["session"]["id"]
     run = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
-    with claims_nothing(server):
-        with claims_nothing(second):
-            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
-            assert first_asked.wait(30), "the first worker's model was not asked"
-        with claims_nothing(first):
-            assert second_asked.wait(60), "no other worker claimed the run"
-            assert graph.value(run + "RETURN r.attempts", s=sid) == 2
-            first_gate.set()
-            assert ended.wait(30), "the first worker never ended its run"
-            assert graph.rows(run + "OPTIONAL MATCH (r)-[t:TRIED]->() "
-                              "RETURN r.status AS status, r.error AS error, count(t) AS tried",
-                              s=sid) == [{"status": "running", "error": None, "tried": 0}]
-            second_gate.set()
-            [applied] = api.wait_idle(sid)
+    with lost_to_another(api, server, start_server, first_asked, second_asked) as (_, _, sid):
+        assert graph.value(run + "RETURN r.attempts", s=sid) == 2
+        first_gate.set()
+        assert ended.wait(30), "the first worker never ended its run"
+        assert graph.rows(run + "OPTIONAL MATCH (r)-[t:TRIED]->() "
+                          "RETURN r.status AS status, r.error AS error, count(t) AS tried",
+                          s=sid) == [{"status": "running", "error": None, "tried": 0}]
+        second_gate.set()
+        [applied] = api.wait_idle(sid)
     assert (applied["status"], applied["error"], applied["attempts"]) == ("succeeded", None, 2)
     assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
         "The trip budget is 1500 EUR.")
@@ -598,27 +612,19 @@ def test_a_worker_whose_lease_ran_out_applies_nothing_of_the_run_another_claimed
 
     first_claim_renews_nothing(monkeypatch)
     monkeypatch.setattr(Consolidation, "work", work_and_tell)
-    first = start_server(run_lease_seconds=1)
-    second = start_server(run_lease_seconds=30)  # (its claim holds however loaded the machine)
-    sid = api.session(model=STUB)["session"]["id"]
     run = "MATCH (r:Run)-[:FOR_SESSION]->(:Session {id: $s}) "
-    with claims_nothing(server):
-        with claims_nothing(second):
-            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
-            revision = api.view(sid)["session"]["revision"]
-            assert first_asked.wait(30), "the first worker's model was not asked"
-        with claims_nothing(first):
-            assert second_asked.wait(60), "no other worker claimed the run"
-            first_gate.set()
-            assert worked.wait(30), "the first worker never ended its work"
-            assert graph.rows(run + "RETURN r.status AS status, r.attempts AS attempts",
-                              s=sid) == [{"status": "running", "attempts": 2}]
-            unchanged = api.view(sid)
-            assert unchanged["session"]["revision"] == revision
-            assert unchanged["memory"]["entries"] == {}
-            assert unchanged["memory"]["processed"] == []
-            second_gate.set()
-            [applied] = api.wait_idle(sid)
+    with lost_to_another(api, server, start_server, first_asked, second_asked) as (_, _, sid):
+        revision = api.view(sid)["session"]["revision"]  # both models are still working
+        first_gate.set()
+        assert worked.wait(30), "the first worker never ended its work"
+        assert graph.rows(run + "RETURN r.status AS status, r.attempts AS attempts",
+                          s=sid) == [{"status": "running", "attempts": 2}]
+        unchanged = api.view(sid)
+        assert unchanged["session"]["revision"] == revision
+        assert unchanged["memory"]["entries"] == {}
+        assert unchanged["memory"]["processed"] == []
+        second_gate.set()
+        [applied] = api.wait_idle(sid)
     assert (applied["status"], applied["read"], applied["attempts"]) == ("succeeded", ["m-1"], 2)
     assert api.view(sid)["memory"]["entries"]["budget"]["content"] == (
         "The trip budget is 1500 EUR.")
@@ -636,28 +642,24 @@ def test_a_worker_whose_claim_was_lost_counts_nothing_of_how_the_run_ended(
             remember("budget", "The trip budget is 1000 EUR.", ["m-1"])).content)
     record = runner.record_outcome
     recorded = threading.Event()
+    lost_by: list[Any] = []  # the first process's database
 
     async def record_and_tell(db: Any, *rest: Any) -> None:
         await record(db, *rest)
-        if db is first.service.db:  # the first worker's claim has ended
+        if db in lost_by:  # the first worker's claim has ended
             recorded.set()
 
     first_claim_renews_nothing(monkeypatch)
     monkeypatch.setattr(runner, "record_outcome", record_and_tell)
-    first = start_server(run_lease_seconds=1)
-    second = start_server(run_lease_seconds=30)  # (its claim holds however loaded the machine)
-    sid = api.session(model=STUB)["session"]["id"]
-    with claims_nothing(server):
-        with claims_nothing(second):
-            api.turn(sid, user("Our budget is 1500 EUR.", id="m-1"))
-            assert first_asked.wait(30), "the first worker's model was not asked"
-        with claims_nothing(first):
-            assert second_asked.wait(60), "no other worker claimed the run"
-            second_gate.set()
-            [applied] = api.wait_idle(sid)
-            assert (applied["status"], applied["attempts"]) == ("succeeded", 2)
-            first_gate.set()  # the first worker's model answers after the run ended
-            assert recorded.wait(30), "the first worker never ended its claim"
+    with lost_to_another(api, server, start_server, first_asked, second_asked) as (
+        first, second, sid
+    ):
+        lost_by.append(first.service.db)
+        second_gate.set()
+        [applied] = api.wait_idle(sid)
+        assert (applied["status"], applied["attempts"]) == ("succeeded", 2)
+        first_gate.set()  # the first worker's model answers after the run ended
+        assert recorded.wait(30), "the first worker never ended its claim"
     assert jobs_counted(first) == (0, 0)  # its count, if any, came before `recorded`
     deadline = time.monotonic() + 20  # the second counts the run just after it ends
     while (counted := jobs_counted(second)) != (1, 1) and time.monotonic() < deadline:
